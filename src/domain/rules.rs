@@ -1,0 +1,417 @@
+//! The decision rules of ledger-v1 ("Rules the console enforces when an
+//! operator decides"), as one pure function. The console's form shows every
+//! check with its verdict; the store runs the same checks again on fresh data
+//! inside the write transaction, so what the operator saw and what is enforced
+//! cannot drift apart.
+
+use chrono::{DateTime, Duration, Utc};
+
+use super::{DecisionDraft, DecisionKind, OperationDetail, State, format_time, parse_time};
+
+/// Which rule a check is about. The words are what refusals and the form say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// The operation's state admits this kind of decision.
+    StateAllows,
+    /// `applied` needs a result id or evidence; `not_applied` needs evidence.
+    EvidenceGiven,
+    /// `not_applied` with a `committed` event needs an explicit override.
+    CommittedEffect,
+    /// `retry_same_key` needs `op_types.idempotent = 1`.
+    ContractIdempotent,
+    /// `retry_same_key` needs the receiver to still remember the key.
+    KeyNotExpired,
+    /// `retry_same_key` needs the deadline not to have passed.
+    DeadlineNotPassed,
+    /// Attempts used against `max_attempts` (informational; exhausted
+    /// operations spend one extra attempt).
+    Budget,
+    /// `cancel_retry` needs a request still `queued`.
+    RetryStillQueued,
+    /// `reopen` needs the undone decision to be the last write.
+    NothingSince,
+}
+
+impl Rule {
+    pub fn label(self) -> &'static str {
+        match self {
+            Rule::StateAllows => "state allows it",
+            Rule::EvidenceGiven => "evidence given",
+            Rule::CommittedEffect => "committed effect seen",
+            Rule::ContractIdempotent => "contract idempotent",
+            Rule::KeyNotExpired => "key not expired",
+            Rule::DeadlineNotPassed => "deadline not passed",
+            Rule::Budget => "attempt budget",
+            Rule::RetryStillQueued => "retry still queued",
+            Rule::NothingSince => "nothing changed since",
+        }
+    }
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The rule holds; the text says why.
+    Pass(String),
+    /// The rule refuses the decision; the text says why and what to do.
+    Fail(String),
+    /// Worth knowing, does not block (e.g. an extra attempt will be spent).
+    Note(String),
+}
+
+impl Verdict {
+    pub fn text(&self) -> &str {
+        match self {
+            Verdict::Pass(t) | Verdict::Fail(t) | Verdict::Note(t) => t,
+        }
+    }
+
+    pub fn is_fail(&self) -> bool {
+        matches!(self, Verdict::Fail(_))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleCheck {
+    pub rule: Rule,
+    pub verdict: Verdict,
+}
+
+impl RuleCheck {
+    fn pass(rule: Rule, text: impl Into<String>) -> Self {
+        RuleCheck {
+            rule,
+            verdict: Verdict::Pass(text.into()),
+        }
+    }
+    fn fail(rule: Rule, text: impl Into<String>) -> Self {
+        RuleCheck {
+            rule,
+            verdict: Verdict::Fail(text.into()),
+        }
+    }
+    fn note(rule: Rule, text: impl Into<String>) -> Self {
+        RuleCheck {
+            rule,
+            verdict: Verdict::Note(text.into()),
+        }
+    }
+}
+
+/// The state a decision moves the operation to, or `None` when no state
+/// follows from it (a refused `cancel_retry` or `reopen` without its target).
+pub fn target_state(draft: &DecisionDraft, detail: &OperationDetail) -> Option<State> {
+    match draft.kind {
+        DecisionKind::Applied => Some(State::Completed),
+        DecisionKind::NotApplied => Some(State::NotApplied),
+        DecisionKind::RetrySameKey => Some(State::RetryPending),
+        DecisionKind::CancelRetry => {
+            let request = detail.queued_retry()?;
+            let decision = detail
+                .decisions
+                .iter()
+                .find(|d| d.id == request.decision_id)?;
+            Some(State::parse(&decision.from_state))
+        }
+        DecisionKind::Reopen => {
+            let undone = detail
+                .decisions
+                .iter()
+                .find(|d| Some(d.id) == draft.undoes)?;
+            Some(State::parse(&undone.from_state))
+        }
+    }
+}
+
+/// Every check that applies to `draft` on `detail` at `now`, in the order the
+/// form shows them. The decision is allowed when none is [`Verdict::Fail`].
+pub fn check(
+    draft: &DecisionDraft,
+    detail: &OperationDetail,
+    now: DateTime<Utc>,
+) -> Vec<RuleCheck> {
+    let op = &detail.operation;
+    let mut checks = vec![state_check(draft.kind, detail, now)];
+    let has_text = |s: &Option<String>| s.as_deref().is_some_and(|t| !t.trim().is_empty());
+
+    match draft.kind {
+        DecisionKind::Applied => {
+            checks.push(if has_text(&draft.result_id) || has_text(&draft.evidence) {
+                RuleCheck::pass(Rule::EvidenceGiven, "result id or evidence given")
+            } else {
+                RuleCheck::fail(
+                    Rule::EvidenceGiven,
+                    "applied needs a result id or evidence text",
+                )
+            });
+            let effects = detail.committed_effects();
+            if let Some(result) = draft.result_id.as_deref().filter(|r| !r.trim().is_empty())
+                && !effects.is_empty()
+                && !effects.iter().any(|e| e == result)
+            {
+                checks.push(RuleCheck::note(
+                    Rule::CommittedEffect,
+                    format!(
+                        "result id {result} differs from the committed effect {}",
+                        effects.join(", ")
+                    ),
+                ));
+            }
+        }
+        DecisionKind::NotApplied => {
+            checks.push(if has_text(&draft.evidence) {
+                RuleCheck::pass(Rule::EvidenceGiven, "evidence given")
+            } else {
+                RuleCheck::fail(
+                    Rule::EvidenceGiven,
+                    "not applied needs evidence text: a missing reply is not evidence of no effect",
+                )
+            });
+            let effects = detail.committed_effects();
+            checks.push(if effects.is_empty() {
+                RuleCheck::pass(Rule::CommittedEffect, "no committed event recorded")
+            } else if draft.override_committed && has_text(&draft.note) {
+                RuleCheck::note(
+                    Rule::CommittedEffect,
+                    format!(
+                        "events show committed effect {}; overridden with a note",
+                        describe_effects(&effects)
+                    ),
+                )
+            } else {
+                RuleCheck::fail(
+                    Rule::CommittedEffect,
+                    format!(
+                        "events show committed effect {}; record applied, or override with a note",
+                        describe_effects(&effects)
+                    ),
+                )
+            });
+        }
+        DecisionKind::RetrySameKey => {
+            checks.push(match &detail.contract {
+                Some(c) if c.idempotent => RuleCheck::pass(
+                    Rule::ContractIdempotent,
+                    format!("{} honours idempotency keys", op.op_type),
+                ),
+                Some(_) => RuleCheck::fail(
+                    Rule::ContractIdempotent,
+                    format!(
+                        "{} is not verified idempotent: a retry could duplicate the effect",
+                        op.op_type
+                    ),
+                ),
+                None => RuleCheck::fail(
+                    Rule::ContractIdempotent,
+                    format!(
+                        "no op_types row for {}: its receiver's contract is unknown",
+                        op.op_type
+                    ),
+                ),
+            });
+            checks.push(key_expiry_check(detail, now));
+            checks.push(match op.deadline_at.as_deref() {
+                None => RuleCheck::pass(Rule::DeadlineNotPassed, "no deadline"),
+                Some(text) => match parse_time(text) {
+                    Some(deadline) if deadline > now => {
+                        RuleCheck::pass(Rule::DeadlineNotPassed, format!("deadline {text}"))
+                    }
+                    Some(_) => RuleCheck::fail(
+                        Rule::DeadlineNotPassed,
+                        format!("deadline {text} has passed"),
+                    ),
+                    None => RuleCheck::fail(
+                        Rule::DeadlineNotPassed,
+                        format!("deadline_at {text:?} is not an RFC 3339 time"),
+                    ),
+                },
+            });
+            let used = detail.attempts_used();
+            checks.push(if op.state == State::Exhausted || used >= op.max_attempts {
+                RuleCheck::note(
+                    Rule::Budget,
+                    format!(
+                        "{used}/{} attempts used: this retry spends one extra attempt",
+                        op.max_attempts
+                    ),
+                )
+            } else {
+                RuleCheck::pass(
+                    Rule::Budget,
+                    format!("{used}/{} attempts used", op.max_attempts),
+                )
+            });
+        }
+        DecisionKind::CancelRetry => {
+            checks.push(match detail.queued_retry() {
+                Some(r) => RuleCheck::pass(
+                    Rule::RetryStillQueued,
+                    format!("retry request {} is still queued", r.id),
+                ),
+                None => RuleCheck::fail(
+                    Rule::RetryStillQueued,
+                    "no queued retry request: a worker has claimed it or it is done",
+                ),
+            });
+        }
+        DecisionKind::Reopen => checks.push(reopen_check(draft, detail)),
+    }
+    checks
+}
+
+/// The first failing check, which is what a refusal reports.
+pub fn refusal(checks: &[RuleCheck]) -> Option<&RuleCheck> {
+    checks.iter().find(|c| c.verdict.is_fail())
+}
+
+fn describe_effects(effects: &[String]) -> String {
+    let named: Vec<&str> = effects
+        .iter()
+        .map(|e| if e.is_empty() { "(no id)" } else { e })
+        .collect();
+    named.join(", ")
+}
+
+fn state_check(kind: DecisionKind, detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
+    let op = &detail.operation;
+    let state = &op.state;
+    match kind {
+        DecisionKind::Applied | DecisionKind::NotApplied | DecisionKind::RetrySameKey => {
+            if *state == State::Conflict && kind == DecisionKind::RetrySameKey {
+                RuleCheck::fail(
+                    Rule::StateAllows,
+                    "conflict: the key was reused with different parameters; repeating an invalid request is not recovery, send a corrected request under a new key",
+                )
+            } else if State::QUEUE.contains(state) {
+                RuleCheck::pass(Rule::StateAllows, format!("{state} is in the triage queue"))
+            } else if *state == State::Reserved {
+                if op.is_stale_reservation(now) {
+                    RuleCheck::pass(Rule::StateAllows, "reservation is stale (lease passed)")
+                } else {
+                    RuleCheck::fail(
+                        Rule::StateAllows,
+                        format!(
+                            "reservation is live until {}: it belongs to its owner",
+                            op.lease_expires_at.as_deref().unwrap_or("?")
+                        ),
+                    )
+                }
+            } else if *state == State::RetryPending {
+                RuleCheck::fail(
+                    Rule::StateAllows,
+                    "retry_pending changes only through cancel_retry or a worker",
+                )
+            } else if matches!(state, State::Completed | State::NotApplied) {
+                RuleCheck::fail(
+                    Rule::StateAllows,
+                    format!("{state} changes only through reopen"),
+                )
+            } else {
+                RuleCheck::fail(
+                    Rule::StateAllows,
+                    format!("state {state:?} is not a ledger-v1 state; no decision applies"),
+                )
+            }
+        }
+        DecisionKind::CancelRetry => {
+            if *state == State::RetryPending {
+                RuleCheck::pass(Rule::StateAllows, "retry_pending")
+            } else {
+                RuleCheck::fail(
+                    Rule::StateAllows,
+                    format!("cancel_retry needs retry_pending; the operation is {state}"),
+                )
+            }
+        }
+        DecisionKind::Reopen => RuleCheck::pass(Rule::StateAllows, format!("{state}")),
+    }
+}
+
+fn key_expiry_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
+    let op = &detail.operation;
+    let mut expiries: Vec<(DateTime<Utc>, String)> = Vec::new();
+    if let Some(text) = op.key_expires_at.as_deref() {
+        match parse_time(text) {
+            Some(t) => expiries.push((t, format!("key_expires_at {text}"))),
+            None => {
+                return RuleCheck::fail(
+                    Rule::KeyNotExpired,
+                    format!("key_expires_at {text:?} is not an RFC 3339 time"),
+                );
+            }
+        }
+    }
+    if let Some(retention) = detail.contract.as_ref().and_then(|c| c.key_retention_s) {
+        match parse_time(&op.created_at) {
+            Some(created) => {
+                let until = created + Duration::seconds(retention);
+                expiries.push((
+                    until,
+                    format!(
+                        "created_at + key_retention_s ({retention}s) = {}",
+                        format_time(until)
+                    ),
+                ));
+            }
+            None => {
+                return RuleCheck::fail(
+                    Rule::KeyNotExpired,
+                    format!("created_at {:?} is not an RFC 3339 time", op.created_at),
+                );
+            }
+        }
+    }
+    match expiries.into_iter().min_by_key(|(t, _)| *t) {
+        None => RuleCheck::pass(Rule::KeyNotExpired, "the receiver never forgets the key"),
+        Some((t, why)) if t > now => {
+            RuleCheck::pass(Rule::KeyNotExpired, format!("kept until {why}"))
+        }
+        Some((_, why)) => RuleCheck::fail(
+            Rule::KeyNotExpired,
+            format!(
+                "key expired ({why}): the receiver may have forgotten it, a retry could duplicate"
+            ),
+        ),
+    }
+}
+
+fn reopen_check(draft: &DecisionDraft, detail: &OperationDetail) -> RuleCheck {
+    let Some(undone_id) = draft.undoes else {
+        return RuleCheck::fail(Rule::NothingSince, "reopen needs the decision it undoes");
+    };
+    let Some(undone) = detail.decisions.iter().find(|d| d.id == undone_id) else {
+        return RuleCheck::fail(
+            Rule::NothingSince,
+            format!(
+                "decision {undone_id} is not a decision of operation {}",
+                detail.operation.id
+            ),
+        );
+    };
+    if !matches!(undone.decision.as_str(), "applied" | "not_applied") {
+        return RuleCheck::fail(
+            Rule::NothingSince,
+            format!(
+                "reopen undoes applied or not_applied; decision {undone_id} is {} (use cancel_retry for a retry)",
+                undone.decision
+            ),
+        );
+    }
+    // Each write bumps the version by one, so the decision left the operation
+    // at op_version + 1; anything else means another write came after it.
+    let written = undone.op_version + 1;
+    if detail.operation.version == written {
+        RuleCheck::pass(
+            Rule::NothingSince,
+            format!("decision {undone_id} was the last change (version {written})"),
+        )
+    } else {
+        RuleCheck::fail(
+            Rule::NothingSince,
+            format!(
+                "the operation changed after decision {undone_id} (version {} now, {written} then): decide again instead",
+                detail.operation.version
+            ),
+        )
+    }
+}

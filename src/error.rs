@@ -1,0 +1,106 @@
+//! The library's typed errors. Each variant says what went wrong, where (the
+//! file, the row, the field) and what to do next, and maps to the exit status
+//! the CLI documents. No variant is ever a panic.
+
+use std::path::PathBuf;
+
+use crate::domain::{OperationId, rules::Rule};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The ledger file could not be used as a ledger: not SQLite, a newer
+    /// schema, a missing table or column, unreadable.
+    #[error("{path}: {problem}\n  what to do: {hint}", path = path.display())]
+    Ledger {
+        path: PathBuf,
+        problem: String,
+        hint: String,
+    },
+
+    /// SQLite failed while doing something the message names.
+    #[error("{path}: {doing}: {source}", path = path.display())]
+    Sqlite {
+        path: PathBuf,
+        doing: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+
+    /// A file could not be read or written.
+    #[error("{path}: {doing}: {source}", path = path.display())]
+    Io {
+        path: PathBuf,
+        doing: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The operation named on the command line or in the console is not in
+    /// the ledger.
+    #[error("{path}: no operation {what}\n  what to do: check the id with `settle list`, or use account/op_type/key", path = path.display())]
+    NotFound { path: PathBuf, what: String },
+
+    /// A decision refused by a rule of the contract; nothing was written.
+    #[error("refused: operation {op}: {rule}: {reason}\n  nothing was written", rule = rule.label())]
+    Refused {
+        op: OperationId,
+        rule: Rule,
+        reason: String,
+    },
+
+    /// Another writer changed the operation since the operator looked at it;
+    /// nothing was written.
+    #[error(
+        "version conflict: operation {op} is at version {found} (state {state}), not {expected}{by}\n  nothing was written; look again (`settle show`) and decide on what is there now",
+        by = last_writer.as_deref().map(|w| format!("; last decision by {w}")).unwrap_or_default()
+    )]
+    VersionConflict {
+        op: OperationId,
+        expected: i64,
+        found: i64,
+        state: String,
+        last_writer: Option<String>,
+    },
+
+    /// A drill results file could not be read as one.
+    #[error("{path}{at}: {problem}\n  what to do: {hint}", path = path.display(),
+        at = position.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+    Drill {
+        path: PathBuf,
+        position: Option<(usize, usize)>,
+        problem: String,
+        hint: String,
+    },
+
+    /// Operator input that does not make sense (a bad filter, a bad flag
+    /// combination the parser could not catch).
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// The process exit status the CLI documents: 1 error, 2 usage,
+    /// 3 refused by a rule, 4 version conflict.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Refused { .. } => 3,
+            Error::VersionConflict { .. } => 4,
+            _ => 1,
+        }
+    }
+
+    pub(crate) fn ledger(
+        path: &std::path::Path,
+        problem: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        Error::Ledger {
+            path: path.to_path_buf(),
+            problem: problem.into(),
+            hint: hint.into(),
+        }
+    }
+}

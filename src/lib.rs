@@ -1,0 +1,30 @@
+//! `settle`: a console for settling operations whose outcome is unknown.
+//!
+//! The architecture, in the order data flows:
+//!
+//! - [`store`] owns every SQL statement: it opens, adopts and migrates a
+//!   ledger, pages through operations, and records decisions atomically
+//!   (one `BEGIN IMMEDIATE` transaction guarded by the version the operator
+//!   saw). It returns [`domain`] types.
+//! - [`domain`] is the ledger's vocabulary and the decision rules, pure.
+//! - [`query`] parses the filter language shared by the CLI and the console.
+//! - [`drill`] reads `retry-drill/1` results and analyses them honestly.
+//! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
+//!   only module that touches the terminal, and drives the pure
+//!   [`app`] model (`update`) and [`ui`] (`render`) through the [`keymap`].
+//! - [`text`] makes untrusted ledger text safe to print.
+
+pub mod app;
+pub mod cli;
+pub mod commands;
+pub mod domain;
+pub mod drill;
+pub mod error;
+pub mod keymap;
+pub mod query;
+pub mod store;
+pub mod text;
+pub mod tui;
+pub mod ui;
+
+pub use error::{Error, Result};

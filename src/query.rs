@@ -1,0 +1,288 @@
+//! The filter language shared by `settle list --filter` and the console's `/`:
+//!
+//! ```text
+//! state:unknown,exhausted  account:acme-*  type:create_report  key:k-123
+//! attempts>2  err:timeout  "free text"
+//! ```
+//!
+//! Terms are ANDed; the values of one qualifier (comma-separated or repeated)
+//! are ORed. `*` in `account:`, `type:` and `key:` is a wildcard, otherwise
+//! they match exactly. `err:` matches attempt errors as a substring; free text
+//! matches account, op type, key or result id as a substring. Parsing is pure:
+//! this module only says what was asked; `store` turns it into parameterised
+//! SQL.
+
+use crate::domain::State;
+use crate::error::{Error, Result};
+
+/// A parsed filter. The default matches every operation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    /// Only the triage queue of the contract (unknown, exhausted, conflict,
+    /// stale reserved).
+    pub queue: bool,
+    pub states: Vec<State>,
+    pub accounts: Vec<Pattern>,
+    pub op_types: Vec<Pattern>,
+    pub keys: Vec<Pattern>,
+    pub attempts: Vec<(Cmp, i64)>,
+    pub errors: Vec<String>,
+    pub text: Vec<String>,
+}
+
+/// How a qualifier's value matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pattern {
+    Exact(String),
+    /// The value contained `*`; the string is the value with `*` kept.
+    Glob(String),
+}
+
+impl Pattern {
+    fn new(value: &str) -> Pattern {
+        if value.contains('*') {
+            Pattern::Glob(value.to_string())
+        } else {
+            Pattern::Exact(value.to_string())
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Gt,
+    Ge,
+    Lt,
+    Le,
+    Eq,
+}
+
+impl Cmp {
+    pub fn sql(self) -> &'static str {
+        match self {
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Eq => "=",
+        }
+    }
+}
+
+const HELP: &str =
+    "qualifiers: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text";
+
+impl Query {
+    /// The triage queue, nothing else.
+    pub fn queue() -> Query {
+        Query {
+            queue: true,
+            ..Query::default()
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Query::default()
+    }
+
+    /// Parses `input` into a query. Errors name the term and list what is
+    /// accepted.
+    pub fn parse(input: &str) -> Result<Query> {
+        let mut q = Query::default();
+        for term in split_terms(input)? {
+            q.add_term(&term)?;
+        }
+        Ok(q)
+    }
+
+    /// This query with the terms of `other` added (both must hold).
+    pub fn and(mut self, other: Query) -> Query {
+        self.queue |= other.queue;
+        self.states.extend(other.states);
+        self.accounts.extend(other.accounts);
+        self.op_types.extend(other.op_types);
+        self.keys.extend(other.keys);
+        self.attempts.extend(other.attempts);
+        self.errors.extend(other.errors);
+        self.text.extend(other.text);
+        self
+    }
+
+    fn add_term(&mut self, term: &Term) -> Result<()> {
+        let Term { text, quoted } = term;
+        if *quoted {
+            self.text.push(text.clone());
+            return Ok(());
+        }
+        if let Some(rest) = text.strip_prefix("attempts") {
+            let (cmp, number) = parse_comparison(rest).ok_or_else(|| {
+                Error::Usage(format!(
+                    "filter: {text:?}: attempts needs a comparison and a number, e.g. attempts>2"
+                ))
+            })?;
+            self.attempts.push((cmp, number));
+            return Ok(());
+        }
+        let Some((name, value)) = text.split_once(':') else {
+            self.text.push(text.clone());
+            return Ok(());
+        };
+        if !name.chars().all(|c| c.is_ascii_alphabetic()) || name.is_empty() {
+            self.text.push(text.clone());
+            return Ok(());
+        }
+        let values = || value.split(',').map(str::trim).filter(|v| !v.is_empty());
+        if value.trim().is_empty() {
+            return Err(Error::Usage(format!(
+                "filter: {name}: needs a value ({HELP})"
+            )));
+        }
+        match name {
+            "state" | "s" => {
+                for v in values() {
+                    if v == "queue" {
+                        self.queue = true;
+                        continue;
+                    }
+                    let state = State::parse_known(v).ok_or_else(|| {
+                        Error::Usage(format!(
+                            "filter: unknown state {v:?}; states are {} (or queue)",
+                            State::KNOWN
+                                .iter()
+                                .map(State::as_str)
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?;
+                    self.states.push(state);
+                }
+            }
+            "account" | "acct" => self.accounts.extend(values().map(Pattern::new)),
+            "type" | "op_type" => self.op_types.extend(values().map(Pattern::new)),
+            "key" => self.keys.extend(values().map(Pattern::new)),
+            "err" | "error" => self.errors.push(value.to_string()),
+            other => {
+                return Err(Error::Usage(format!(
+                    "filter: unknown qualifier {other:?} ({HELP})"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_comparison(rest: &str) -> Option<(Cmp, i64)> {
+    let (cmp, number) = if let Some(n) = rest.strip_prefix(">=") {
+        (Cmp::Ge, n)
+    } else if let Some(n) = rest.strip_prefix("<=") {
+        (Cmp::Le, n)
+    } else if let Some(n) = rest.strip_prefix('>') {
+        (Cmp::Gt, n)
+    } else if let Some(n) = rest.strip_prefix('<') {
+        (Cmp::Lt, n)
+    } else if let Some(n) = rest.strip_prefix(':').or_else(|| rest.strip_prefix('=')) {
+        (Cmp::Eq, n)
+    } else {
+        return None;
+    };
+    number.trim().parse().ok().map(|n| (cmp, n))
+}
+
+struct Term {
+    text: String,
+    quoted: bool,
+}
+
+/// Splits on whitespace; `"..."` keeps spaces and is always free text.
+fn split_terms(input: &str) -> Result<Vec<Term>> {
+    let mut terms = Vec::new();
+    let mut chars = input.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        if c == '"' {
+            chars.next();
+            let mut text = String::new();
+            let mut closed = false;
+            for c in chars.by_ref() {
+                if c == '"' {
+                    closed = true;
+                    break;
+                }
+                text.push(c);
+            }
+            if !closed {
+                return Err(Error::Usage("filter: a quote is not closed".to_string()));
+            }
+            terms.push(Term { text, quoted: true });
+            continue;
+        }
+        let mut text = String::new();
+        while let Some(&c) = chars.peek() {
+            if c.is_whitespace() {
+                break;
+            }
+            text.push(c);
+            chars.next();
+        }
+        terms.push(Term {
+            text,
+            quoted: false,
+        });
+    }
+    Ok(terms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualifiers_and_free_text() {
+        let q = Query::parse(
+            r#"state:unknown,exhausted account:acme-* attempts>2 err:timeout "weekly sales" k-1"#,
+        )
+        .unwrap();
+        assert_eq!(q.states, vec![State::Unknown, State::Exhausted]);
+        assert_eq!(q.accounts, vec![Pattern::Glob("acme-*".into())]);
+        assert_eq!(q.attempts, vec![(Cmp::Gt, 2)]);
+        assert_eq!(q.errors, vec!["timeout".to_string()]);
+        assert_eq!(q.text, vec!["weekly sales".to_string(), "k-1".to_string()]);
+    }
+
+    #[test]
+    fn bad_terms_say_what_is_accepted() {
+        let e = Query::parse("state:bogus").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown state \"bogus\"") && e.contains("exhausted"),
+            "{e}"
+        );
+        let e = Query::parse("colour:red").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown qualifier") && e.contains("account:"),
+            "{e}"
+        );
+        assert!(Query::parse("attempts>x").is_err());
+        assert!(Query::parse("\"open").is_err());
+    }
+
+    #[test]
+    fn urls_and_times_are_free_text() {
+        let q = Query::parse("https://x 10:15").unwrap();
+        assert_eq!(q.text.len(), 2);
+    }
+
+    #[test]
+    fn empty_is_everything() {
+        assert!(Query::parse("   ").unwrap().is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parse_never_panics(s in ".{0,60}") {
+            let _ = Query::parse(&s);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Makes untrusted text (anything read from a ledger or a drill file) safe to
+//! put on a terminal: control characters and escape sequences never reach it
+//! intact. Pure; used by every printer and by the console's renderer.
+
+use std::borrow::Cow;
+
+/// Replaces every control character (C0, DEL, C1, and the Unicode
+/// bidirectional overrides that can reorder what a reader sees) with a
+/// visible stand-in. Newlines and tabs become a space-like marker too: one
+/// field stays on one line. Returns the input untouched when it is clean.
+pub fn sanitize(input: &str) -> Cow<'_, str> {
+    if !input.chars().any(is_unsafe) {
+        return Cow::Borrowed(input);
+    }
+    let mut out = String::with_capacity(input.len() + 8);
+    for c in input.chars() {
+        if is_unsafe(c) {
+            out.push_str(&stand_in(c));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Like [`sanitize`] but keeps line breaks, for multi-line values such as
+/// pretty-printed JSON. Each line is sanitised on its own.
+pub fn sanitize_multiline(input: &str) -> String {
+    input
+        .split('\n')
+        .map(|line| sanitize(line.strip_suffix('\r').unwrap_or(line)).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn stand_in(c: char) -> String {
+    match c {
+        '\n' => "⏎".to_string(),
+        '\t' => "⇥".to_string(),
+        '\u{1b}' => "␛".to_string(),
+        c if (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32)
+            .map(String::from)
+            .unwrap_or_else(|| "�".to_string()),
+        '\u{7f}' => "␡".to_string(),
+        c => format!("<U+{:04X}>", c as u32),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_sequences_are_defused() {
+        let evil = "report\u{1b}[2J\u{1b}]0;pwned\u{7}\u{9b}31m";
+        let clean = sanitize(evil);
+        assert!(!clean.chars().any(|c| c.is_control()), "{clean:?}");
+        assert!(clean.contains("␛[2J"));
+    }
+
+    #[test]
+    fn clean_text_is_borrowed() {
+        assert!(matches!(
+            sanitize("acct-42/create_report"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn bidi_overrides_are_visible() {
+        assert_eq!(sanitize("a\u{202E}b"), "a<U+202E>b");
+    }
+
+    #[test]
+    fn multiline_keeps_lines_but_not_escapes() {
+        assert_eq!(
+            sanitize_multiline("{\n  \"a\": \"\u{1b}x\"\r\n}"),
+            "{\n  \"a\": \"␛x\"\n}"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sanitized_text_has_no_controls(s in ".*") {
+            let clean = sanitize(&s);
+            proptest::prop_assert!(!clean.chars().any(is_unsafe));
+        }
+    }
+}
