@@ -1,1 +1,218 @@
-//! (in progress)
+//! Every SQL statement of the console lives in this module: opening, adopting
+//! and migrating a ledger, paging through operations, reading one operation's
+//! history, recording decisions atomically, importing operations. It returns
+//! [`crate::domain`] types; nothing outside `store` sees a row or a statement,
+//! so a PostgreSQL backend can later sit behind the same functions.
+
+mod decide;
+mod import;
+mod read;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Error, Result};
+use schema::sqlite;
+
+pub use import::{ImportReport, create_service_ledger};
+pub use read::{Seek, StateCounts};
+
+/// How long a write waits for another writer (a service, a worker, a second
+/// console) before giving up with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether the console may write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    ReadWrite,
+    /// Opens with SQLite's read-only flag: no write at all, migrations
+    /// included.
+    ReadOnly,
+}
+
+/// An open ledger.
+pub struct Ledger {
+    conn: Connection,
+    path: PathBuf,
+    read_only: bool,
+    /// False for a read-only look at a service ledger that was never
+    /// adopted: reads of decisions and retry requests return nothing.
+    console_tables: bool,
+}
+
+/// What opening did or could not do, for one line on stderr or the header.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// The adoption or migration that happened, in one line.
+    pub upgraded: Option<String>,
+    /// Why the ledger is read-only when the operator did not ask for it.
+    pub read_only_reason: Option<String>,
+    /// Why a read-only ledger is shown without adopting it.
+    pub not_adopted: Option<String>,
+}
+
+impl std::fmt::Debug for Ledger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ledger")
+            .field("path", &self.path)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+impl Ledger {
+    /// Creates a new, empty ledger at `path`. Refuses an existing file.
+    pub fn create(path: &Path) -> Result<Ledger> {
+        if path.exists() {
+            return Err(Error::ledger(
+                path,
+                "already exists",
+                "pick a new path, or open this one with `settle LEDGER`",
+            ));
+        }
+        let mut conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| sqlite(path, "creating the ledger", e))?;
+        configure_writer(&conn, path)?;
+        schema::create(&mut conn, path)?;
+        Ok(Ledger {
+            conn,
+            path: path.to_path_buf(),
+            read_only: false,
+            console_tables: true,
+        })
+    }
+
+    /// Opens an existing ledger. A writable ledger created by a service
+    /// (schema version 0) or by an older settle is adopted or migrated in one
+    /// transaction; a read-only one is only read.
+    pub fn open(path: &Path, access: Access) -> Result<(Ledger, OpenReport)> {
+        if !path.is_file() {
+            return Err(Error::ledger(
+                path,
+                if path.exists() {
+                    "is not a file"
+                } else {
+                    "no such file"
+                },
+                "check the path; `settle init LEDGER` creates a new ledger, `settle demo` a sample one",
+            ));
+        }
+        let mut report = OpenReport::default();
+        let mut read_only = access == Access::ReadOnly;
+        if !read_only && !writable(path) {
+            read_only = true;
+            report.read_only_reason = Some("the file is not writable".to_string());
+        }
+        let flags = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        let mut conn = Connection::open_with_flags(path, flags)
+            .map_err(|e| schema::classify_open_error(path, e))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
+        let found = schema::inspect(&conn, path)?;
+        let mut console_tables = found.missing_console_tables.is_empty();
+        if read_only {
+            if found.needs_upgrade {
+                report.not_adopted = Some(format!(
+                    "schema {} is older than {}; shown read-only without adopting it",
+                    found.user_version,
+                    schema::SCHEMA_VERSION
+                ));
+            }
+        } else {
+            configure_writer(&conn, path)?;
+            if found.needs_upgrade {
+                report.upgraded = Some(schema::upgrade(&mut conn, path)?);
+                console_tables = true;
+            }
+        }
+        Ok((
+            Ledger {
+                conn,
+                path: path.to_path_buf(),
+                read_only,
+                console_tables,
+            },
+            report,
+        ))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Changes whenever another connection commits to the file; the console
+    /// polls it to show live changes without rereading anything.
+    pub fn data_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(|e| self.err("reading data_version", e))
+    }
+
+    fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
+        sqlite(&self.path, doing, e)
+    }
+
+    fn ensure_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ledger(
+                &self.path,
+                "opened read-only",
+                "open it without --read-only, from an account that may write the file",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// WAL so readers never block the writer; FULL sync so an acknowledged
+/// decision survives a power cut (WAL's NORMAL may lose the last commits).
+fn configure_writer(conn: &Connection, path: &Path) -> Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(|e| schema::classify_open_error(path, e))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(Error::ledger(
+            path,
+            format!("could not switch to WAL journaling (got {mode})"),
+            "put the ledger on a local file system that supports shared memory",
+        ));
+    }
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(|e| sqlite(path, "setting synchronous=FULL", e))?;
+    conn.pragma_update(None, "foreign_keys", "OFF")
+        .map_err(|e| sqlite(path, "configuring the connection", e))?;
+    Ok(())
+}
+
+/// Whether this process may write the file (and its folder, where SQLite puts
+/// the WAL and shared-memory files).
+fn writable(path: &Path) -> bool {
+    // The mode bits first: root may open anything, but a ledger someone made
+    // read-only (chmod a-w) is meant to be left alone.
+    let bits_ok = std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly());
+    let file_ok = bits_ok && std::fs::OpenOptions::new().append(true).open(path).is_ok();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir_ok = std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly());
+    file_ok && dir_ok
+}
