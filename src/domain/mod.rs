@@ -2,6 +2,7 @@
 //! decisions and the receivers' contracts. Pure data; nothing here touches the
 //! database, the terminal or the clock (callers pass `now`).
 
+pub mod evidence;
 pub mod rules;
 
 use std::fmt;
