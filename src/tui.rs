@@ -1,1 +1,372 @@
-//! (in progress)
+//! The shell: the only module that touches the terminal, the clock and the
+//! ledger. It turns terminal events into actions through the keymap, feeds
+//! them to the pure [`app::update`], performs the [`Effect`]s it returns
+//! against the store and feeds the results back as actions. Counts run on a
+//! worker thread with its own read-only connection, so a full scan never
+//! blocks the screen; `PRAGMA data_version` is polled on the input timeout
+//! (never a busy loop) so other processes' writes show within a second.
+//! The terminal is restored on quit, on error and on panic.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use ratatui::DefaultTerminal;
+use ratatui::crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event, MouseEventKind,
+};
+use ratatui::crossterm::execute;
+
+use crate::app::window::Fetch;
+use crate::app::{
+    self, Action, App, DecisionOutcome, DecisionResult, DrillFile, Effect, ListId, View,
+};
+use crate::domain::{DecisionId, OperationId};
+use crate::error::{Error, Result};
+use crate::keymap::{Key, Keymap};
+use crate::query::Query;
+use crate::store::{Access, AuditSeek, Ledger, Seek};
+use crate::ui;
+
+/// How often the ledger is asked whether another process wrote to it.
+const POLL_EVERY: Duration = Duration::from_millis(300);
+
+/// What `settle LEDGER` was started with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub ledger: PathBuf,
+    pub drills: Vec<PathBuf>,
+    pub operator: String,
+    pub read_only: bool,
+    /// A user keymap file; when `None`, `$XDG_CONFIG_HOME/settle/keymap`
+    /// (or `~/.config/settle/keymap`) is used if it exists.
+    pub keymap: Option<PathBuf>,
+}
+
+/// Opens the ledger and runs the console until the operator quits.
+pub fn run(options: Options) -> Result<()> {
+    let access = if options.read_only {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let (mut ledger, report) = Ledger::open(&options.ledger, access)?;
+    let keymap = load_keymap(options.keymap.as_deref())?;
+    let mut app = App::new(
+        options.ledger.display().to_string(),
+        options.operator.clone(),
+        ledger.is_read_only(),
+        keymap,
+        Utc::now(),
+    );
+    app.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    app.drills = options.drills.iter().map(|p| read_drill(p)).collect();
+    let opened = [report.upgraded, report.read_only_reason, report.not_adopted]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ");
+    let counter = spawn_counter(options.ledger.clone());
+
+    let mut terminal =
+        ratatui::try_init().map_err(|e| terminal_error("starting the terminal", e))?;
+    install_panic_hook();
+    // Mouse capture is a nicety (wheel scrolling); a terminal without it
+    // still works with keys.
+    let _ = execute!(io::stdout(), EnableMouseCapture);
+    let result = event_loop(&mut terminal, &mut ledger, &mut app, &counter, opened);
+    let _ = execute!(io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    result
+}
+
+fn terminal_error(doing: &str, source: io::Error) -> Error {
+    Error::Io {
+        path: PathBuf::from("/dev/tty"),
+        doing: doing.to_string(),
+        source,
+    }
+}
+
+/// ratatui's hook restores the screen; this one also stops mouse reporting
+/// first, or the shell would receive escape codes after a panic.
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(io::stdout(), DisableMouseCapture);
+        previous(info);
+    }));
+}
+
+fn load_keymap(explicit: Option<&Path>) -> Result<Keymap> {
+    let path = explicit.map(Path::to_path_buf).or_else(|| {
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        Some(base.join("settle").join("keymap")).filter(|p| p.is_file())
+    });
+    let text = match &path {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|source| Error::Io {
+            path: p.clone(),
+            doing: "reading the keymap".to_string(),
+            source,
+        })?),
+        None => None,
+    };
+    Keymap::load(text.as_deref()).map_err(|e| {
+        Error::Usage(format!(
+            "{}: {e}",
+            path.map_or("keymap".to_string(), |p| p.display().to_string())
+        ))
+    })
+}
+
+fn read_drill(path: &Path) -> DrillFile {
+    let summary = match std::fs::metadata(path) {
+        Ok(m) => Ok(vec![format!(
+            "{} bytes; drill analysis not available in this build",
+            m.len()
+        )]),
+        Err(e) => Err(format!("cannot read: {e}")),
+    };
+    DrillFile {
+        path: path.display().to_string(),
+        summary,
+    }
+}
+
+/// A request for the counting worker.
+struct CountJob {
+    lists: Vec<(ListId, Query)>,
+    now: DateTime<Utc>,
+}
+
+struct Counter {
+    jobs: Sender<CountJob>,
+    answers: Receiver<Action>,
+}
+
+/// The counting worker: its own read-only connection, one job at a time,
+/// and only the newest of the jobs waiting (older ones are out of date).
+fn spawn_counter(path: PathBuf) -> Counter {
+    let (jobs, job_rx) = mpsc::channel::<CountJob>();
+    let (answer_tx, answers) = mpsc::channel();
+    thread::spawn(move || {
+        let ledger = match Ledger::open(&path, Access::ReadOnly) {
+            Ok((ledger, _)) => ledger,
+            Err(e) => {
+                let _ = answer_tx.send(Action::LoadFailed(format!("counts unavailable: {e}")));
+                return;
+            }
+        };
+        while let Ok(mut job) = job_rx.recv() {
+            while let Ok(newer) = job_rx.try_recv() {
+                job = newer;
+            }
+            let answer = count(&ledger, &job)
+                .unwrap_or_else(|e| Action::LoadFailed(format!("counting: {e}")));
+            if answer_tx.send(answer).is_err() {
+                return;
+            }
+        }
+    });
+    Counter { jobs, answers }
+}
+
+fn count(ledger: &Ledger, job: &CountJob) -> Result<Action> {
+    let counts = ledger.state_counts(job.now)?;
+    let mut lists = Vec::new();
+    for (id, query) in &job.lists {
+        lists.push((*id, ledger.count(query, job.now)?));
+    }
+    Ok(Action::CountsLoaded { counts, lists })
+}
+
+fn event_loop(
+    terminal: &mut DefaultTerminal,
+    ledger: &mut Ledger,
+    app: &mut App,
+    counter: &Counter,
+    opened: String,
+) -> Result<()> {
+    let draw_error = |e| terminal_error("drawing", e);
+    let size = terminal.size().map_err(draw_error)?;
+    dispatch(
+        app,
+        ledger,
+        counter,
+        Action::Resize(size.width, size.height),
+    );
+    dispatch(app, ledger, counter, Action::ShowView(View::Queue));
+    if !opened.is_empty() {
+        dispatch(app, ledger, counter, Action::LoadFailed(opened));
+    }
+    let mut seen_version = ledger.data_version().ok();
+    let mut next_poll = Instant::now() + POLL_EVERY;
+    loop {
+        dispatch(app, ledger, counter, Action::Tick(Utc::now()));
+        terminal.draw(|f| ui::render(app, f)).map_err(draw_error)?;
+        if app.quit {
+            return Ok(());
+        }
+        let wait = next_poll.saturating_duration_since(Instant::now());
+        if event::poll(wait).map_err(|e| terminal_error("reading the keyboard", e))? {
+            let action =
+                match event::read().map_err(|e| terminal_error("reading the keyboard", e))? {
+                    Event::Key(k) => Key::from_event(&k)
+                        .and_then(|key| app.keymap.resolve(app.mode.key_mode(), key)),
+                    Event::Mouse(m) => match m.kind {
+                        MouseEventKind::ScrollDown => Some(Action::Scroll(3)),
+                        MouseEventKind::ScrollUp => Some(Action::Scroll(-3)),
+                        _ => None,
+                    },
+                    Event::Resize(w, h) => Some(Action::Resize(w, h)),
+                    _ => None,
+                };
+            if let Some(action) = action {
+                dispatch(app, ledger, counter, action);
+            }
+        }
+        if Instant::now() >= next_poll {
+            next_poll = Instant::now() + POLL_EVERY;
+            match ledger.data_version() {
+                Ok(v) if Some(v) != seen_version => {
+                    seen_version = Some(v);
+                    dispatch(app, ledger, counter, Action::LedgerChanged);
+                }
+                Ok(_) => {}
+                Err(e) => dispatch(app, ledger, counter, Action::LoadFailed(e.to_string())),
+            }
+        }
+        while let Ok(answer) = counter.answers.try_recv() {
+            dispatch(app, ledger, counter, answer);
+        }
+    }
+}
+
+/// Runs `action` through `update` and performs the effects, feeding their
+/// results back until nothing is left to do.
+fn dispatch(app: &mut App, ledger: &mut Ledger, counter: &Counter, action: Action) {
+    let mut queue = VecDeque::from([action]);
+    while let Some(action) = queue.pop_front() {
+        for effect in app::update(app, action) {
+            queue.extend(perform(ledger, counter, app.now, effect));
+        }
+    }
+}
+
+fn perform(
+    ledger: &mut Ledger,
+    counter: &Counter,
+    now: DateTime<Utc>,
+    effect: Effect,
+) -> Vec<Action> {
+    let failed = |e: Error| vec![Action::LoadFailed(first_line(&e))];
+    match effect {
+        Effect::LoadPage {
+            list,
+            query,
+            fetch,
+            merge,
+            limit,
+        } => {
+            let seek = match fetch {
+                Fetch::First => Seek::First,
+                Fetch::After(id) => Seek::After(OperationId(id)),
+                Fetch::Before(id) => Seek::Before(OperationId(id)),
+                Fetch::Last => Seek::Last,
+            };
+            match ledger.page(&query, seek, limit, now) {
+                Ok(rows) => vec![Action::PageLoaded {
+                    list,
+                    fetch,
+                    merge,
+                    limit,
+                    rows,
+                }],
+                Err(e) => failed(e),
+            }
+        }
+        Effect::LoadAudit {
+            fetch,
+            merge,
+            limit,
+        } => {
+            let seek = match fetch {
+                Fetch::First => AuditSeek::First,
+                Fetch::After(id) => AuditSeek::After(DecisionId(id)),
+                Fetch::Before(id) => AuditSeek::Before(DecisionId(id)),
+                Fetch::Last => AuditSeek::Last,
+            };
+            match ledger.audit_page(seek, limit) {
+                Ok(rows) => vec![Action::AuditLoaded {
+                    fetch,
+                    merge,
+                    limit,
+                    rows,
+                }],
+                Err(e) => failed(e),
+            }
+        }
+        Effect::LoadDetail(id) => match ledger.detail(id) {
+            Ok(d) => vec![Action::DetailLoaded(Box::new(d))],
+            Err(e) => failed(e),
+        },
+        Effect::LoadFormDetails(ids) => {
+            let mut details = Vec::new();
+            let mut out = Vec::new();
+            for id in ids {
+                match ledger.detail(id) {
+                    Ok(d) => details.push(d),
+                    Err(e) => out.push(Action::LoadFailed(first_line(&e))),
+                }
+            }
+            out.insert(0, Action::FormDetailsLoaded(details));
+            out
+        }
+        Effect::RecordDecisions(drafts) => {
+            let results = drafts
+                .iter()
+                .map(|draft| DecisionResult {
+                    op: draft.op_id,
+                    outcome: match ledger.record_decision(draft, Utc::now()) {
+                        Ok(receipt) => DecisionOutcome::Recorded(receipt),
+                        Err(Error::Refused { rule, reason, .. }) => DecisionOutcome::Refused {
+                            rule: rule.label().to_string(),
+                            reason,
+                        },
+                        Err(Error::VersionConflict {
+                            state,
+                            found,
+                            last_writer,
+                            ..
+                        }) => DecisionOutcome::Conflict {
+                            state,
+                            found,
+                            last_writer,
+                        },
+                        Err(e) => DecisionOutcome::Failed(first_line(&e)),
+                    },
+                })
+                .collect();
+            vec![Action::DecisionsRecorded(results)]
+        }
+        Effect::Count(lists) => {
+            // A worker that died answers nothing; the header keeps saying
+            // "counting…" rather than showing numbers it does not have.
+            let _ = counter.jobs.send(CountJob { lists, now });
+            Vec::new()
+        }
+    }
+}
+
+/// Errors carry a "what to do" line for the CLI; the status line has room
+/// for the first.
+fn first_line(e: &Error) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}

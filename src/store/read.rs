@@ -64,7 +64,8 @@ const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, pa
     result_id, max_attempts, deadline_at, lease_expires_at, key_expires_at, created_at,
     updated_at, version";
 
-const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
+pub(super) const DECISION_COLUMNS: &str =
+    "id, op_id, decision, from_state, to_state, result_id, evidence,
     note, operator, decided_at, op_version, undoes";
 
 impl Ledger {
@@ -475,7 +476,7 @@ fn event(r: &Row<'_>) -> rusqlite::Result<Event> {
     })
 }
 
-fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
+pub(super) fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
     Ok(Decision {
         id: DecisionId(r.get(0)?),
         op_id: OperationId(r.get(1)?),

@@ -1,0 +1,317 @@
+//! The slice of a long list the console holds: a buffer of rows fetched by
+//! keyset pages around the cursor, the cursor and the first visible row.
+//! Pure selection and scroll math; it asks for pages (returns a [`Fetch`]) but
+//! never fetches them. A million rows cost the same as ten: the buffer never
+//! grows past [`MAX_BUFFER`].
+
+/// Where a page starts, by row id; the shell turns it into the store's
+/// typed seek for operations or decisions. Lists are newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    First,
+    /// Rows older than this id.
+    After(i64),
+    /// Rows newer than this id, in list order.
+    Before(i64),
+    Last,
+}
+
+/// Rows per page fetched from the store.
+pub const PAGE: usize = 100;
+/// Rows kept at most; a page arriving beyond it drops rows at the far end.
+pub const MAX_BUFFER: usize = 3 * PAGE;
+
+/// Anything with an id a window can page around.
+pub trait Keyed {
+    fn key(&self) -> i64;
+}
+
+impl Keyed for crate::domain::OperationRow {
+    fn key(&self) -> i64 {
+        self.id.0
+    }
+}
+
+impl Keyed for crate::domain::Decision {
+    fn key(&self) -> i64 {
+        self.id.0
+    }
+}
+
+/// How a page that arrives is merged into the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// Replace the buffer; keep the cursor on this id when it is still there.
+    Replace { keep: Option<i64> },
+    /// Add older rows after the buffer's last row.
+    Append,
+    /// Add newer rows before the buffer's first row.
+    Prepend,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Window<T> {
+    pub rows: Vec<T>,
+    /// Index into `rows` of the selected row (0 when empty).
+    pub cursor: usize,
+    /// Index into `rows` of the first row on screen.
+    pub top: usize,
+    /// `rows[0]` is the newest matching row.
+    pub at_start: bool,
+    /// The last row is the oldest matching row.
+    pub at_end: bool,
+    /// The first page has arrived (distinguishes "loading" from "empty").
+    pub loaded: bool,
+}
+
+impl<T> Default for Window<T> {
+    fn default() -> Self {
+        Window {
+            rows: Vec::new(),
+            cursor: 0,
+            top: 0,
+            at_start: true,
+            at_end: true,
+            loaded: false,
+        }
+    }
+}
+
+impl<T: Keyed> Window<T> {
+    pub fn selected(&self) -> Option<&T> {
+        self.rows.get(self.cursor)
+    }
+
+    /// Moves the cursor by `delta` rows (clamped to the buffer) and keeps it
+    /// on a screen of `height` rows. Returns the page to fetch when the cursor
+    /// came within a screen of an edge that is not the list's end.
+    pub fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        let last = self.rows.len() - 1;
+        self.cursor = self.cursor.saturating_add_signed(delta).min(last);
+        self.scroll_to_cursor(height);
+        self.page_needed(height)
+    }
+
+    /// The page to fetch so the cursor keeps a screen of rows beyond it.
+    pub fn page_needed(&self, height: usize) -> Option<(Fetch, Merge)> {
+        let margin = height.max(1);
+        let last = self.rows.len().checked_sub(1)?;
+        if !self.at_end && self.cursor + margin >= last {
+            let id = self.rows.get(last)?.key();
+            return Some((Fetch::After(id), Merge::Append));
+        }
+        if !self.at_start && self.cursor < margin {
+            let id = self.rows.first()?.key();
+            return Some((Fetch::Before(id), Merge::Prepend));
+        }
+        None
+    }
+
+    /// Keeps `top <= cursor < top + height`.
+    pub fn scroll_to_cursor(&mut self, height: usize) {
+        let height = height.max(1);
+        if self.cursor < self.top {
+            self.top = self.cursor;
+        } else if self.cursor >= self.top + height {
+            self.top = self.cursor + 1 - height;
+        }
+        let max_top = self.rows.len().saturating_sub(height);
+        self.top = self.top.min(max_top).min(self.cursor);
+    }
+
+    /// Merges a page that arrived. `limit` is what was asked for: a shorter
+    /// page means that end of the list was reached.
+    pub fn merge(&mut self, seek: Fetch, merge: Merge, page: Vec<T>, limit: usize, height: usize) {
+        let short = page.len() < limit;
+        match merge {
+            Merge::Replace { keep } => {
+                let offset = self.cursor.saturating_sub(self.top);
+                let old_cursor = self.cursor;
+                self.rows = page;
+                self.at_start =
+                    matches!(seek, Fetch::First) || (matches!(seek, Fetch::Last) && short);
+                self.at_end = matches!(seek, Fetch::Last) || short;
+                self.cursor = match (keep, seek) {
+                    (_, Fetch::Last) => self.rows.len().saturating_sub(1),
+                    (Some(id), _) => self
+                        .rows
+                        .iter()
+                        .position(|r| r.key() == id)
+                        .unwrap_or(old_cursor),
+                    (None, _) => 0,
+                };
+                self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
+                self.top = self.cursor.saturating_sub(offset);
+            }
+            Merge::Append => {
+                // A page for an edge we no longer have (the buffer was
+                // replaced meanwhile) is dropped rather than spliced wrongly.
+                if !matches!(seek, Fetch::After(id) if self.rows.last().is_some_and(|r| r.key() == id))
+                {
+                    return;
+                }
+                self.rows.extend(page);
+                self.at_end = short;
+                if self.rows.len() > MAX_BUFFER {
+                    let drop =
+                        (self.rows.len() - MAX_BUFFER).min(self.cursor.saturating_sub(height));
+                    self.rows.drain(..drop);
+                    self.cursor -= drop;
+                    self.top = self.top.saturating_sub(drop);
+                    if drop > 0 {
+                        self.at_start = false;
+                    }
+                }
+            }
+            Merge::Prepend => {
+                if !matches!(seek, Fetch::Before(id) if self.rows.first().is_some_and(|r| r.key() == id))
+                {
+                    return;
+                }
+                let added = page.len();
+                let mut rows = page;
+                rows.append(&mut self.rows);
+                self.rows = rows;
+                self.cursor += added;
+                self.top += added;
+                self.at_start = short;
+                if self.rows.len() > MAX_BUFFER {
+                    let keep = MAX_BUFFER.max(self.cursor + height + 1);
+                    if keep < self.rows.len() {
+                        self.rows.truncate(keep);
+                        self.at_end = false;
+                    }
+                }
+            }
+        }
+        self.loaded = true;
+        self.scroll_to_cursor(height);
+    }
+
+    /// The request that rereads the rows on screen in place (live changes,
+    /// reload, after a decision): from the top of the buffer, as many rows.
+    pub fn refresh_request(&self) -> (Fetch, Merge, usize) {
+        let keep = self.selected().map(Keyed::key);
+        let limit = self.rows.len().max(PAGE);
+        match self.rows.first() {
+            Some(first) if !self.at_start => (
+                Fetch::After(first.key().saturating_add(1)),
+                Merge::Replace { keep },
+                limit,
+            ),
+            _ => (Fetch::First, Merge::Replace { keep }, limit),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Row(i64);
+    impl Keyed for Row {
+        fn key(&self) -> i64 {
+            self.0
+        }
+    }
+
+    /// Rows `from` down to `from - n + 1`, newest first like the store.
+    fn rows(from: i64, n: usize) -> Vec<Row> {
+        (0..n as i64).map(|i| Row(from - i)).collect()
+    }
+
+    #[test]
+    fn moving_near_the_end_asks_for_the_next_page() {
+        let mut w = Window::default();
+        w.merge(
+            Fetch::First,
+            Merge::Replace { keep: None },
+            rows(1000, PAGE),
+            PAGE,
+            20,
+        );
+        assert!(!w.at_end);
+        assert_eq!(w.move_by(10, 20), None);
+        let want = w.move_by(70, 20);
+        assert_eq!(want, Some((Fetch::After(901), Merge::Append)));
+        w.merge(Fetch::After(901), Merge::Append, rows(900, PAGE), PAGE, 20);
+        assert_eq!(w.rows.len(), 2 * PAGE);
+        assert_eq!(w.selected(), Some(&Row(920)));
+    }
+
+    #[test]
+    fn the_buffer_stays_bounded_and_the_cursor_on_its_row() {
+        let mut w = Window::default();
+        w.merge(
+            Fetch::First,
+            Merge::Replace { keep: None },
+            rows(10_000, PAGE),
+            PAGE,
+            20,
+        );
+        for _ in 0..50 {
+            if let Some((seek, merge)) = w.move_by(25, 20) {
+                let Fetch::After(id) = seek else {
+                    panic!("{seek:?}")
+                };
+                w.merge(seek, merge, rows(id - 1, PAGE), PAGE, 20);
+            }
+        }
+        assert!(w.rows.len() <= MAX_BUFFER);
+        assert_eq!(w.selected(), Some(&Row(10_000 - 50 * 25)));
+        assert!(!w.at_start);
+    }
+
+    #[test]
+    fn refresh_keeps_the_cursor_on_the_same_id() {
+        let mut w = Window::default();
+        w.merge(
+            Fetch::First,
+            Merge::Replace { keep: None },
+            rows(50, 50),
+            PAGE,
+            20,
+        );
+        w.move_by(5, 20);
+        let (seek, merge, limit) = w.refresh_request();
+        // Two new rows arrived at the top.
+        w.merge(seek, merge, rows(52, 52), limit, 20);
+        assert_eq!(w.selected(), Some(&Row(45)));
+    }
+
+    #[test]
+    fn a_stale_append_is_dropped() {
+        let mut w = Window::default();
+        w.merge(
+            Fetch::First,
+            Merge::Replace { keep: None },
+            rows(50, 10),
+            10,
+            5,
+        );
+        w.merge(Fetch::After(7), Merge::Append, rows(6, 3), 10, 5);
+        assert_eq!(w.rows.len(), 10);
+    }
+
+    proptest! {
+        #[test]
+        fn cursor_and_top_stay_in_bounds(
+            n in 0usize..400,
+            moves in proptest::collection::vec((-150isize..150, 1usize..60), 0..40),
+        ) {
+            let mut w = Window::default();
+            w.merge(Fetch::First, Merge::Replace { keep: None }, rows(n as i64, n), n + 1, 10);
+            for (delta, height) in moves {
+                w.move_by(delta, height);
+                prop_assert!(w.rows.is_empty() || w.cursor < w.rows.len());
+                prop_assert!(w.top <= w.cursor);
+                prop_assert!(w.cursor < w.top + height);
+            }
+        }
+    }
+}

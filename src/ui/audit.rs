@@ -1,0 +1,84 @@
+//! The audit view: decisions, newest first, as the ledger recorded them.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::widgets::{Block, Paragraph, Row, Table};
+
+use super::clean;
+use super::theme::Theme;
+use crate::app::App;
+
+pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
+    let block = Block::bordered().title(" Audit: decisions, newest first ");
+    let w = &app.audit;
+    if w.rows.is_empty() {
+        let text = if w.loaded {
+            "no decisions recorded yet"
+        } else {
+            "loading…"
+        };
+        frame.render_widget(Paragraph::new(text).style(theme.dim()).block(block), area);
+        return;
+    }
+    let height = crate::app::layout::list_rows(area);
+    let rows: Vec<Row> = w
+        .rows
+        .iter()
+        .enumerate()
+        .skip(w.top)
+        .take(height)
+        .map(|(i, d)| {
+            let what = [
+                d.result_id.as_ref().map(|r| format!("result {}", clean(r))),
+                d.undoes.map(|u| format!("undoes {u}")),
+                d.evidence
+                    .as_ref()
+                    .map(|e| format!("evidence: {}", clean(e))),
+                d.note.as_ref().map(|n| format!("note: {}", clean(n))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; ");
+            let row = Row::new(vec![
+                d.id.to_string(),
+                clean(&d.decided_at),
+                clean(&d.operator),
+                format!("#{}", d.op_id),
+                clean(&d.decision),
+                format!("{} → {}", clean(&d.from_state), clean(&d.to_state)),
+                what,
+            ]);
+            if i == w.cursor {
+                row.style(theme.selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let header = Row::new([
+        "id",
+        "decided at",
+        "operator",
+        "op",
+        "decision",
+        "change",
+        "what",
+    ])
+    .style(theme.title());
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(5),
+            Constraint::Length(20),
+            Constraint::Max(12),
+            Constraint::Length(7),
+            Constraint::Length(14),
+            Constraint::Max(26),
+            Constraint::Fill(1),
+        ],
+    )
+    .header(header)
+    .block(block);
+    frame.render_widget(table, area);
+}

@@ -1,0 +1,309 @@
+//! The detail pane: one operation's fields, parameters, key expiry and
+//! lease, one timeline of attempts and events with the gaps between them,
+//! the decision history and the evidence summary. Beside the list when the
+//! terminal is wide, below it when narrow.
+
+use chrono::{DateTime, Utc};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+use super::theme::Theme;
+use super::{clean, duration};
+use crate::app::App;
+use crate::domain::{OperationDetail, evidence, parse_time};
+use crate::text::sanitize_multiline;
+
+pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
+    let block = Block::bordered().title(" Detail ");
+    let Some(pane) = &app.detail else {
+        frame.render_widget(Paragraph::new("no operation selected").block(block), area);
+        return;
+    };
+    let Some(detail) = &pane.detail else {
+        frame.render_widget(
+            Paragraph::new(format!("reading operation {}…", pane.id)).block(block),
+            area,
+        );
+        return;
+    };
+    let lines = lines(app, theme, detail);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block.title(format!(" #{} ", pane.id)))
+            .wrap(Wrap { trim: false })
+            .scroll((pane.scroll, 0)),
+        area,
+    );
+}
+
+fn field(theme: Theme, name: &str, value: String) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(format!("{name:<12}"), theme.dim()),
+        Span::raw(value),
+    ])
+}
+
+fn heading(theme: Theme, text: &str) -> Line<'static> {
+    Line::from(Span::styled(text.to_string(), theme.title()))
+}
+
+/// `2026-11-06T10:15:00Z (in 3h)` / `(5m ago)`.
+fn when(app: &App, time: Option<&str>, none: &str) -> String {
+    match time {
+        None => none.to_string(),
+        Some(t) => match parse_time(t) {
+            Some(at) => {
+                let secs = (at - app.now).num_seconds();
+                if secs >= 0 {
+                    format!("{} (in {})", clean(t), duration(secs))
+                } else {
+                    format!("{} ({} ago, passed)", clean(t), duration(-secs))
+                }
+            }
+            None => format!("{} (not a time)", clean(t)),
+        },
+    }
+}
+
+pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'static>> {
+    let op = &detail.operation;
+    let mut out = vec![
+        Line::from(Span::styled(clean(&op.natural_key()), theme.title())),
+        field(
+            theme,
+            "state",
+            if op.is_stale_reservation(app.now) {
+                "reserved (stale: lease passed)".to_string()
+            } else {
+                clean(op.state.as_str())
+            },
+        ),
+        field(theme, "version", op.version.to_string()),
+        field(
+            theme,
+            "result id",
+            op.result_id.as_deref().map_or("—".to_string(), clean),
+        ),
+        field(
+            theme,
+            "attempts",
+            format!("{} of {}", detail.attempts_used(), op.max_attempts),
+        ),
+        field(theme, "fingerprint", clean(&op.fingerprint)),
+        field(
+            theme,
+            "key expires",
+            when(
+                app,
+                op.key_expires_at.as_deref(),
+                "never (receiver keeps it)",
+            ),
+        ),
+        field(
+            theme,
+            "lease",
+            when(app, op.lease_expires_at.as_deref(), "—"),
+        ),
+        field(
+            theme,
+            "deadline",
+            when(app, op.deadline_at.as_deref(), "none"),
+        ),
+        field(
+            theme,
+            "contract",
+            match &detail.contract {
+                None => "no op_types row: receiver's contract unknown".to_string(),
+                Some(c) => format!(
+                    "{}{}",
+                    if c.idempotent {
+                        "idempotent (honours keys)"
+                    } else {
+                        "NOT verified idempotent"
+                    },
+                    c.key_retention_s
+                        .map(|s| format!(", keeps keys {}", duration(s)))
+                        .unwrap_or_default()
+                ),
+            },
+        ),
+        field(theme, "created", clean(&op.created_at)),
+        field(theme, "updated", clean(&op.updated_at)),
+        Line::raw(""),
+    ];
+
+    let summary = evidence::summarize(detail, app.now);
+    out.push(heading(theme, "Evidence"));
+    for fact in &summary.facts {
+        out.push(Line::raw(format!("  • {}", clean(fact))));
+    }
+    out.push(Line::from(vec![
+        Span::styled("  → ", theme.note()),
+        Span::styled(clean(&summary.suggestion), theme.note()),
+    ]));
+    out.push(Line::raw(""));
+
+    out.push(heading(theme, "Timeline"));
+    let timeline = timeline(detail);
+    if timeline.is_empty() {
+        out.push(Line::styled(
+            "  no attempts or events recorded",
+            theme.dim(),
+        ));
+    }
+    let mut previous: Option<DateTime<Utc>> = None;
+    for (at, text) in timeline {
+        let parsed = parse_time(&at);
+        let gap = match (previous, parsed) {
+            (Some(p), Some(t)) => format!("+{}", duration((t - p).num_seconds())),
+            _ => String::new(),
+        };
+        if parsed.is_some() {
+            previous = parsed;
+        }
+        out.push(Line::from(vec![
+            Span::styled(format!("  {} ", short_time(&at)), theme.dim()),
+            Span::styled(format!("{gap:>5} "), theme.dim()),
+            Span::raw(text),
+        ]));
+    }
+    out.push(Line::raw(""));
+
+    out.push(heading(theme, "Decisions"));
+    if detail.decisions.is_empty() {
+        out.push(Line::styled("  none", theme.dim()));
+    }
+    for d in &detail.decisions {
+        let mut text = format!(
+            "  {} {} {} {} → {}",
+            short_time(&d.decided_at),
+            clean(&d.operator),
+            clean(&d.decision),
+            clean(&d.from_state),
+            clean(&d.to_state)
+        );
+        if let Some(r) = &d.result_id {
+            text.push_str(&format!(" result {}", clean(r)));
+        }
+        if let Some(u) = d.undoes {
+            text.push_str(&format!(" (undoes decision {u})"));
+        }
+        out.push(Line::raw(text));
+        for (label, value) in [("evidence", &d.evidence), ("note", &d.note)] {
+            if let Some(v) = value {
+                out.push(Line::styled(
+                    format!("      {label}: {}", clean(v)),
+                    theme.dim(),
+                ));
+            }
+        }
+    }
+    for r in &detail.retry_requests {
+        out.push(Line::raw(format!(
+            "  retry request {} by {}: {}",
+            r.id,
+            clean(&r.requested_by),
+            clean(&r.status)
+        )));
+    }
+    out.push(Line::raw(""));
+
+    out.push(heading(theme, "Params"));
+    match &op.params {
+        None => out.push(Line::styled("  not retained by the service", theme.dim())),
+        Some(p) => {
+            let pretty = serde_json::from_str::<serde_json::Value>(p)
+                .ok()
+                .and_then(|v| serde_json::to_string_pretty(&v).ok())
+                .unwrap_or_else(|| p.clone());
+            for line in sanitize_multiline(&pretty).lines() {
+                out.push(Line::raw(format!("  {line}")));
+            }
+        }
+    }
+    out
+}
+
+/// `MM-DD HH:MM:SS` of a ledger time, or the text as it is.
+fn short_time(t: &str) -> String {
+    match parse_time(t) {
+        Some(at) => at.format("%m-%d %H:%M:%S").to_string(),
+        None => clean(t),
+    }
+}
+
+/// One line of the timeline, with what orders it.
+struct Moment {
+    at: Option<DateTime<Utc>>,
+    /// Attempt number; events outside an attempt sort after those at the
+    /// same time.
+    attempt: i64,
+    /// A start, then its events, then its end, when they share a time.
+    rank: u8,
+    seq: usize,
+    text_at: String,
+    text: String,
+}
+
+/// Attempts and events merged in time order: (time, text).
+fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
+    let mut items: Vec<Moment> = Vec::new();
+    for (seq, a) in detail.attempts.iter().enumerate() {
+        items.push(Moment {
+            at: parse_time(&a.started_at),
+            attempt: a.attempt,
+            rank: 0,
+            seq,
+            text_at: a.started_at.clone(),
+            text: format!("attempt {} started", a.attempt),
+        });
+        let (at, text_at, text) = match &a.ended_at {
+            Some(end) => {
+                let mut text =
+                    format!("attempt {} ended: {}", a.attempt, clean(a.outcome.as_str()));
+                if let Some(e) = &a.error {
+                    text.push_str(&format!(" ({})", clean(e)));
+                }
+                (parse_time(end), end.clone(), text)
+            }
+            None => (
+                None,
+                String::new(),
+                format!(
+                    "attempt {}: {} (no end recorded)",
+                    a.attempt,
+                    clean(a.outcome.as_str())
+                ),
+            ),
+        };
+        items.push(Moment {
+            at,
+            attempt: a.attempt,
+            rank: 2,
+            seq,
+            text_at,
+            text,
+        });
+    }
+    for (seq, e) in detail.events.iter().enumerate() {
+        let mut text = match e.attempt {
+            Some(n) => format!("[{n}] {}", clean(&e.event)),
+            None => clean(&e.event),
+        };
+        if let Some(d) = &e.detail {
+            text.push_str(&format!(" {}", clean(d)));
+        }
+        items.push(Moment {
+            at: parse_time(&e.at),
+            attempt: e.attempt.unwrap_or(i64::MAX),
+            rank: 1,
+            seq,
+            text_at: e.at.clone(),
+            text,
+        });
+    }
+    items.sort_by_key(|m| (m.at.is_none(), m.at, m.attempt, m.rank, m.seq));
+    items.into_iter().map(|m| (m.text_at, m.text)).collect()
+}

@@ -1,0 +1,68 @@
+//! The two bottom lines: the status line (messages, refusals, the filter
+//! being typed and its parse error) and key hints from the keymap.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::clean;
+use super::theme::Theme;
+use crate::app::{Action, App, Mode};
+use crate::domain::DecisionKind;
+
+pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
+    let line = match (app.mode, app.current_list()) {
+        (Mode::Filter, Some(list)) => {
+            let mut spans = vec![
+                Span::styled("/", theme.key()),
+                Span::raw(format!("{}▏", clean(&list.filter_text))),
+            ];
+            if let Some(e) = &list.filter_error {
+                spans.push(Span::styled(format!("  {}", clean(e)), theme.error()));
+            }
+            Line::from(spans)
+        }
+        _ => match &app.status {
+            Some(s) => Line::styled(
+                clean(&s.text),
+                if s.error {
+                    theme.error()
+                } else {
+                    Style::default()
+                },
+            ),
+            None => match app.current_list().and_then(|l| l.filter_error.as_ref()) {
+                Some(e) => Line::styled(format!("filter: {}", clean(e)), theme.error()),
+                None => Line::raw(""),
+            },
+        },
+    };
+    frame.render_widget(Paragraph::new(line), status);
+
+    let actions: Vec<Action> = match app.mode {
+        Mode::Normal => vec![
+            Action::Help,
+            Action::ToggleDetail,
+            Action::StartFilter,
+            Action::ToggleMark,
+            Action::Decide(DecisionKind::Applied),
+            Action::Decide(DecisionKind::NotApplied),
+            Action::Decide(DecisionKind::RetrySameKey),
+            Action::Decide(DecisionKind::CancelRetry),
+            Action::Undo,
+            Action::Quit,
+        ],
+        Mode::Filter => vec![Action::Accept, Action::Back],
+        Mode::Form => vec![Action::Confirm, Action::Back, Action::NextField],
+        Mode::Help => vec![Action::Back],
+    };
+    let mut spans = Vec::new();
+    for (key, what) in app.keymap.hints(app.mode.key_mode(), &actions) {
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::styled(format!(" {what}  "), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), hints);
+}
+
+use ratatui::style::Style;

@@ -1,0 +1,199 @@
+//! The decision popup: exactly what will be written (kind, operations, state
+//! change, result id, evidence, note, override), and every rule check with
+//! its verdict, recomputed from the model on each frame so it follows what
+//! the operator types.
+
+use ratatui::Frame;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+use super::theme::Theme;
+use super::{centered, clean};
+use crate::app::App;
+use crate::app::form::{DecisionForm, Field, PlannedDecision};
+use crate::domain::DecisionKind;
+use crate::domain::rules::{RuleCheck, Verdict};
+use crate::keymap::KeyMode;
+
+fn verb(kind: DecisionKind) -> &'static str {
+    match kind {
+        DecisionKind::Applied => "Record applied",
+        DecisionKind::NotApplied => "Record not applied",
+        DecisionKind::RetrySameKey => "Retry with the same key",
+        DecisionKind::CancelRetry => "Cancel the pending retry",
+        DecisionKind::Reopen => "Reopen (undo)",
+    }
+}
+
+pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
+    let Some(form) = &app.form else { return };
+    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
+    let n = form.targets.len();
+    let title = format!(
+        " {} — {n} operation{} ",
+        verb(form.kind),
+        if n == 1 { "" } else { "s" }
+    );
+    let block = Block::bordered().title(Span::styled(title, theme.title()));
+    frame.render_widget(Clear, area);
+    let lines = lines(app, theme, form);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}
+
+fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if form.details.is_none() {
+        out.push(Line::styled("reading the operations…", theme.dim()));
+        return out;
+    }
+    let plan = form.plan(&app.operator, app.now);
+    // What will be written, per operation.
+    for p in &plan {
+        out.push(target_line(theme, p));
+    }
+    if let Some(undoes) = form.undoes {
+        out.push(Line::raw(format!("undoes decision {undoes}")));
+    }
+    out.push(Line::raw(""));
+    for field in form.fields() {
+        out.push(field_line(theme, form, field));
+    }
+    out.push(Line::raw(""));
+    out.push(Line::styled("Checks", theme.title()));
+    match plan.as_slice() {
+        [only] => {
+            for c in &only.checks {
+                out.push(check_line(theme, c, None));
+            }
+        }
+        many => {
+            for p in many {
+                let shown: Vec<&RuleCheck> = p
+                    .checks
+                    .iter()
+                    .filter(|c| !matches!(c.verdict, Verdict::Pass(_)))
+                    .collect();
+                if shown.is_empty() {
+                    out.push(Line::from(vec![
+                        Span::styled(" pass ", theme.pass()),
+                        Span::raw(format!(
+                            "#{} all {} checks pass",
+                            p.draft.op_id,
+                            p.checks.len()
+                        )),
+                    ]));
+                }
+                for c in shown {
+                    out.push(check_line(theme, c, Some(p)));
+                }
+            }
+        }
+    }
+    out.push(Line::raw(""));
+    let refused = plan.iter().filter(|p| p.refused().is_some()).count();
+    if refused > 0 {
+        out.push(Line::styled(
+            format!(
+                "{refused} of {} refused: enter records nothing until every check passes",
+                plan.len()
+            ),
+            theme.fail(),
+        ));
+    }
+    if let Some(problem) = &form.problem {
+        out.push(Line::styled(clean(problem), theme.error()));
+    }
+    let hints = app.keymap.hints(
+        KeyMode::Form,
+        &[
+            crate::app::Action::Confirm,
+            crate::app::Action::Back,
+            crate::app::Action::NextField,
+            crate::app::Action::ToggleOverride,
+        ],
+    );
+    let mut spans = Vec::new();
+    for (key, what) in hints {
+        if what == "toggle override" && !form.fields().contains(&Field::Override) {
+            continue;
+        }
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::raw(format!(" {what}  ")));
+    }
+    out.push(Line::from(spans));
+    out
+}
+
+fn target_line(theme: Theme, p: &PlannedDecision) -> Line<'static> {
+    let to = p.to.as_ref().map_or("?".to_string(), |s| clean(s.as_str()));
+    let mut spans = vec![
+        Span::styled(format!("#{} ", p.draft.op_id), theme.title()),
+        Span::raw(format!(
+            "{} → {}  version {}",
+            clean(p.from.as_str()),
+            to,
+            p.draft.expected_version
+        )),
+    ];
+    if let Some(r) = &p.draft.result_id {
+        spans.push(Span::raw(format!("  result id {}", clean(r))));
+    }
+    Line::from(spans)
+}
+
+fn field_line(theme: Theme, form: &DecisionForm, field: Field) -> Line<'static> {
+    let focused = form.focus == field;
+    let value = match field {
+        Field::ResultId => form.result_id.clone(),
+        Field::Evidence => form.evidence.clone(),
+        Field::Note => form.note.clone(),
+        Field::ConfirmCount => form.confirm_count.clone(),
+        Field::Override => if form.override_committed {
+            "[x] yes, with a note"
+        } else {
+            "[ ] no"
+        }
+        .to_string(),
+    };
+    let label = match field {
+        Field::ConfirmCount => format!("type {} to confirm", form.targets.len()),
+        Field::ResultId if form.is_multi() => {
+            "result id (blank: each one's committed effect)".to_string()
+        }
+        f => f.label().to_string(),
+    };
+    let cursor = if focused && field != Field::Override {
+        "▏"
+    } else {
+        ""
+    };
+    Line::from(vec![
+        Span::styled(if focused { "> " } else { "  " }, theme.key()),
+        Span::styled(
+            format!("{label:<14} "),
+            if focused { theme.focus() } else { theme.dim() },
+        ),
+        Span::raw(format!("{}{cursor}", clean(&value))),
+    ])
+}
+
+fn check_line(theme: Theme, c: &RuleCheck, row: Option<&PlannedDecision>) -> Line<'static> {
+    let (tag, style) = match c.verdict {
+        Verdict::Pass(_) => (" pass ", theme.pass()),
+        Verdict::Fail(_) => (" FAIL ", theme.fail()),
+        Verdict::Note(_) => (" note ", theme.note()),
+    };
+    let who = row
+        .map(|p| format!("#{} ", p.draft.op_id))
+        .unwrap_or_default();
+    Line::from(vec![
+        Span::styled(tag, style),
+        Span::raw(format!("{who}{:<22} ", c.rule.label())),
+        Span::raw(clean(c.verdict.text())),
+    ])
+}

@@ -1,0 +1,86 @@
+//! The two top lines: which ledger, who, read-only and live markers; the
+//! view tabs and the counts per state (from the worker; "counting…" until it
+//! answers).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use super::{clean, duration};
+use crate::app::{App, ListId, View};
+use crate::domain::State;
+
+pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Rect) {
+    let mut spans = vec![
+        Span::styled("settle ", theme.title()),
+        Span::raw(clean(&app.ledger_path)),
+        Span::styled("  operator ", theme.dim()),
+        Span::raw(clean(&app.operator)),
+        Span::raw("  "),
+    ];
+    if app.read_only {
+        spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
+        spans.push(Span::raw(" "));
+    }
+    spans.push(Span::styled("● live", theme.live()));
+    if let Some(at) = app.last_change {
+        spans.push(Span::styled(
+            format!(" · changed {} ago", duration((app.now - at).num_seconds())),
+            theme.dim(),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), header);
+
+    let mut spans = Vec::new();
+    for (i, view) in View::ALL.iter().enumerate() {
+        let count = match view {
+            View::Queue => app.list(ListId::Queue).count,
+            View::All => app.list(ListId::All).count,
+            _ => None,
+        };
+        let label = match count {
+            Some(n) => format!(" {} {} {n} ", i + 1, view.title()),
+            None => format!(" {} {} ", i + 1, view.title()),
+        };
+        let style = if *view == app.view {
+            theme.selected()
+        } else {
+            theme.dim()
+        };
+        spans.push(Span::styled(label, style));
+    }
+    spans.push(Span::raw(" │ "));
+    match &app.counts {
+        None => spans.push(Span::styled("counting…", theme.dim())),
+        Some(counts) => {
+            for state in State::KNOWN.iter() {
+                let n = counts.get(state);
+                if n == 0 {
+                    continue;
+                }
+                spans.push(Span::styled(state.to_string(), theme.state(state)));
+                spans.push(Span::raw(format!(" {n} ")));
+                if *state == State::Reserved && counts.stale_reserved > 0 {
+                    spans.push(Span::styled(
+                        format!("(stale {}) ", counts.stale_reserved),
+                        theme.dim(),
+                    ));
+                }
+            }
+            for (state, n) in counts
+                .by_state
+                .iter()
+                .filter(|(s, _)| matches!(s, State::Unrecognized(_)))
+            {
+                spans.push(Span::styled(clean(state.as_str()), theme.state(state)));
+                spans.push(Span::raw(format!(" {n} ")));
+            }
+            if counts.total == 0 {
+                spans.push(Span::styled("no operations", theme.dim()));
+            }
+        }
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), tabs);
+}

@@ -1,0 +1,82 @@
+//! Styles for every element, in one place. Under NO_COLOR the theme uses only
+//! bold, dim, underline and reverse, so nothing depends on colour to be read
+//! (states and verdicts also carry words).
+
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::domain::State;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    fn fg(self, c: Color) -> Style {
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
+    }
+
+    pub fn title(self) -> Style {
+        Style::new().add_modifier(Modifier::BOLD)
+    }
+
+    pub fn dim(self) -> Style {
+        Style::new().add_modifier(Modifier::DIM)
+    }
+
+    pub fn key(self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn selected(self) -> Style {
+        Style::new().add_modifier(Modifier::REVERSED)
+    }
+
+    pub fn marked(self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn error(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn pass(self) -> Style {
+        self.fg(Color::Green)
+    }
+
+    pub fn fail(self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn note(self) -> Style {
+        self.fg(Color::Yellow)
+    }
+
+    pub fn read_only(self) -> Style {
+        self.fg(Color::Yellow)
+            .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+    }
+
+    pub fn live(self) -> Style {
+        self.fg(Color::Green)
+    }
+
+    pub fn focus(self) -> Style {
+        Style::new().add_modifier(Modifier::UNDERLINED | Modifier::BOLD)
+    }
+
+    pub fn state(self, state: &State) -> Style {
+        match state {
+            State::Unknown | State::Exhausted => self.fg(Color::Yellow),
+            State::Conflict => self.fg(Color::Red),
+            State::Reserved | State::RetryPending => self.fg(Color::Cyan),
+            State::Completed => self.fg(Color::Green),
+            State::NotApplied => self.fg(Color::Blue),
+            State::Unrecognized(_) => self.fg(Color::Magenta),
+        }
+    }
+}
