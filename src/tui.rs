@@ -255,17 +255,24 @@ fn dispatch(app: &mut App, ledger: &mut Ledger, counter: &Counter, action: Actio
     let mut queue = VecDeque::from([action]);
     while let Some(action) = queue.pop_front() {
         for effect in app::update(app, action) {
-            queue.extend(perform(ledger, counter, app.now, effect));
+            match effect {
+                // Off the screen path. A worker that died answers nothing;
+                // the header keeps saying "counting…" rather than guessing.
+                Effect::Count(lists) => {
+                    let _ = counter.jobs.send(CountJob {
+                        lists,
+                        now: app.now,
+                    });
+                }
+                effect => queue.extend(perform(ledger, app.now, effect)),
+            }
         }
     }
 }
 
-fn perform(
-    ledger: &mut Ledger,
-    counter: &Counter,
-    now: DateTime<Utc>,
-    effect: Effect,
-) -> Vec<Action> {
+/// Performs one effect against the ledger at `now` and returns what came of
+/// it. Counts run here only when no worker takes them (tests).
+pub(crate) fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Action> {
     let failed = |e: Error| vec![Action::LoadFailed(first_line(&e))];
     match effect {
         Effect::LoadPage {
@@ -334,7 +341,7 @@ fn perform(
                 .iter()
                 .map(|draft| DecisionResult {
                     op: draft.op_id,
-                    outcome: match ledger.record_decision(draft, Utc::now()) {
+                    outcome: match ledger.record_decision(draft, now) {
                         Ok(receipt) => DecisionOutcome::Recorded(receipt),
                         Err(Error::Refused { rule, reason, .. }) => DecisionOutcome::Refused {
                             rule: rule.label().to_string(),
@@ -357,10 +364,8 @@ fn perform(
             vec![Action::DecisionsRecorded(results)]
         }
         Effect::Count(lists) => {
-            // A worker that died answers nothing; the header keeps saying
-            // "counting…" rather than showing numbers it does not have.
-            let _ = counter.jobs.send(CountJob { lists, now });
-            Vec::new()
+            let job = CountJob { lists, now };
+            vec![count(ledger, &job).unwrap_or_else(|e| Action::LoadFailed(first_line(&e)))]
         }
     }
 }

@@ -6,6 +6,8 @@
 
 pub mod form;
 pub mod layout;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod window;
 
 use std::collections::BTreeSet;
@@ -363,6 +365,19 @@ impl App {
 
 /// Applies `action` to the model and returns what the shell must do.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    let effects = apply(app, action);
+    // Any action may change the list pane's height (detail opened, resize,
+    // a page replaced): keep the cursor on screen whatever happened.
+    let height = app.visible_rows();
+    if let Some(id) = app.view.list() {
+        app.list_mut(id).window.scroll_to_cursor(height);
+    } else {
+        app.audit.scroll_to_cursor(height);
+    }
+    effects
+}
+
+fn apply(app: &mut App, action: Action) -> Vec<Effect> {
     match action {
         Action::Tick(now) => {
             app.now = now;

@@ -255,7 +255,7 @@ mod tests {
             20,
         );
         for _ in 0..50 {
-            if let Some((seek, merge)) = w.move_by(25, 20) {
+            if let Some((seek, merge)) = w.move_by(20, 20) {
                 let Fetch::After(id) = seek else {
                     panic!("{seek:?}")
                 };
@@ -263,7 +263,7 @@ mod tests {
             }
         }
         assert!(w.rows.len() <= MAX_BUFFER);
-        assert_eq!(w.selected(), Some(&Row(10_000 - 50 * 25)));
+        assert_eq!(w.selected(), Some(&Row(10_000 - 50 * 20)));
         assert!(!w.at_start);
     }
 

@@ -1,0 +1,230 @@
+//! Test fixtures: a temp ledger with one operation per situation the
+//! console must show, an [`App`] on it, and key scripts driven through the
+//! real keymap with effects performed synchronously against the ledger.
+
+use chrono::{DateTime, Utc};
+use tempfile::TempDir;
+
+use super::{Action, App, Effect, update};
+use crate::domain::{
+    NewAttempt, NewEvent, NewOperation, OpTypeContract, Outcome, State, parse_time,
+};
+use crate::keymap::{Key, Keymap};
+use crate::store::Ledger;
+
+pub const NOW: &str = "2026-11-06T12:00:00Z";
+
+pub fn now() -> DateTime<Utc> {
+    parse_time(NOW).unwrap()
+}
+
+pub struct Harness {
+    pub app: App,
+    pub ledger: Ledger,
+    pub _dir: TempDir,
+}
+
+fn op(account: &str, op_type: &str, key: &str, state: State) -> NewOperation {
+    NewOperation {
+        account: account.into(),
+        op_type: op_type.into(),
+        idem_key: key.into(),
+        fingerprint: "sha256:9f2c1e0b7a".into(),
+        params: Some(r#"{"report":"weekly-sales","week":"2026-W45"}"#.into()),
+        state,
+        result_id: None,
+        max_attempts: 3,
+        deadline_at: None,
+        lease_expires_at: None,
+        key_expires_at: Some("2026-11-07T10:00:00Z".into()),
+        created_at: "2026-11-06T10:00:00Z".into(),
+        updated_at: "2026-11-06T11:58:00Z".into(),
+        attempts: Vec::new(),
+        events: Vec::new(),
+    }
+}
+
+fn attempt(n: i64, start: &str, end: &str, outcome: Outcome, error: Option<&str>) -> NewAttempt {
+    NewAttempt {
+        attempt: n,
+        started_at: start.into(),
+        ended_at: Some(end.into()),
+        outcome,
+        error: error.map(str::to_string),
+        response: None,
+    }
+}
+
+fn event(n: i64, at: &str, event: &str, detail: Option<&str>) -> NewEvent {
+    NewEvent {
+        attempt: Some(n),
+        at: at.into(),
+        event: event.into(),
+        detail: detail.map(str::to_string),
+    }
+}
+
+/// The fixture operations, oldest first (ids 1..=7; lists show 7 first).
+pub fn fixture() -> Vec<NewOperation> {
+    let mut ops = Vec::new();
+
+    let mut completed = op("gamma", "create_report", "k-done", State::Completed);
+    completed.result_id = Some("report-9".into());
+    completed.updated_at = "2026-11-05T09:00:00Z".into();
+    ops.push(completed);
+
+    let mut live = op("gamma", "create_report", "k-live", State::Reserved);
+    live.lease_expires_at = Some("2026-11-06T12:05:00Z".into());
+    ops.push(live);
+
+    let mut stale = op("beta", "create_report", "k-stale", State::Reserved);
+    stale.lease_expires_at = Some("2026-11-06T11:00:00Z".into());
+    stale.updated_at = "2026-11-06T10:30:00Z".into();
+    ops.push(stale);
+
+    let mut conflict = op("beta", "create_report", "k-conflict", State::Conflict);
+    conflict.attempts = vec![attempt(
+        1,
+        "2026-11-06T10:00:00Z",
+        "2026-11-06T10:00:01Z",
+        Outcome::Conflict,
+        Some("fingerprint mismatch"),
+    )];
+    conflict.events = vec![event(1, "2026-11-06T10:00:01Z", "rejected_mismatch", None)];
+    ops.push(conflict);
+
+    let mut exhausted = op("acme", "place_order", "k-order", State::Exhausted);
+    exhausted.attempts = (1..=3)
+        .map(|n| {
+            let start = format!("2026-11-06T10:0{}:00Z", n * 2);
+            let end = format!("2026-11-06T10:0{}:30Z", n * 2);
+            attempt(n, &start, &end, Outcome::Timeout, Some("provider timeout"))
+        })
+        .collect();
+    exhausted.events = vec![event(3, "2026-11-06T10:06:30Z", "budget_exhausted", None)];
+    ops.push(exhausted);
+
+    let mut evil = op(
+        "evil\u{1b}[31m",
+        "create_report",
+        "k-\u{1b}]0;pwned\u{7}x",
+        State::Unknown,
+    );
+    evil.params = Some("{\"note\":\"\\u001b[2Jclear\"}".into());
+    ops.push(evil);
+
+    let mut unknown = op("acme", "create_report", "k-report-1", State::Unknown);
+    unknown.attempts = vec![attempt(
+        1,
+        "2026-11-06T10:00:00Z",
+        "2026-11-06T10:00:30Z",
+        Outcome::Timeout,
+        Some("read timeout"),
+    )];
+    unknown.events = vec![
+        event(1, "2026-11-06T10:00:00Z", "reserved", None),
+        event(
+            1,
+            "2026-11-06T10:00:02Z",
+            "committed",
+            Some(r#"{"effect_id":"report-1"}"#),
+        ),
+        event(1, "2026-11-06T10:00:30Z", "timeout", None),
+    ];
+    ops.push(unknown);
+    ops
+}
+
+pub fn contracts() -> Vec<OpTypeContract> {
+    vec![
+        OpTypeContract {
+            op_type: "create_report".into(),
+            idempotent: true,
+            key_retention_s: None,
+            description: Some("reports service".into()),
+        },
+        OpTypeContract {
+            op_type: "place_order".into(),
+            idempotent: false,
+            key_retention_s: None,
+            description: None,
+        },
+    ]
+}
+
+impl Harness {
+    pub fn new() -> Harness {
+        Harness::with(&fixture())
+    }
+
+    pub fn with(ops: &[NewOperation]) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.db");
+        let mut ledger = Ledger::create(&path).unwrap();
+        ledger.import(ops, &contracts()).unwrap();
+        let mut app = App::new(
+            "/srv/ledger.db".into(),
+            "alice".into(),
+            false,
+            Keymap::default_keymap(),
+            now(),
+        );
+        app.size = (100, 30);
+        let mut h = Harness {
+            app,
+            ledger,
+            _dir: dir,
+        };
+        h.act(Action::ShowView(super::View::Queue));
+        h
+    }
+
+    /// Applies `action`, performs every effect against the ledger and
+    /// feeds the results back; returns the effects `update` asked for.
+    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+        let mut asked = Vec::new();
+        let mut queue = std::collections::VecDeque::from([action]);
+        while let Some(action) = queue.pop_front() {
+            for effect in update(&mut self.app, action) {
+                asked.push(effect.clone());
+                queue.extend(crate::tui::perform(&mut self.ledger, self.app.now, effect));
+            }
+        }
+        asked
+    }
+
+    /// Presses each space-separated key of `script` through the keymap.
+    pub fn keys(&mut self, script: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for token in script.split_whitespace() {
+            let key = Key::parse(token).unwrap_or_else(|| panic!("no key {token:?}"));
+            if let Some(action) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
+                effects.extend(self.act(action));
+            }
+        }
+        effects
+    }
+
+    /// Types `text` as printable keys (into the filter or a form field).
+    pub fn type_text(&mut self, text: &str) -> Vec<Effect> {
+        let mut effects = Vec::new();
+        for c in text.chars() {
+            let key = Key {
+                name: crate::keymap::KeyName::Char(c),
+                ctrl: false,
+            };
+            if let Some(action) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
+                effects.extend(self.act(action));
+            }
+        }
+        effects
+    }
+
+    pub fn selected_key(&self) -> String {
+        self.app
+            .current_list()
+            .and_then(|l| l.window.selected())
+            .map(|r| r.idem_key.clone())
+            .unwrap_or_default()
+    }
+}
