@@ -17,6 +17,7 @@
 pub mod app;
 pub mod cli;
 pub mod commands;
+pub mod demo;
 pub mod domain;
 pub mod drill;
 pub mod error;
