@@ -24,6 +24,7 @@ pub mod error;
 pub mod keymap;
 pub mod query;
 pub mod store;
+pub mod synth;
 pub mod text;
 pub mod tui;
 pub mod ui;
