@@ -15,7 +15,7 @@ use crate::cli::{
 use crate::domain::rules::{self, Verdict};
 use crate::domain::{
     Decision, DecisionDraft, DecisionId, DecisionKind, OperationDetail, OperationRow, State,
-    parse_time,
+    human_duration, parse_time,
 };
 use crate::error::{Error, Result};
 use crate::query::Query;
@@ -214,20 +214,12 @@ fn state_label(row: &OperationRow, now: DateTime<Utc>) -> String {
     }
 }
 
-/// How long ago, in the largest unit that fits: `45s`, `12m`, `3h`, `9d`.
+/// How long ago `since` was, as [`human_duration`] puts it.
 pub fn age(since: &str, now: DateTime<Utc>) -> String {
-    let Some(t) = parse_time(since) else {
-        return "?".to_string();
-    };
-    let secs = (now - t).num_seconds();
-    let (sign, secs) = if secs < 0 { ("-", -secs) } else { ("", secs) };
-    let text = match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86_400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    };
-    format!("{sign}{text}")
+    match parse_time(since) {
+        Some(t) => human_duration((now - t).num_seconds()),
+        None => "?".to_string(),
+    }
 }
 
 fn row_json(row: &OperationRow, now: DateTime<Utc>) -> Value {
@@ -487,7 +479,7 @@ fn detail_text(detail: &OperationDetail, now: DateTime<Utc>) -> String {
                 "receiver NOT verified idempotent"
             },
             c.key_retention_s
-                .map(|r| format!(", keys kept {r}s"))
+                .map(|r| format!(", keys kept {}", human_duration(r)))
                 .unwrap_or_else(|| ", keys kept forever".to_string())
         ),
         None => "no op_types row: contract unknown".to_string(),

@@ -456,3 +456,16 @@ pub struct NewEvent {
     /// A JSON object as text, or `None`.
     pub detail: Option<String>,
 }
+
+/// A span of seconds in the largest unit that fits: `45s`, `12m`, `3h`,
+/// `9d`; negative spans (the future) keep their sign.
+pub fn human_duration(secs: i64) -> String {
+    let (sign, secs) = if secs < 0 { ("-", -secs) } else { ("", secs) };
+    let text = match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    };
+    format!("{sign}{text}")
+}
