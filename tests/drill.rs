@@ -67,6 +67,11 @@ fn seven_cases_flag_both_duplicates_and_the_exhausted_case() {
         verdicts(&analysis, Verdict::Conflict),
         ["parameter_mismatch"]
     );
+    assert!(
+        findings_of(&analysis, "parameter_mismatch")
+            .iter()
+            .any(|t| t.starts_with("conflict: attempt 2 was refused"))
+    );
     assert_eq!(
         verdicts(&analysis, Verdict::Safe),
         ["stable_key", "fault_before_effect", "later_invocation"]

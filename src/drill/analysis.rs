@@ -430,10 +430,17 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
             );
         }
         Verdict::DuplicateEffect
-    } else if attempts
+    } else if let Some(refused) = attempts
         .iter()
-        .any(|a| a.class == AttemptClass::InvalidIntent)
+        .find(|a| a.class == AttemptClass::InvalidIntent)
     {
+        note(
+            Severity::Warning,
+            format!(
+                "conflict: attempt {} was refused as a different intent under a used key; nothing was applied for it",
+                refused.attempt
+            ),
+        );
         Verdict::Conflict
     } else if budget_exhausted || last_class != Some(AttemptClass::AppliedAcknowledged) {
         let why = if budget_exhausted {
