@@ -817,8 +817,61 @@ fn audit(args: &AuditArgs) -> Result<()> {
 
 fn drill(command: DrillCommand) -> Result<()> {
     match command {
-        DrillCommand::Show { .. } | DrillCommand::Import { .. } => Err(Error::Usage(
-            "drill commands are not built into this settle yet".to_string(),
-        )),
+        DrillCommand::Show { files, format } => {
+            let mut read = Vec::with_capacity(files.len());
+            for path in &files {
+                let file = crate::drill::read_file(path)?;
+                for w in &file.warnings {
+                    eprintln!("settle: {}: {}", path.display(), sanitize(w));
+                }
+                let analysis = crate::drill::analyse(&file);
+                read.push((file, analysis));
+            }
+            match format {
+                ShowFormat::Text => {
+                    emit(|out| out.write_all(crate::drill::render_text(&read).as_bytes()))
+                }
+                ShowFormat::Json => emit(|out| {
+                    writeln!(
+                        out,
+                        "{}",
+                        serde_json::to_string_pretty(&crate::drill::render_json(&read))
+                            .unwrap_or_default()
+                    )
+                }),
+            }
+        }
+        DrillCommand::Import { file, ledger } => {
+            let drill = crate::drill::read_file(&file)?;
+            for w in &drill.warnings {
+                eprintln!("settle: {}: {}", file.display(), sanitize(w));
+            }
+            let source = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "drill".to_string());
+            let plan = crate::drill::import_plan(&drill, &source);
+            let mut ledger = open(&ledger, false)?;
+            let report = ledger.import(&plan, &[])?;
+            let mut states: Vec<(String, usize)> = Vec::new();
+            for op in &plan {
+                match states.iter_mut().find(|(s, _)| s == op.state.as_str()) {
+                    Some((_, n)) => *n += 1,
+                    None => states.push((op.state.to_string(), 1)),
+                }
+            }
+            let states: Vec<String> = states.iter().map(|(s, n)| format!("{n} {s}")).collect();
+            emit(|out| {
+                writeln!(
+                    out,
+                    "{}: {} case(s) ({}): {} imported, {} already in the ledger (left as they are)",
+                    file.display(),
+                    plan.len(),
+                    states.join(", "),
+                    report.inserted,
+                    report.already_present
+                )
+            })
+        }
     }
 }
