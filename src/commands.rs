@@ -108,21 +108,8 @@ fn list(args: &ListArgs, now: DateTime<Utc>) -> Result<()> {
         None => Query::default(),
     };
     query.queue |= args.queue;
-    for s in &args.state {
-        if s == "queue" {
-            query.queue = true;
-            continue;
-        }
-        query.states.push(State::parse_known(s).ok_or_else(|| {
-            Error::Usage(format!(
-                "--state: unknown state {s:?}; states are {}",
-                State::KNOWN
-                    .iter()
-                    .map(State::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?);
+    if !args.state.is_empty() {
+        query = query.and(Query::parse(&format!("state:{}", args.state.join(",")))?);
     }
     let ledger = open(&args.ledger, args.read_only)?;
     let want = if args.all { usize::MAX } else { args.limit };

@@ -129,14 +129,9 @@ impl Operation {
         format!("{}/{}/{}", self.account, self.op_type, self.idem_key)
     }
 
-    /// A `reserved` operation whose lease has passed (or that has no lease at
-    /// all: nobody can be said to own it).
+    /// See [`stale_reservation`].
     pub fn is_stale_reservation(&self, now: DateTime<Utc>) -> bool {
-        self.state == State::Reserved
-            && match self.lease_expires_at.as_deref() {
-                None => true,
-                Some(t) => parse_time(t).is_some_and(|lease| lease <= now),
-            }
+        stale_reservation(&self.state, self.lease_expires_at.as_deref(), now)
     }
 
     /// In the triage queue of the contract: unknown, exhausted, conflict, and
@@ -360,11 +355,7 @@ pub struct OperationRow {
 
 impl OperationRow {
     pub fn is_stale_reservation(&self, now: DateTime<Utc>) -> bool {
-        self.state == State::Reserved
-            && match self.lease_expires_at.as_deref() {
-                None => true,
-                Some(t) => parse_time(t).is_some_and(|lease| lease <= now),
-            }
+        stale_reservation(&self.state, self.lease_expires_at.as_deref(), now)
     }
 }
 
@@ -400,6 +391,20 @@ pub struct DecisionReceipt {
     /// For `retry_same_key` on an `exhausted` operation: the attempt beyond
     /// `max_attempts` this retry spends.
     pub extra_attempt: bool,
+}
+
+/// A `reserved` operation whose lease has passed, or that has no lease at
+/// all (nobody can be said to own it), is stale: it joins the triage queue.
+pub fn stale_reservation(
+    state: &State,
+    lease_expires_at: Option<&str>,
+    now: DateTime<Utc>,
+) -> bool {
+    *state == State::Reserved
+        && match lease_expires_at {
+            None => true,
+            Some(t) => parse_time(t).is_some_and(|lease| lease <= now),
+        }
 }
 
 /// Formats a time the way the ledger stores it: RFC 3339, UTC, `Z`.
