@@ -88,18 +88,25 @@ fn colour() -> bool {
     io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Writes to stdout; a closed pipe (`settle list | head`) is not an error.
-fn emit(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+/// Writes to stdout. A closed pipe (`settle list | head`) is not an error:
+/// it returns `false`, and the caller stops producing.
+fn emit_page(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<bool> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match write(&mut out).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.map_err(|source| Error::Io {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
+        Err(source) => Err(Error::Io {
             path: PathBuf::from("<stdout>"),
             doing: "writing output".to_string(),
             source,
         }),
     }
+}
+
+/// Writes one whole output to stdout; see [`emit_page`].
+fn emit(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+    emit_page(write).map(|_| ())
 }
 
 fn list(args: &ListArgs, now: DateTime<Utc>) -> Result<()> {
@@ -126,69 +133,54 @@ pub(crate) fn write_list(
     now: DateTime<Utc>,
 ) -> Result<()> {
     const PAGE: usize = 1000;
-    let first = ledger.page(query, Seek::First, want.min(PAGE) + 1, now)?;
     let colour = colour();
-    emit(|out| {
-        let mut page = first;
-        let mut shown = 0usize;
-        let mut header = true;
-        let widths = TableWidths::of(&page, now);
-        loop {
-            let more = page.len() > want.min(PAGE).min(want - shown);
-            page.truncate(want.min(PAGE).min(want - shown));
-            for row in &page {
+    let mut widths: Option<TableWidths> = None;
+    let mut seek = Seek::First;
+    let mut shown = 0usize;
+    let mut more = false;
+    while shown < want {
+        let take = PAGE.min(want - shown);
+        let mut page = ledger.page(query, seek, take + 1, now)?;
+        more = page.len() > take;
+        page.truncate(take);
+        let widths = widths.get_or_insert_with(|| TableWidths::of(&page, now));
+        let first = shown == 0;
+        let open = emit_page(|out| {
+            for (i, row) in page.iter().enumerate() {
+                let header = first && i == 0;
                 match format {
-                    ListFormat::Table => {
-                        if header {
-                            widths.header(out)?;
-                        }
-                        widths.row(out, row, now, colour)?;
-                    }
-                    ListFormat::Json => {
-                        let sep = if header { "[\n  " } else { ",\n  " };
-                        write!(out, "{sep}{}", row_json(row, now))?;
-                    }
+                    ListFormat::Table if header => widths.header(out)?,
+                    ListFormat::Csv if header => writeln!(out, "{CSV_HEADER}")?,
+                    ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
+                    _ => {}
+                }
+                match format {
+                    ListFormat::Table => widths.row(out, row, now, colour)?,
+                    ListFormat::Json => write!(out, "{}", row_json(row, now))?,
                     ListFormat::Jsonl => writeln!(out, "{}", row_json(row, now))?,
-                    ListFormat::Csv => {
-                        if header {
-                            writeln!(out, "{}", CSV_HEADER)?;
-                        }
-                        writeln!(out, "{}", row_csv(row, now))?;
-                    }
+                    ListFormat::Csv => writeln!(out, "{}", row_csv(row, now))?,
                 }
-                header = false;
             }
-            shown += page.len();
-            let Some(last) = page.last().map(|r| r.id) else {
-                break;
-            };
-            if !more || shown >= want {
-                if more && format == ListFormat::Table {
-                    eprintln!(
-                        "settle: showing the newest {shown}; more match (--limit N or --all)"
-                    );
-                }
-                break;
-            }
-            page = ledger
-                .page(
-                    query,
-                    Seek::After(last),
-                    want.min(PAGE).min(want - shown) + 1,
-                    now,
-                )
-                .map_err(|e| io::Error::other(e.to_string()))?;
+            Ok(())
+        })?;
+        shown += page.len();
+        match page.last() {
+            Some(last) if more && open => seek = Seek::After(last.id),
+            _ => break,
         }
-        match format {
-            ListFormat::Json if header => writeln!(out, "[]"),
-            ListFormat::Json => writeln!(out, "\n]"),
-            ListFormat::Table if header => {
-                eprintln!("settle: no operations match");
-                Ok(())
-            }
-            _ => Ok(()),
+    }
+    let empty = shown == 0;
+    match format {
+        ListFormat::Json => {
+            emit(|out| writeln!(out, "{}", if empty { "[]" } else { "\n]" }))?;
         }
-    })
+        ListFormat::Table if empty => eprintln!("settle: no operations match"),
+        ListFormat::Table if more && shown >= want => {
+            eprintln!("settle: showing the newest {shown}; more match (--limit N or --all)")
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// `reserved (stale)` for a reservation whose lease passed; the state word
