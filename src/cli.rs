@@ -1,1 +1,229 @@
-//! (in progress)
+//! The command line: clap types, and their resolution into what the commands
+//! need (operator identity, formats). Parsing only; nothing here opens a
+//! ledger or prints.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const AFTER_HELP: &str = "\
+Exit status: 0 ok, 1 error, 2 usage, 3 refused by a rule of the contract,
+4 version conflict (another writer changed the operation; nothing written).
+
+Examples:
+  settle demo                                   open the console on sample data
+  settle ledger.db                              open the console on a ledger
+  settle list ledger.db --queue                 what needs a person
+  settle list ledger.db --filter 'type:create_report attempts>2'
+  settle show ledger.db acme/create_report/k-42
+  settle decide ledger.db 42 --applied --result-id report-1 --expect-version 3
+  settle decide ledger.db 42 --not-applied --evidence 'provider says no such order'
+  settle drill show drill-results.json";
+
+/// Settle operations whose outcome is unknown: triage the ledger's stuck
+/// operations and record, with evidence, whether each was applied.
+#[derive(Debug, Parser)]
+#[command(name = "settle", version, about, after_help = AFTER_HELP)]
+#[command(args_conflicts_with_subcommands = true, arg_required_else_help = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub console: ConsoleArgs,
+}
+
+/// Opening the console: `settle LEDGER [...]`.
+#[derive(Debug, Args)]
+pub struct ConsoleArgs {
+    /// The ledger (SQLite file) to open in the console.
+    pub ledger: Option<PathBuf>,
+
+    /// A retry-drill results file to show in the Drills view (repeatable).
+    #[arg(long = "drill", value_name = "FILE")]
+    pub drills: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub operator: OperatorArg,
+
+    /// Open without writing anything (no adoption, no decisions).
+    #[arg(long)]
+    pub read_only: bool,
+
+    /// A keymap file overriding the default keys.
+    #[arg(long, value_name = "FILE")]
+    pub keymap: Option<PathBuf>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct OperatorArg {
+    /// Who is deciding, for the audit trail [default: $SETTLE_OPERATOR, else the login name].
+    #[arg(long, env = "SETTLE_OPERATOR", value_name = "NAME")]
+    pub operator: Option<String>,
+}
+
+impl OperatorArg {
+    /// `--operator`, else `SETTLE_OPERATOR`, else the login name. `None` when
+    /// none is known: decisions then refuse rather than record "unknown".
+    pub fn resolve(&self) -> Option<String> {
+        self.operator
+            .clone()
+            .or_else(|| {
+                ["USER", "LOGNAME", "USERNAME"]
+                    .iter()
+                    .find_map(|v| std::env::var(v).ok())
+            })
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new, empty ledger (ledger-v1 schema).
+    Init {
+        /// Path of the new ledger file; must not exist.
+        ledger: PathBuf,
+    },
+    /// List operations, newest first.
+    List(ListArgs),
+    /// Show one operation: fields, attempts, events, decisions, what may be decided.
+    Show(ShowArgs),
+    /// Record a decision about an operation (atomic, audited, version-guarded).
+    Decide(DecideArgs),
+    /// The decisions, newest first.
+    Audit(AuditArgs),
+    /// Read retry-drill results, or bring their cases into a ledger.
+    Drill {
+        #[command(subcommand)]
+        command: DrillCommand,
+    },
+    /// Build a fresh ledger from the bundled sample data and open it.
+    Demo {
+        /// Folder for the sample ledger and drill file [default: a new folder in the temp dir].
+        dir: Option<PathBuf>,
+        /// Print the queue and the commands to try instead of opening the console.
+        #[arg(long)]
+        no_console: bool,
+    },
+    /// Print shell completions.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    pub ledger: PathBuf,
+    /// Only the triage queue: unknown, exhausted, conflict, stale reserved.
+    #[arg(long)]
+    pub queue: bool,
+    /// Only these states (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "S[,S]")]
+    pub state: Vec<String>,
+    /// A filter: state:S account:A type:T key:K attempts>N err:TEXT, free text.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// At most this many rows.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub limit: usize,
+    /// Every matching row, read a page at a time (overrides --limit).
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Table,
+    Json,
+    Jsonl,
+    Csv,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    pub ledger: PathBuf,
+    /// The operation: its id, or account/op_type/key.
+    pub op: String,
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
+pub struct DecideArgs {
+    pub ledger: PathBuf,
+    /// The operation: its id, or account/op_type/key.
+    pub op: String,
+
+    /// The effect exists: record `applied` (state completed). Needs --result-id or --evidence.
+    #[arg(long, group = "decision")]
+    pub applied: bool,
+    /// No effect occurred: record `not_applied`. Needs --evidence; a missing reply is not evidence.
+    #[arg(long, group = "decision", requires = "evidence")]
+    pub not_applied: bool,
+    /// Ask a worker to retry under the same key (only for idempotent receivers, key not expired).
+    #[arg(long, group = "decision")]
+    pub retry_same_key: bool,
+    /// Cancel a retry request that no worker has claimed yet.
+    #[arg(long, group = "decision")]
+    pub cancel_retry: bool,
+    /// Undo decision ID (the operation returns to its earlier state), if nothing changed since.
+    #[arg(long, group = "decision", value_name = "DECISION_ID")]
+    pub reopen: Option<i64>,
+
+    /// The result identifier of the effect (for --applied).
+    #[arg(long, value_name = "ID")]
+    pub result_id: Option<String>,
+    /// What shows the decision is right (a provider lookup, a ticket, a log line).
+    #[arg(long, value_name = "TEXT")]
+    pub evidence: Option<String>,
+    /// Record not_applied although the events show a committed effect (needs --note).
+    #[arg(long = "override", requires = "note")]
+    pub override_committed: bool,
+    /// A free note for the audit trail.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+    /// The operation version you looked at; the decision is written only if it is still current.
+    #[arg(long, value_name = "V")]
+    pub expect_version: Option<i64>,
+    #[command(flatten)]
+    pub operator: OperatorArg,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    pub ledger: PathBuf,
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub limit: usize,
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DrillCommand {
+    /// One line per case with an honest verdict, then the findings.
+    Show {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+        format: ShowFormat,
+    },
+    /// Bring each case into the ledger as an operation with its attempts and events.
+    Import { file: PathBuf, ledger: PathBuf },
+}

@@ -54,7 +54,7 @@ pub enum Error {
     /// nothing was written.
     #[error(
         "version conflict: operation {op} is at version {found} (state {state}), not {expected}{by}\n  nothing was written; look again (`settle show`) and decide on what is there now",
-        by = last_writer.as_deref().map(|w| format!("; last decision by {w}")).unwrap_or_default()
+        by = last_writer.as_deref().map(|w| format!("; last changed by {w}")).unwrap_or_default()
     )]
     VersionConflict {
         op: OperationId,

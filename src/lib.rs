@@ -17,12 +17,14 @@
 pub mod app;
 pub mod cli;
 pub mod commands;
+pub mod demo;
 pub mod domain;
 pub mod drill;
 pub mod error;
 pub mod keymap;
 pub mod query;
 pub mod store;
+pub mod synth;
 pub mod text;
 pub mod tui;
 pub mod ui;

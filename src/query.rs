@@ -127,7 +127,11 @@ impl Query {
             self.text.push(text.clone());
             return Ok(());
         };
-        if !name.chars().all(|c| c.is_ascii_alphabetic()) || name.is_empty() {
+        // `10:15` and `https://…` are text, not qualifiers.
+        if !name.chars().all(|c| c.is_ascii_alphabetic())
+            || name.is_empty()
+            || value.starts_with('/')
+        {
             self.text.push(text.clone());
             return Ok(());
         }

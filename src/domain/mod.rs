@@ -130,14 +130,9 @@ impl Operation {
         format!("{}/{}/{}", self.account, self.op_type, self.idem_key)
     }
 
-    /// A `reserved` operation whose lease has passed (or that has no lease at
-    /// all: nobody can be said to own it).
+    /// See [`stale_reservation`].
     pub fn is_stale_reservation(&self, now: DateTime<Utc>) -> bool {
-        self.state == State::Reserved
-            && match self.lease_expires_at.as_deref() {
-                None => true,
-                Some(t) => parse_time(t).is_some_and(|lease| lease <= now),
-            }
+        stale_reservation(&self.state, self.lease_expires_at.as_deref(), now)
     }
 
     /// In the triage queue of the contract: unknown, exhausted, conflict, and
@@ -361,11 +356,7 @@ pub struct OperationRow {
 
 impl OperationRow {
     pub fn is_stale_reservation(&self, now: DateTime<Utc>) -> bool {
-        self.state == State::Reserved
-            && match self.lease_expires_at.as_deref() {
-                None => true,
-                Some(t) => parse_time(t).is_some_and(|lease| lease <= now),
-            }
+        stale_reservation(&self.state, self.lease_expires_at.as_deref(), now)
     }
 }
 
@@ -401,6 +392,20 @@ pub struct DecisionReceipt {
     /// For `retry_same_key` on an `exhausted` operation: the attempt beyond
     /// `max_attempts` this retry spends.
     pub extra_attempt: bool,
+}
+
+/// A `reserved` operation whose lease has passed, or that has no lease at
+/// all (nobody can be said to own it), is stale: it joins the triage queue.
+pub fn stale_reservation(
+    state: &State,
+    lease_expires_at: Option<&str>,
+    now: DateTime<Utc>,
+) -> bool {
+    *state == State::Reserved
+        && match lease_expires_at {
+            None => true,
+            Some(t) => parse_time(t).is_some_and(|lease| lease <= now),
+        }
 }
 
 /// Formats a time the way the ledger stores it: RFC 3339, UTC, `Z`.
@@ -456,4 +461,17 @@ pub struct NewEvent {
     pub event: String,
     /// A JSON object as text, or `None`.
     pub detail: Option<String>,
+}
+
+/// A span of seconds in the largest unit that fits: `45s`, `12m`, `3h`,
+/// `9d`; negative spans (the future) keep their sign.
+pub fn human_duration(secs: i64) -> String {
+    let (sign, secs) = if secs < 0 { ("-", -secs) } else { ("", secs) };
+    let text = match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    };
+    format!("{sign}{text}")
 }

@@ -1,0 +1,550 @@
+//! The honest analysis of a drill: effects counted from the receiver's final
+//! state and cross-checked with its events, expectations recomputed rather
+//! than copied, one verdict per case, and every inconsistency reported as a
+//! finding instead of smoothed over. Pure: it reads a [`DrillFile`] and
+//! writes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::read::{DrillAttempt, DrillCase, DrillFile};
+
+/// What an attempt tells the caller about the effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptClass {
+    /// The fault struck before any effect: nothing was applied.
+    KnownNotApplied,
+    /// The receiver answered with success.
+    AppliedAcknowledged,
+    /// Timeout or error with no proof either way. After a commit the effect
+    /// exists, but the caller does not know it.
+    OutcomeUnknown,
+    /// The receiver refused the request as a different intent under a used
+    /// key (`conflict`, `rejected_mismatch`). Nothing was applied for it.
+    InvalidIntent,
+}
+
+impl AttemptClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptClass::KnownNotApplied => "known not applied",
+            AttemptClass::AppliedAcknowledged => "applied and acknowledged",
+            AttemptClass::OutcomeUnknown => "outcome unknown",
+            AttemptClass::InvalidIntent => "invalid or conflicting intent",
+        }
+    }
+}
+
+/// The safety verdict of one case. Independent of `passed`: a case that
+/// expected a duplicate and got it passed, and is still a duplicate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Safe,
+    DuplicateEffect,
+    /// The caller ended without knowing: budget exhausted or last outcome
+    /// unknown.
+    Unresolved,
+    Conflict,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::DuplicateEffect => "duplicate effect",
+            Verdict::Unresolved => "unresolved",
+            Verdict::Conflict => "conflict",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// The receiver did something the caller did not mean (a duplicate).
+    Error,
+    /// The file contradicts itself or its expectation.
+    Warning,
+    /// Worth knowing: a timeout after a commit, an unknown event word.
+    Note,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// `None` for a finding about the whole file.
+    pub case: Option<String>,
+    pub severity: Severity,
+    pub text: String,
+}
+
+/// One attempt, classified.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptAnalysis {
+    pub attempt: i64,
+    pub result: Option<String>,
+    pub fault: Option<String>,
+    pub class: AttemptClass,
+    /// A `committed` event belongs to this attempt.
+    pub committed: bool,
+}
+
+/// One `expected` field against what the file itself shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldCheck {
+    pub field: String,
+    pub expected: Value,
+    /// What this analysis computes from attempts and final state; `None` for
+    /// a field it cannot compute.
+    pub recomputed: Option<Value>,
+    pub observed: Option<Value>,
+}
+
+impl FieldCheck {
+    /// Whether the expectation holds, judged on the recomputed value when
+    /// there is one, else on the producer's observed value.
+    pub fn holds(&self) -> Option<bool> {
+        self.recomputed
+            .as_ref()
+            .or(self.observed.as_ref())
+            .map(|v| *v == self.expected)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseAnalysis {
+    pub case: String,
+    pub strategy: Option<String>,
+    pub attempts_used: usize,
+    pub max_attempts: Option<i64>,
+    pub budget_exhausted: bool,
+    /// Effects in the final state, or committed effects when the file has no
+    /// final state.
+    pub effect_count: usize,
+    /// Effect ids of `committed` events, in order.
+    pub committed_effects: Vec<String>,
+    /// Effect ids of `replayed` events, in order.
+    pub replayed_effects: Vec<String>,
+    /// More than one effect for one intent (same parameters).
+    pub duplicate: bool,
+    /// The last attempt's result; `exhausted` when it was a timeout or error
+    /// that used the last attempt of the budget (as the reference drill says).
+    pub caller_result: Option<String>,
+    pub attempts: Vec<AttemptAnalysis>,
+    pub checks: Vec<FieldCheck>,
+    /// The producer's `passed`.
+    pub passed_claimed: Option<bool>,
+    /// `passed` recomputed from the checks; `None` without `expected`.
+    pub passed_recomputed: Option<bool>,
+    /// Event words outside the contract, kept as written.
+    pub unknown_events: Vec<String>,
+    pub verdict: Verdict,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Analysis {
+    pub cases: Vec<CaseAnalysis>,
+    pub findings: Vec<Finding>,
+}
+
+impl Analysis {
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.cases.iter().filter(|c| c.verdict == verdict).count()
+    }
+}
+
+/// Event words of the contract; anything else is shown as written.
+pub const KNOWN_EVENTS: [&str; 6] = [
+    "committed",
+    "replayed",
+    "timeout_injected",
+    "rejected_mismatch",
+    "success",
+    "budget_exhausted",
+];
+
+/// Analyses every case of a file.
+pub fn analyse(file: &DrillFile) -> Analysis {
+    let mut findings = Vec::new();
+    let cases: Vec<CaseAnalysis> = file
+        .cases
+        .iter()
+        .map(|case| analyse_case(case, &mut findings))
+        .collect();
+    if let Some(claimed) = file.passed {
+        let all = cases
+            .iter()
+            .all(|c| c.passed_recomputed.or(c.passed_claimed).unwrap_or(true));
+        if claimed != all {
+            findings.push(Finding {
+                case: None,
+                severity: Severity::Warning,
+                text: format!(
+                    "the file says passed={claimed}, but recomputed from its cases it is {all}"
+                ),
+            });
+        }
+    }
+    Analysis { cases, findings }
+}
+
+/// Classifies one attempt of `case`. Shared with the import plan so a state
+/// in the ledger and a verdict on screen cannot disagree.
+pub fn classify_attempt(case: &DrillCase, attempt: &DrillAttempt) -> AttemptClass {
+    let rejected = case
+        .events
+        .iter()
+        .any(|e| e.attempt == Some(attempt.attempt) && e.event == "rejected_mismatch");
+    match attempt.result.as_deref() {
+        Some("success") => AttemptClass::AppliedAcknowledged,
+        Some("conflict") => AttemptClass::InvalidIntent,
+        _ if rejected => AttemptClass::InvalidIntent,
+        // A fault injected before the effect is the one case where a failed
+        // call is known not to have written anything.
+        _ if attempt.fault.as_deref() == Some("before_effect") => AttemptClass::KnownNotApplied,
+        _ => AttemptClass::OutcomeUnknown,
+    }
+}
+
+/// The caller's final word, recomputed: see [`CaseAnalysis::caller_result`].
+pub fn caller_result(case: &DrillCase) -> Option<String> {
+    let last = case.attempts.last()?;
+    let result = last.result.clone()?;
+    let failed = matches!(result.as_str(), "timeout" | "error");
+    let budget_spent = case
+        .max_attempts
+        .is_some_and(|max| case.attempts.len() as i64 >= max);
+    let budget_event = case.events.iter().any(|e| e.event == "budget_exhausted");
+    Some(if failed && (budget_spent || budget_event) {
+        "exhausted".to_string()
+    } else {
+        result
+    })
+}
+
+fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
+    let mut note = |severity, text: String| {
+        findings.push(Finding {
+            case: Some(case.case.clone()),
+            severity,
+            text,
+        })
+    };
+    let effect_ids = |word: &str| -> Vec<String> {
+        case.events
+            .iter()
+            .filter(|e| e.event == word)
+            .map(|e| e.effect_id().unwrap_or_default())
+            .collect()
+    };
+    let committed_effects = effect_ids("committed");
+    let replayed_effects = effect_ids("replayed");
+    let committed_set: BTreeSet<&str> = committed_effects.iter().map(String::as_str).collect();
+
+    let attempts: Vec<AttemptAnalysis> = case
+        .attempts
+        .iter()
+        .map(|a| AttemptAnalysis {
+            attempt: a.attempt,
+            result: a.result.clone(),
+            fault: a.fault.clone(),
+            class: classify_attempt(case, a),
+            committed: case
+                .events
+                .iter()
+                .any(|e| e.attempt == Some(a.attempt) && e.event == "committed"),
+        })
+        .collect();
+
+    // Effects: the receiver's final state is the truth about what exists;
+    // events are the cross-check.
+    let effect_count = match &case.final_state {
+        Some(state) => {
+            let final_ids: BTreeSet<&str> = state
+                .effects
+                .iter()
+                .filter_map(|e| e.id.as_deref())
+                .collect();
+            if state.effects.len() != committed_effects.len() || final_ids != committed_set {
+                note(
+                    Severity::Warning,
+                    format!(
+                        "events and final state disagree: {} committed event(s) [{}], {} effect(s) in the final state [{}]",
+                        committed_effects.len(),
+                        committed_effects.join(", "),
+                        state.effects.len(),
+                        state
+                            .effects
+                            .iter()
+                            .map(|e| e.id.as_deref().unwrap_or("?"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                );
+            }
+            state.effects.len()
+        }
+        None => {
+            note(
+                Severity::Note,
+                "no final_state: effects counted from committed events only".to_string(),
+            );
+            committed_effects.len()
+        }
+    };
+    for id in &replayed_effects {
+        if !committed_set.contains(id.as_str()) {
+            note(
+                Severity::Warning,
+                format!("replayed effect {id} that no committed event created"),
+            );
+        }
+    }
+
+    let duplicate = duplicate_effects(case, &committed_effects, &mut note);
+
+    for a in &attempts {
+        if a.class == AttemptClass::OutcomeUnknown && a.committed {
+            note(
+                Severity::Note,
+                format!(
+                    "attempt {}: {} after the effect was committed: the effect exists but the caller did not know",
+                    a.attempt,
+                    a.result.as_deref().unwrap_or("no result")
+                ),
+            );
+        }
+    }
+    let keys: BTreeSet<&str> = case
+        .attempts
+        .iter()
+        .filter_map(|a| a.key.as_deref())
+        .collect();
+    if keys.len() > 1 {
+        note(
+            Severity::Warning,
+            format!(
+                "attempts used {} different keys ({}): the receiver cannot tell a retry from a new request",
+                keys.len(),
+                keys.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        );
+    }
+
+    let attempts_used = case.attempts.len();
+    if let Some(max) = case.max_attempts
+        && attempts_used as i64 > max
+    {
+        note(
+            Severity::Warning,
+            format!("used {attempts_used} attempts of a budget of {max}"),
+        );
+    }
+    let caller_result = caller_result(case);
+    let budget_exhausted = caller_result.as_deref() == Some("exhausted");
+
+    let recomputed = |field: &str| match field {
+        "effect_count" => Some(Value::from(effect_count)),
+        "attempt_count" => Some(Value::from(attempts_used)),
+        "caller_result" => caller_result.as_deref().map(Value::from),
+        _ => None,
+    };
+    // The producer's `observed` is a claim like any other: every field this
+    // analysis can recompute is checked, whether or not it was expected.
+    for (field, observed) in case.observed.iter().flatten() {
+        if let Some(recomputed) = recomputed(field)
+            && recomputed != *observed
+        {
+            note(
+                Severity::Warning,
+                format!("observed {field} = {observed}, but the file shows {recomputed}"),
+            );
+        }
+    }
+    let checks: Vec<FieldCheck> = case
+        .expected
+        .iter()
+        .flatten()
+        .map(|(field, value)| FieldCheck {
+            field: field.clone(),
+            expected: value.clone(),
+            recomputed: recomputed(field),
+            observed: case.observed.as_ref().and_then(|o| o.get(field)).cloned(),
+        })
+        .collect();
+    for check in &checks {
+        if check.holds() == Some(false) {
+            let actual = check.recomputed.as_ref().or(check.observed.as_ref());
+            note(
+                Severity::Warning,
+                format!(
+                    "expected {} = {}, got {}",
+                    check.field,
+                    check.expected,
+                    actual.map(Value::to_string).unwrap_or_default()
+                ),
+            );
+        }
+    }
+    let passed_recomputed = case
+        .expected
+        .as_ref()
+        .map(|_| checks.iter().all(|c| c.holds().unwrap_or(true)));
+    if let (Some(claimed), Some(recomputed)) = (case.passed, passed_recomputed)
+        && claimed != recomputed
+    {
+        note(
+            Severity::Warning,
+            format!("the file says passed={claimed}, recomputed it is {recomputed}"),
+        );
+    }
+
+    let unknown_events: Vec<String> = case
+        .events
+        .iter()
+        .filter(|e| !KNOWN_EVENTS.contains(&e.event.as_str()))
+        .map(|e| e.event.clone())
+        .collect();
+    for word in unknown_events.iter().collect::<BTreeSet<_>>() {
+        note(
+            Severity::Note,
+            format!("event word `{word}` is not in the contract: kept as written"),
+        );
+    }
+
+    let last_class = attempts.last().map(|a| a.class);
+    let verdict = if duplicate {
+        if case.passed == Some(true) {
+            note(
+                Severity::Error,
+                "passed only because it expected this duplicate: passing is not safety".to_string(),
+            );
+        }
+        Verdict::DuplicateEffect
+    } else if let Some(refused) = attempts
+        .iter()
+        .find(|a| a.class == AttemptClass::InvalidIntent)
+    {
+        note(
+            Severity::Warning,
+            format!(
+                "conflict: attempt {} was refused as a different intent under a used key; nothing was applied for it",
+                refused.attempt
+            ),
+        );
+        Verdict::Conflict
+    } else if budget_exhausted || last_class != Some(AttemptClass::AppliedAcknowledged) {
+        let why = if budget_exhausted {
+            let all_known = attempts
+                .iter()
+                .all(|a| a.class == AttemptClass::KnownNotApplied);
+            format!(
+                "unresolved: the budget of {} attempt(s) is spent without an acknowledged result{}",
+                case.max_attempts
+                    .map(|m| m.to_string())
+                    .unwrap_or_else(|| "?".into()),
+                if all_known {
+                    "; every attempt failed before any effect"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            match attempts.last() {
+                Some(a) => format!(
+                    "unresolved: the last attempt ended in {}: the caller does not know whether it applied",
+                    a.result.as_deref().unwrap_or("no result")
+                ),
+                None => "unresolved: no attempts recorded".to_string(),
+            }
+        };
+        note(Severity::Warning, why);
+        Verdict::Unresolved
+    } else {
+        Verdict::Safe
+    };
+
+    CaseAnalysis {
+        case: case.case.clone(),
+        strategy: case.strategy.clone(),
+        attempts_used,
+        max_attempts: case.max_attempts,
+        budget_exhausted,
+        effect_count,
+        committed_effects,
+        replayed_effects,
+        duplicate,
+        caller_result,
+        attempts,
+        checks,
+        passed_claimed: case.passed,
+        passed_recomputed,
+        unknown_events,
+        verdict,
+    }
+}
+
+/// More than one effect for one intent. Effects in the final state are
+/// grouped by their parameters (one intent = one set of parameters; an
+/// effect without parameters belongs to the case's operation); distinct
+/// committed effect ids count too, so a final state that lost an effect does
+/// not hide a duplicate the events show.
+fn duplicate_effects(
+    case: &DrillCase,
+    committed: &[String],
+    note: &mut impl FnMut(Severity, String),
+) -> bool {
+    let operation_params = case.operation.as_ref().and_then(|op| op.params.as_ref());
+    let mut by_intent: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    if let Some(state) = &case.final_state {
+        for effect in &state.effects {
+            let intent = effect
+                .params
+                .as_ref()
+                .or(operation_params)
+                .map(super::canonical_json)
+                .unwrap_or_default();
+            by_intent
+                .entry(intent)
+                .or_default()
+                .push(effect.id.as_deref().unwrap_or("?"));
+        }
+    }
+    let mut duplicate = false;
+    for ids in by_intent.values().filter(|ids| ids.len() > 1) {
+        duplicate = true;
+        note(
+            Severity::Error,
+            format!(
+                "duplicate effect: {} effects for one intent ({})",
+                ids.len(),
+                ids.join(", ")
+            ),
+        );
+    }
+    let distinct_committed: BTreeSet<&str> = committed.iter().map(String::as_str).collect();
+    if !duplicate && distinct_committed.len() > 1 && by_intent.len() <= 1 {
+        duplicate = true;
+        note(
+            Severity::Error,
+            format!(
+                "duplicate effect: events show {} commits ({}) for one operation",
+                distinct_committed.len(),
+                distinct_committed
+                    .into_iter()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    duplicate
+}

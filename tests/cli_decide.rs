@@ -1,0 +1,379 @@
+//! The decision rules of ledger-v1, exercised through the real binary on a
+//! real ledger file (the bundled sample data), checked with SQL afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::*;
+
+fn decide(ledger: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["decide", ledger.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--operator", "tester"]);
+    settle(&all)
+}
+
+/// Asserts a refusal (exit 3) naming `why`, and that nothing was written.
+fn assert_refused(ledger: &std::path::Path, args: &[&str], why: &str) {
+    let before = dump(ledger);
+    let out = decide(ledger, args);
+    assert_eq!(
+        code(&out),
+        3,
+        "expected a refusal for {args:?}: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains(why), "{args:?}: {}", stderr(&out));
+    assert_eq!(
+        before,
+        dump(ledger),
+        "a refused decision wrote something: {args:?}"
+    );
+}
+
+#[test]
+fn refusals_name_the_rule_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    // applied needs a result id or evidence
+    assert_refused(&l, &["2", "--applied"], "result id or evidence");
+    // not applied where the events show a committed effect
+    assert_refused(
+        &l,
+        &["1", "--not-applied", "--evidence", "no reply"],
+        "committed effect report-8812",
+    );
+    // retry_same_key: conflict, not idempotent, expired key, deadline, no contract
+    assert_refused(&l, &["7", "--retry-same-key"], "conflict");
+    assert_refused(&l, &["4", "--retry-same-key"], "not verified idempotent");
+    assert_refused(&l, &["3", "--retry-same-key"], "key expired");
+    assert_refused(&l, &["6", "--retry-same-key"], "has passed");
+    assert_refused(&l, &["13", "--retry-same-key"], "no op_types row");
+    // a live reservation belongs to its owner
+    assert_refused(
+        &l,
+        &["9", "--applied", "--result-id", "r"],
+        "reservation is live",
+    );
+    // completed and not_applied change only through reopen
+    assert_refused(
+        &l,
+        &["10", "--not-applied", "--evidence", "x"],
+        "only through reopen",
+    );
+    assert_refused(
+        &l,
+        &["11", "--applied", "--evidence", "x"],
+        "only through reopen",
+    );
+    // retry_pending only through cancel_retry or a worker
+    assert_refused(
+        &l,
+        &["15", "--applied", "--evidence", "x"],
+        "retry_pending changes only",
+    );
+    // cancel needs retry_pending
+    assert_refused(&l, &["2", "--cancel-retry"], "needs retry_pending");
+}
+
+#[test]
+fn applied_records_the_decision_and_the_state_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let v = version(&l, 1);
+    let out = decide(
+        &l,
+        &[
+            "1",
+            "--applied",
+            "--result-id",
+            "report-8812",
+            "--evidence",
+            "provider lists it",
+            "--expect-version",
+            &v.to_string(),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(state(&l, 1), "completed");
+    assert_eq!(version(&l, 1), v + 1);
+    assert_eq!(
+        query_text(&l, "SELECT result_id FROM operations WHERE id = 1"),
+        "report-8812"
+    );
+    let row: (String, String, String, String, i64, String) = sql(&l)
+        .query_row(
+            "SELECT decision, from_state, to_state, operator, op_version, evidence FROM decisions WHERE op_id = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        row,
+        (
+            "applied".into(),
+            "unknown".into(),
+            "completed".into(),
+            "tester".into(),
+            v,
+            "provider lists it".into()
+        )
+    );
+}
+
+#[test]
+fn not_applied_over_a_committed_effect_needs_an_override_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    // --override without --note is a usage error (clap), exit 2
+    let out = decide(
+        &l,
+        &["14", "--not-applied", "--evidence", "x", "--override"],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = decide(
+        &l,
+        &[
+            "14",
+            "--not-applied",
+            "--evidence",
+            "gateway shows ord-88301 voided",
+            "--override",
+            "--note",
+            "voided by finance, ticket FIN-221",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(state(&l, 14), "not_applied");
+}
+
+#[test]
+fn retry_then_cancel_round_trips_and_a_claimed_retry_cannot_be_cancelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let out = decide(&l, &["2", "--retry-same-key"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(state(&l, 2), "retry_pending");
+    assert_eq!(
+        query_text(
+            &l,
+            "SELECT status || ' ' || idem_key || ' ' || requested_by FROM retry_requests WHERE op_id = 2"
+        ),
+        "queued ord-7731-a tester"
+    );
+    let decision = query_i64(&l, "SELECT id FROM decisions WHERE op_id = 2");
+    assert_eq!(
+        query_i64(&l, "SELECT decision_id FROM retry_requests WHERE op_id = 2"),
+        decision
+    );
+
+    let out = decide(&l, &["2", "--cancel-retry"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        state(&l, 2),
+        "unknown",
+        "cancel returns the state before the retry"
+    );
+    assert_eq!(
+        query_text(&l, "SELECT status FROM retry_requests WHERE op_id = 2"),
+        "cancelled"
+    );
+
+    // A worker claims op 15's request: cancelling is then refused.
+    sql(&l)
+        .execute(
+            "UPDATE retry_requests SET status = 'claimed' WHERE op_id = 15",
+            [],
+        )
+        .unwrap();
+    assert_refused(&l, &["15", "--cancel-retry"], "no queued retry request");
+}
+
+#[test]
+fn retrying_an_exhausted_operation_records_the_extra_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let out = decide(&l, &["5", "--retry-same-key"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("beyond the budget"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        query_i64(&l, "SELECT extra_attempt FROM decisions WHERE op_id = 5"),
+        1
+    );
+}
+
+#[test]
+fn stale_reservation_can_be_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let out = decide(
+        &l,
+        &[
+            "8",
+            "--not-applied",
+            "--evidence",
+            "payments shows no refund for pay_88121",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(state(&l, 8), "not_applied");
+}
+
+#[test]
+fn reopen_undoes_only_while_nothing_changed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    assert_eq!(
+        code(&decide(
+            &l,
+            &["1", "--applied", "--result-id", "report-8812"]
+        )),
+        0
+    );
+    let d = query_i64(&l, "SELECT id FROM decisions WHERE op_id = 1");
+    let out = decide(
+        &l,
+        &["1", "--reopen", &d.to_string(), "--note", "wrong operation"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(state(&l, 1), "unknown");
+    assert_eq!(
+        query_i64(
+            &l,
+            "SELECT undoes FROM decisions WHERE op_id = 1 AND decision = 'reopen'"
+        ),
+        d
+    );
+    // Reopening the same decision again: the operation changed since.
+    assert_refused(
+        &l,
+        &["1", "--reopen", &d.to_string()],
+        "changed after decision",
+    );
+}
+
+#[test]
+fn a_stale_expected_version_is_a_conflict_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let v = version(&l, 2);
+    // A worker writes the operation meanwhile.
+    sql(&l)
+        .execute("UPDATE operations SET version = version + 1, updated_at = '2026-11-29T23:00:00Z' WHERE id = 2", [])
+        .unwrap();
+    let before = dump(&l);
+    let out = decide(
+        &l,
+        &[
+            "2",
+            "--applied",
+            "--evidence",
+            "x",
+            "--expect-version",
+            &v.to_string(),
+        ],
+    );
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("version conflict") && err.contains("state unknown"),
+        "{err}"
+    );
+    assert_eq!(before, dump(&l));
+}
+
+#[test]
+fn racing_operators_one_wins_the_others_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let v = version(&l, 2).to_string();
+    let children: Vec<_> = (0..6)
+        .map(|i| {
+            bin()
+                .args([
+                    "decide",
+                    l.to_str().unwrap(),
+                    "2",
+                    "--applied",
+                    "--evidence",
+                ])
+                .arg(format!("operator {i} saw it"))
+                .args(["--expect-version", &v, "--operator"])
+                .arg(format!("op{i}"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let codes: Vec<i32> = children
+        .into_iter()
+        .map(|c| code(&c.wait_with_output().unwrap()))
+        .collect();
+    assert_eq!(codes.iter().filter(|&&c| c == 0).count(), 1, "{codes:?}");
+    assert_eq!(codes.iter().filter(|&&c| c == 4).count(), 5, "{codes:?}");
+    assert_eq!(
+        query_i64(&l, "SELECT COUNT(*) FROM decisions WHERE op_id = 2"),
+        1
+    );
+}
+
+#[test]
+fn operations_are_found_by_natural_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let out = settle(&[
+        "show",
+        l.to_str().unwrap(),
+        "globex/place_order/ord-7731-a",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["operation"]["id"], 2);
+    let out = settle(&["show", l.to_str().unwrap(), "globex/place_order/nope"]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("no operation"), "{}", stderr(&out));
+}
+
+#[test]
+fn deciding_needs_an_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let out = bin()
+        .args([
+            "decide",
+            l.to_str().unwrap(),
+            "2",
+            "--applied",
+            "--evidence",
+            "x",
+        ])
+        .env_remove("USER")
+        .env_remove("LOGNAME")
+        .env_remove("USERNAME")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = bin()
+        .args([
+            "decide",
+            l.to_str().unwrap(),
+            "2",
+            "--applied",
+            "--evidence",
+            "x",
+        ])
+        .env("SETTLE_OPERATOR", "from-env")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        query_text(&l, "SELECT operator FROM decisions WHERE op_id = 2"),
+        "from-env"
+    );
+}

@@ -1,0 +1,343 @@
+//! Opening ledgers through the real binary: a service's ledger is adopted
+//! without touching its rows; bad files are refused with a message naming the
+//! file and the problem, and their bytes stay as they were.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// A ledger as a service creates it: plain SQL, schema version 0, no
+/// console tables.
+fn service_ledger(path: &Path) {
+    let conn = sql(path);
+    conn.execute_batch(SERVICE_SCHEMA).unwrap();
+    conn.execute_batch(
+        "INSERT INTO operations VALUES (1, 'acme', 'create_report', 'k-1', 'sha256:ab', '{\"w\":1}',
+            'unknown', NULL, 3, NULL, NULL, NULL, '2026-11-06T10:15:00Z', '2026-11-06T10:16:00Z', 1);
+         INSERT INTO operations VALUES (2, 'acme', 'create_report', 'k-2', 'sha256:cd', NULL,
+            'completed', 'report-2', 3, NULL, NULL, NULL, '2026-11-06T10:15:00Z', '2026-11-06T10:16:00Z', 3);
+         INSERT INTO attempts VALUES (1, 1, '2026-11-06T10:15:00Z', '2026-11-06T10:15:30Z', 'timeout', 'read timeout', NULL);
+         INSERT INTO events (op_id, attempt, at, event, detail) VALUES (1, 1, '2026-11-06T10:15:01Z', 'committed', '{\"effect_id\":\"report-1\"}');",
+    )
+    .unwrap();
+}
+
+fn service_rows(path: &Path) -> String {
+    let d = dump_tables(path, &["operations", "attempts", "events"]);
+    assert!(!d.is_empty());
+    d
+}
+
+fn dump_tables(path: &Path, tables: &[&str]) -> String {
+    let conn = sql(path);
+    let mut out = String::new();
+    for t in tables {
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM {t} ORDER BY 1"))
+            .unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                (0..n)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap();
+        for r in rows {
+            out.push_str(&format!("{t}:{}\n", r.unwrap().join("|")));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("svc.db");
+    service_ledger(&l);
+    let before = service_rows(&l);
+
+    let out = settle(&["list", l.to_str().unwrap(), "--queue"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.lines().filter(|l| l.contains("adopted")).count(),
+        1,
+        "{err}"
+    );
+    assert!(
+        err.contains("table decisions") && err.contains("no service rows changed"),
+        "{err}"
+    );
+    assert!(stdout(&out).contains("k-1"));
+    assert!(
+        !stdout(&out).contains("k-2"),
+        "completed is not in the queue"
+    );
+
+    assert_eq!(query_i64(&l, "PRAGMA user_version"), 1);
+    for t in ["decisions", "retry_requests", "op_types"] {
+        assert_eq!(
+            query_i64(
+                &l,
+                &format!("SELECT COUNT(*) FROM sqlite_master WHERE name = '{t}'")
+            ),
+            1
+        );
+    }
+    assert_eq!(before, service_rows(&l));
+
+    // The second open says nothing: there is nothing left to adopt.
+    let out = settle(&["list", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0);
+    assert!(!stderr(&out).contains("adopted"), "{}", stderr(&out));
+}
+
+#[test]
+fn init_creates_a_ledger_and_refuses_an_existing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("new.db");
+    let out = settle(&["init", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(query_i64(&l, "PRAGMA user_version"), 1);
+    assert_eq!(query_i64(&l, "SELECT COUNT(*) FROM operations"), 0);
+    let out = settle(&["init", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    // An empty ledger lists nothing, cleanly.
+    let out = settle(&["list", l.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(stdout(&out).trim(), "[]");
+}
+
+/// Runs `args` on `file`, expects exit 1 with `why` in the message along
+/// with the file's name, and the file's bytes unchanged.
+fn assert_refused_unchanged(file: &Path, args: &[&str], why: &str) {
+    let before = std::fs::read(file).unwrap();
+    let mut all: Vec<&str> = args.to_vec();
+    all.insert(1, file.to_str().unwrap());
+    let out = settle(&all);
+    assert_eq!(code(&out), 1, "{all:?}: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(file.to_str().unwrap()) && err.contains(why),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(before, std::fs::read(file).unwrap(), "the file changed");
+    let wal = file.with_extension("db-wal");
+    assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0);
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("notes.db");
+    std::fs::write(
+        &f,
+        "these are not the operations you are looking for\n".repeat(100),
+    )
+    .unwrap();
+    assert_refused_unchanged(&f, &["list"], "not an SQLite database");
+    assert_refused_unchanged(
+        &f,
+        &[
+            "decide",
+            "1",
+            "--applied",
+            "--evidence",
+            "x",
+            "--operator",
+            "t",
+        ],
+        "not an SQLite database",
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("future.db");
+    service_ledger(&l);
+    sql(&l).execute_batch("PRAGMA user_version = 7").unwrap();
+    assert_refused_unchanged(&l, &["list"], "schema version 7 is newer");
+    assert_refused_unchanged(
+        &l,
+        &["show", "1", "--read-only"],
+        "schema version 7 is newer",
+    );
+}
+
+#[test]
+fn a_missing_column_or_table_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("partial.db");
+    sql(&l)
+        .execute_batch(&SERVICE_SCHEMA.replace("fingerprint TEXT NOT NULL, ", ""))
+        .unwrap();
+    assert_refused_unchanged(&l, &["list"], "has no column `fingerprint`");
+
+    let l = dir.path().join("noevents.db");
+    let schema: String = SERVICE_SCHEMA
+        .split("CREATE TABLE events")
+        .next()
+        .unwrap()
+        .to_string();
+    sql(&l).execute_batch(&schema).unwrap();
+    assert_refused_unchanged(&l, &["list"], "table `events` is missing");
+
+    let missing = dir.path().join("nope.db");
+    let out = settle(&["list", missing.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("no such file"), "{}", stderr(&out));
+    assert!(!missing.exists(), "opening must not create a file");
+}
+
+#[test]
+fn read_only_opens_write_nothing_not_even_adoption() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("svc.db");
+    service_ledger(&l);
+    let before = std::fs::read(&l).unwrap();
+
+    // --read-only: readable, not adopted.
+    let out = settle(&["list", l.to_str().unwrap(), "--read-only"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("k-1"));
+    assert!(
+        stderr(&out).contains("without adopting"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(before, std::fs::read(&l).unwrap());
+
+    // A file with no write permission: opened read-only, decisions refused.
+    let mut perms = std::fs::metadata(&l).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&l, perms).unwrap();
+    let out = settle(&["show", l.to_str().unwrap(), "1"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("opened read-only"),
+        "{}",
+        stderr(&out)
+    );
+    let out = settle(&[
+        "decide",
+        l.to_str().unwrap(),
+        "1",
+        "--applied",
+        "--evidence",
+        "x",
+        "--operator",
+        "t",
+    ]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+    assert_eq!(before, std::fs::read(&l).unwrap());
+    assert_eq!(query_i64(&l, "PRAGMA user_version"), 0);
+}
+
+#[test]
+fn list_formats_filters_and_no_escape_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let ls = l.to_str().unwrap();
+
+    let out = settle(&["list", ls, "--queue", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out)).unwrap();
+    let ids: Vec<i64> = rows.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert_eq!(
+        ids,
+        vec![14, 13, 12, 8, 7, 6, 5, 4, 3, 2, 1],
+        "the queue, newest first"
+    );
+    assert!(
+        rows.iter().find(|r| r["id"] == 8).unwrap()["stale_reservation"]
+            .as_bool()
+            .unwrap()
+    );
+
+    let out = settle(&[
+        "list",
+        ls,
+        "--filter",
+        "type:place_order attempts>1",
+        "--format",
+        "jsonl",
+    ]);
+    let ids: Vec<i64> = stdout(&out)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(ids, vec![14, 6]);
+
+    let out = settle(&[
+        "list",
+        ls,
+        "--state",
+        "exhausted,conflict",
+        "--format",
+        "csv",
+    ]);
+    let text = stdout(&out);
+    assert!(text.starts_with("id,state,"), "{text}");
+    assert_eq!(text.lines().count(), 5, "{text}");
+
+    let out = settle(&["list", ls, "--filter", "err:circuit"]);
+    assert!(stdout(&out).contains("rfd-11950"), "{}", stdout(&out));
+
+    let out = settle(&["list", ls, "--filter", "state:bogus"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("unknown state"), "{}", stderr(&out));
+
+    // --limit pages, --all reads everything a page at a time.
+    let out = settle(&["list", ls, "--limit", "5", "--format", "jsonl"]);
+    assert_eq!(stdout(&out).lines().count(), 5);
+    let out = settle(&["list", ls, "--all", "--format", "jsonl"]);
+    assert_eq!(
+        stdout(&out).lines().count() as i64,
+        query_i64(&l, "SELECT COUNT(*) FROM operations")
+    );
+
+    // Ledger text with escape sequences never reaches the terminal intact,
+    // and piped output carries no colour.
+    for args in [
+        vec!["list", ls, "--all"],
+        vec!["show", ls, "12"],
+        vec!["list", ls, "--all", "--format", "csv"],
+    ] {
+        let out = settle(&args);
+        assert!(
+            !out.stdout.contains(&0x1b),
+            "{args:?} printed an escape byte"
+        );
+    }
+    let out = settle(&["show", ls, "12"]);
+    assert!(stdout(&out).contains("␛[31mFAILED"), "{}", stdout(&out));
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_teaches() {
+    let out = settle(&["decide", "x.db", "1"]);
+    assert_eq!(code(&out), 2);
+    let out = settle(&["--help"]);
+    assert_eq!(code(&out), 0);
+    let help = stdout(&out);
+    assert!(
+        help.contains("Exit status") && help.contains("settle demo"),
+        "{help}"
+    );
+    let out = settle(&["completions", "bash"]);
+    assert_eq!(code(&out), 0);
+    assert!(stdout(&out).contains("_settle"));
+}

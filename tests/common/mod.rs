@@ -1,0 +1,109 @@
+//! Shared helpers for the integration tests: run the real binary, build
+//! ledgers in temp folders, read them back with plain SQL.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const SERVICE_SCHEMA: &str = "
+CREATE TABLE operations (id INTEGER PRIMARY KEY, account TEXT NOT NULL, op_type TEXT NOT NULL,
+  idem_key TEXT NOT NULL, fingerprint TEXT NOT NULL, params TEXT, state TEXT NOT NULL,
+  result_id TEXT, max_attempts INTEGER NOT NULL, deadline_at TEXT, lease_expires_at TEXT,
+  key_expires_at TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 0, UNIQUE (account, op_type, idem_key));
+CREATE TABLE attempts (op_id INTEGER NOT NULL, attempt INTEGER NOT NULL, started_at TEXT NOT NULL,
+  ended_at TEXT, outcome TEXT NOT NULL, error TEXT, response TEXT, PRIMARY KEY (op_id, attempt));
+CREATE TABLE events (id INTEGER PRIMARY KEY, op_id INTEGER NOT NULL, attempt INTEGER,
+  at TEXT NOT NULL, event TEXT NOT NULL, detail TEXT);
+";
+
+pub fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_settle"));
+    cmd.env_remove("SETTLE_OPERATOR").env("NO_COLOR", "1");
+    cmd
+}
+
+pub fn settle(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run settle")
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exit code")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A fresh sample ledger from `settle demo DIR --no-console`.
+pub fn demo_ledger(dir: &Path) -> PathBuf {
+    let out = settle(&["demo", dir.join("demo").to_str().unwrap(), "--no-console"]);
+    assert_eq!(code(&out), 0, "demo failed: {}", stderr(&out));
+    dir.join("demo").join("ledger.db")
+}
+
+pub fn sql(path: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}
+
+pub fn query_i64(path: &Path, q: &str) -> i64 {
+    sql(path).query_row(q, [], |r| r.get(0)).unwrap()
+}
+
+pub fn query_text(path: &Path, q: &str) -> String {
+    sql(path).query_row(q, [], |r| r.get(0)).unwrap()
+}
+
+/// Every row of the tables a decision may touch, as text, to prove that a
+/// refused decision wrote nothing.
+pub fn dump(path: &Path) -> String {
+    let conn = sql(path);
+    let mut out = String::new();
+    for table in [
+        "operations",
+        "attempts",
+        "events",
+        "decisions",
+        "retry_requests",
+    ] {
+        let mut stmt = conn
+            .prepare(&format!("SELECT * FROM {table} ORDER BY 1, 2"))
+            .unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut line = String::new();
+                for i in 0..n {
+                    let v: rusqlite::types::Value = r.get(i)?;
+                    line.push_str(&format!("{v:?}|"));
+                }
+                Ok(line)
+            })
+            .unwrap();
+        for row in rows {
+            out.push_str(table);
+            out.push(':');
+            out.push_str(&row.unwrap());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+pub fn version(path: &Path, op: i64) -> i64 {
+    query_i64(
+        path,
+        &format!("SELECT version FROM operations WHERE id = {op}"),
+    )
+}
+
+pub fn state(path: &Path, op: i64) -> String {
+    query_text(
+        path,
+        &format!("SELECT state FROM operations WHERE id = {op}"),
+    )
+}

@@ -1,0 +1,146 @@
+//! Runs the real `settle` binary in a pseudo-terminal and reads its screen
+//! back through a terminal parser (vt100), as an operator would see it.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{Read, Write};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+pub struct Screen {
+    parser: vt100::Parser,
+    output: Receiver<Vec<u8>>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Screen {
+    /// Starts settle with `args` in a `cols` x `rows` terminal.
+    pub fn start(args: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> Screen {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_settle"));
+        cmd.args(args);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env_remove("NO_COLOR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let writer = pair.master.take_writer().unwrap();
+        let (tx, output) = channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Screen {
+            parser: vt100::Parser::new(rows, cols, 0),
+            output,
+            writer,
+            child,
+            _master: pair.master,
+        }
+    }
+
+    fn pump(&mut self, wait: Duration) {
+        if let Ok(bytes) = self.output.recv_timeout(wait) {
+            self.parser.process(&bytes);
+            while let Ok(bytes) = self.output.try_recv() {
+                self.parser.process(&bytes);
+            }
+        }
+    }
+
+    /// The screen's text, one line per row.
+    pub fn text(&mut self) -> String {
+        self.pump(Duration::from_millis(10));
+        self.parser.screen().contents()
+    }
+
+    /// Waits until the screen shows `needle`; panics with the screen after
+    /// `timeout`.
+    pub fn wait_for(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.pump(Duration::from_millis(50));
+            let text = self.parser.screen().contents();
+            if text.contains(needle) {
+                return text;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {needle:?}; the screen:\n{text}");
+            }
+        }
+    }
+
+    /// Waits until `needle` is gone from the screen.
+    pub fn wait_gone(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.pump(Duration::from_millis(50));
+            let text = self.parser.screen().contents();
+            if !text.contains(needle) {
+                return text;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {needle:?} to go; the screen:\n{text}");
+            }
+        }
+    }
+
+    /// Types raw bytes (keys as the terminal sends them).
+    pub fn send(&mut self, bytes: &str) {
+        self.writer.write_all(bytes.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+        // Give the app one poll cycle to take the key before the next one.
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    /// Waits for the process to exit; returns its success.
+    pub fn wait_exit(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.pump(Duration::from_millis(20));
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.success();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("settle did not exit; the screen:\n{}", self.parser.screen().contents());
+            }
+        }
+    }
+
+    /// Whether the terminal is back in its normal state (no alternate
+    /// screen, cursor shown).
+    pub fn restored(&mut self) -> bool {
+        self.pump(Duration::from_millis(50));
+        let s = self.parser.screen();
+        !s.alternate_screen() && !s.hide_cursor()
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
