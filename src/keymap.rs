@@ -156,70 +156,172 @@ impl Key {
 }
 
 /// Every action a key can be bound to: its name in the keymap file, the
-/// action, and what help says it does.
-fn bindable() -> Vec<(&'static str, Action, &'static str)> {
+/// action, a short hint for the footer and what help says it does.
+type Bindable = (&'static str, Action, &'static str, &'static str);
+
+fn bindable() -> Vec<Bindable> {
+    use DecisionKind::*;
     vec![
-        ("quit", Action::Quit, "quit"),
-        ("help", Action::Help, "help for this screen"),
-        ("next_view", Action::NextView, "next view"),
-        ("prev_view", Action::PrevView, "previous view"),
-        ("view_queue", Action::ShowView(View::Queue), "triage queue"),
-        ("view_all", Action::ShowView(View::All), "all operations"),
+        ("quit", Action::Quit, "quit", "quit the console"),
+        ("help", Action::Help, "help", "this help"),
+        ("next_view", Action::NextView, "next view", "next view"),
+        ("prev_view", Action::PrevView, "prev view", "previous view"),
+        (
+            "view_queue",
+            Action::ShowView(View::Queue),
+            "queue",
+            "triage queue: unknown, exhausted, conflict, stale reserved",
+        ),
+        (
+            "view_all",
+            Action::ShowView(View::All),
+            "all",
+            "all operations",
+        ),
         (
             "view_drills",
             Action::ShowView(View::Drills),
-            "drill results",
+            "drills",
+            "drill files and their verdicts",
         ),
-        ("view_audit", Action::ShowView(View::Audit), "audit trail"),
-        ("move_down", Action::MoveDown, "down"),
-        ("move_up", Action::MoveUp, "up"),
-        ("page_down", Action::PageDown, "page down"),
-        ("page_up", Action::PageUp, "page up"),
-        ("first", Action::First, "newest"),
-        ("last", Action::Last, "oldest"),
-        ("toggle_detail", Action::ToggleDetail, "detail"),
-        ("detail_down", Action::DetailDown, "scroll detail down"),
-        ("detail_up", Action::DetailUp, "scroll detail up"),
-        ("filter", Action::StartFilter, "filter"),
-        ("toggle_mark", Action::ToggleMark, "mark"),
+        (
+            "view_audit",
+            Action::ShowView(View::Audit),
+            "audit",
+            "audit trail: decisions, newest first",
+        ),
+        ("move_down", Action::MoveDown, "down", "next row"),
+        ("move_up", Action::MoveUp, "up", "previous row"),
+        ("page_down", Action::PageDown, "page down", "a screen down"),
+        ("page_up", Action::PageUp, "page up", "a screen up"),
+        ("first", Action::First, "newest", "newest row"),
+        ("last", Action::Last, "oldest", "oldest row"),
+        (
+            "toggle_detail",
+            Action::ToggleDetail,
+            "detail",
+            "show or hide the operation's detail",
+        ),
+        (
+            "detail_down",
+            Action::DetailDown,
+            "scroll detail",
+            "scroll the detail down",
+        ),
+        (
+            "detail_up",
+            Action::DetailUp,
+            "scroll detail",
+            "scroll the detail up",
+        ),
+        (
+            "filter",
+            Action::StartFilter,
+            "filter",
+            "filter the list (live as you type)",
+        ),
+        (
+            "toggle_mark",
+            Action::ToggleMark,
+            "mark",
+            "mark or unmark the row; decisions apply to marked rows",
+        ),
         (
             "decide_applied",
-            Action::Decide(DecisionKind::Applied),
+            Action::Decide(Applied),
             "applied",
+            "record applied: the effect exists",
         ),
         (
             "decide_not_applied",
-            Action::Decide(DecisionKind::NotApplied),
+            Action::Decide(NotApplied),
             "not applied",
+            "record not applied: evidence that no effect occurred",
         ),
         (
             "decide_retry",
-            Action::Decide(DecisionKind::RetrySameKey),
-            "retry same key",
+            Action::Decide(RetrySameKey),
+            "retry",
+            "ask a worker to retry with the same key",
         ),
         (
             "decide_cancel_retry",
-            Action::Decide(DecisionKind::CancelRetry),
+            Action::Decide(CancelRetry),
             "cancel retry",
+            "cancel a retry still queued",
         ),
-        ("undo", Action::Undo, "undo my last decision"),
-        ("reload", Action::Reload, "reload"),
-        ("back", Action::Back, "back / clear"),
-        ("accept", Action::Accept, "keep filter"),
-        ("confirm", Action::Confirm, "record"),
-        ("next_field", Action::NextField, "next field"),
-        ("prev_field", Action::PrevField, "previous field"),
-        ("delete_char", Action::DeleteChar, "delete"),
-        ("toggle_override", Action::ToggleOverride, "toggle override"),
+        (
+            "undo",
+            Action::Undo,
+            "undo",
+            "undo my last decision of this session",
+        ),
+        ("reload", Action::Reload, "reload", "reread the ledger"),
+        (
+            "back",
+            Action::Back,
+            "back",
+            "close the detail, clear marks, then the filter",
+        ),
+        (
+            "accept",
+            Action::Accept,
+            "keep filter",
+            "keep the filter and return to the list",
+        ),
+        (
+            "confirm",
+            Action::Confirm,
+            "record",
+            "record the decision if every check passes",
+        ),
+        ("next_field", Action::NextField, "next field", "next field"),
+        (
+            "prev_field",
+            Action::PrevField,
+            "prev field",
+            "previous field",
+        ),
+        (
+            "delete_char",
+            Action::DeleteChar,
+            "delete",
+            "delete the last character",
+        ),
+        (
+            "toggle_override",
+            Action::ToggleOverride,
+            "override",
+            "override a committed effect (needs a note)",
+        ),
     ]
 }
 
-/// What a bindable action does, for help and hints.
-pub fn describe(action: &Action) -> &'static str {
-    bindable()
-        .into_iter()
-        .find(|(_, a, _)| a == action)
-        .map_or("", |(_, _, d)| d)
+/// The short hint for a bindable action in `mode` (Esc means something
+/// different in each).
+pub fn hint(mode: KeyMode, action: &Action) -> &'static str {
+    match (mode, action) {
+        (KeyMode::Form, Action::Back) => "cancel",
+        (KeyMode::Filter, Action::Back) => "clear filter",
+        (KeyMode::Help, Action::Back) => "close",
+        _ => bindable()
+            .into_iter()
+            .find(|(_, a, _, _)| a == action)
+            .map_or("", |(_, _, short, _)| short),
+    }
+}
+
+/// What help says a bindable action does in `mode`.
+pub fn describe(mode: KeyMode, action: &Action) -> &'static str {
+    match (mode, action) {
+        (KeyMode::Form, Action::Back) => "cancel: nothing is recorded",
+        (KeyMode::Filter, Action::Back) => "clear the filter",
+        (KeyMode::Help, Action::Back) => "close help",
+        _ => bindable()
+            .into_iter()
+            .find(|(_, a, _, _)| a == action)
+            .map_or("", |(_, _, _, long)| long),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -298,7 +400,7 @@ impl Keymap {
             }
         }
         out.into_iter()
-            .map(|(a, keys)| (keys.join("/"), describe(&a)))
+            .map(|(a, keys)| (keys.join("/"), describe(mode, &a)))
             .collect()
     }
 
@@ -311,7 +413,7 @@ impl Keymap {
                 let b = self.bindings.iter().find(|b| {
                     (b.mode == mode || b.mode == KeyMode::Any) && b.action.as_ref() == Some(a)
                 })?;
-                Some((b.key.label(), describe(a)))
+                Some((b.key.label(), hint(mode, a)))
             })
             .collect()
     }
@@ -342,9 +444,9 @@ fn parse(text: &str) -> Result<Vec<Binding>, String> {
         let action = if *action == "none" {
             None
         } else {
-            let found = table.iter().find(|(name, _, _)| name == action);
-            let Some((_, a, _)) = found else {
-                let names: Vec<&str> = table.iter().map(|(n, _, _)| *n).collect();
+            let found = table.iter().find(|(name, ..)| name == action);
+            let Some((_, a, ..)) = found else {
+                let names: Vec<&str> = table.iter().map(|(n, ..)| *n).collect();
                 return Err(format!(
                     "line {}: unknown action {action:?}; actions are {}",
                     n + 1,
@@ -388,7 +490,7 @@ mod tests {
         assert!(
             k.help(KeyMode::List)
                 .iter()
-                .any(|(keys, d)| keys == "x" && *d == "applied")
+                .any(|(keys, d)| keys == "x" && d.starts_with("record applied"))
         );
     }
 
@@ -402,11 +504,18 @@ mod tests {
     fn help_lists_only_the_mode_and_any() {
         let k = Keymap::load(None).unwrap();
         let form = k.help(KeyMode::Form);
-        assert!(form.iter().any(|(_, d)| *d == "record"));
-        assert!(!form.iter().any(|(_, d)| *d == "applied"));
         assert!(
             form.iter()
-                .any(|(keys, d)| keys == "ctrl-c" && *d == "quit")
+                .any(|(_, d)| d.starts_with("record the decision"))
+        );
+        assert!(!form.iter().any(|(_, d)| d.starts_with("record applied")));
+        assert!(
+            form.iter()
+                .any(|(keys, d)| keys == "esc" && d.starts_with("cancel"))
+        );
+        assert!(
+            form.iter()
+                .any(|(keys, d)| keys == "ctrl-c" && *d == "quit the console")
         );
     }
 

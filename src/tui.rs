@@ -126,14 +126,18 @@ fn load_keymap(explicit: Option<&Path>) -> Result<Keymap> {
     })
 }
 
+/// Reads and analyses a `--drill` file once, at start; the view shows the
+/// same report as `settle drill show`, or why the file could not be read.
 fn read_drill(path: &Path) -> DrillFile {
-    let summary = match std::fs::metadata(path) {
-        Ok(m) => Ok(vec![format!(
-            "{} bytes; drill analysis not available in this build",
-            m.len()
-        )]),
-        Err(e) => Err(format!("cannot read: {e}")),
-    };
+    let summary = crate::drill::read::read_file(path)
+        .map(|file| {
+            let analysis = crate::drill::analysis::analyse(&file);
+            crate::drill::report::render_text(&[(file, analysis)])
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .map_err(|e| first_line(&e));
     DrillFile {
         path: path.display().to_string(),
         summary,

@@ -40,7 +40,7 @@ impl View {
     pub fn title(self) -> &'static str {
         match self {
             View::Queue => "Queue",
-            View::All => "All operations",
+            View::All => "All",
             View::Drills => "Drills",
             View::Audit => "Audit",
         }
@@ -257,6 +257,8 @@ pub struct App {
     pub all: ListState,
     pub audit: Window<Decision>,
     pub drills: Vec<DrillFile>,
+    /// First line of the Drills view on screen.
+    pub drill_scroll: u16,
     pub detail_open: bool,
     pub detail: Option<DetailPane>,
     pub form: Option<DecisionForm>,
@@ -294,6 +296,7 @@ impl App {
             all: ListState::new(Query::default()),
             audit: Window::default(),
             drills: Vec::new(),
+            drill_scroll: 0,
             detail_open: false,
             detail: None,
             form: None,
@@ -624,7 +627,17 @@ fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {
             })
             .into_iter()
             .collect(),
-        None => Vec::new(),
+        None => {
+            let lines: usize = app
+                .drills
+                .iter()
+                .map(|d| d.summary.as_ref().map_or(2, Vec::len) + 1)
+                .sum();
+            let max = lines.saturating_sub(height) as isize;
+            let at = (app.drill_scroll as isize + delta).clamp(0, max.max(0));
+            app.drill_scroll = u16::try_from(at).unwrap_or(u16::MAX);
+            Vec::new()
+        }
     }
 }
 

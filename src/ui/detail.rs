@@ -16,7 +16,7 @@ use crate::domain::{OperationDetail, evidence, parse_time};
 use crate::text::sanitize_multiline;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let block = Block::bordered().title(" Detail ");
+    let block = Block::bordered();
     let Some(pane) = &app.detail else {
         frame.render_widget(Paragraph::new("no operation selected").block(block), area);
         return;
@@ -31,7 +31,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let lines = lines(app, theme, detail);
     frame.render_widget(
         Paragraph::new(lines)
-            .block(block.title(format!(" #{} ", pane.id)))
+            .block(block.title(format!(" #{} detail (J/K scroll) ", pane.id)))
             .wrap(Wrap { trim: false })
             .scroll((pane.scroll, 0)),
         area,

@@ -20,21 +20,40 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         ));
     }
     for file in &app.drills {
-        lines.push(Line::styled(clean(&file.path), theme.title()));
         match &file.summary {
+            // The report's first line names the file.
             Ok(summary) => {
-                for l in summary {
-                    lines.push(Line::raw(format!("  {}", clean(l))));
+                for (i, l) in summary.iter().enumerate() {
+                    let style = if i == 0 {
+                        theme.title()
+                    } else {
+                        verdict_style(theme, l)
+                    };
+                    lines.push(Line::styled(clean(l), style));
                 }
             }
-            Err(e) => lines.push(Line::styled(format!("  {}", clean(e)), theme.error())),
+            Err(e) => {
+                lines.push(Line::styled(clean(&file.path), theme.title()));
+                lines.push(Line::styled(format!("  {}", clean(e)), theme.error()));
+            }
         }
         lines.push(Line::raw(""));
     }
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)
-            .wrap(Wrap { trim: false }),
+            .wrap(Wrap { trim: false })
+            .scroll((app.drill_scroll, 0)),
         area,
     );
+}
+
+/// Duplicate effects and errors stand out; the words carry the meaning
+/// without colour.
+fn verdict_style(theme: Theme, line: &str) -> ratatui::style::Style {
+    if line.contains("duplicate effect") || line.trim_start().starts_with("error") {
+        theme.fail()
+    } else {
+        ratatui::style::Style::default()
+    }
 }

@@ -53,8 +53,14 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Action::Undo,
             Action::Quit,
         ],
-        Mode::Filter => vec![Action::Accept, Action::Back],
-        Mode::Form => vec![Action::Confirm, Action::Back, Action::NextField],
+        Mode::Filter => vec![Action::Accept, Action::Back, Action::DeleteChar],
+        Mode::Form => vec![
+            Action::Confirm,
+            Action::Back,
+            Action::NextField,
+            Action::ToggleOverride,
+            Action::Help,
+        ],
         Mode::Help => vec![Action::Back],
     };
     let mut spans = Vec::new();

@@ -13,7 +13,6 @@ use crate::app::App;
 use crate::app::form::{DecisionForm, Field, PlannedDecision};
 use crate::domain::DecisionKind;
 use crate::domain::rules::{RuleCheck, Verdict};
-use crate::keymap::KeyMode;
 
 fn verb(kind: DecisionKind) -> &'static str {
     match kind {
@@ -27,7 +26,17 @@ fn verb(kind: DecisionKind) -> &'static str {
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     let Some(form) = &app.form else { return };
-    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
+    let lines = lines(app, theme, form);
+    let width = frame.area().width.min(100);
+    // As tall as the wrapped text, so a short form does not hide the list.
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX);
+    let area = centered(
+        frame.area(),
+        width,
+        height.min(frame.area().height.saturating_sub(2)),
+    );
     let n = form.targets.len();
     let title = format!(
         " {} — {n} operation{} ",
@@ -36,7 +45,6 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     );
     let block = Block::bordered().title(Span::styled(title, theme.title()));
     frame.render_widget(Clear, area);
-    let lines = lines(app, theme, form);
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)
@@ -59,6 +67,13 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     if let Some(undoes) = form.undoes {
         out.push(Line::raw(format!("undoes decision {undoes}")));
     }
+    out.push(Line::styled(
+        format!(
+            "written as {}, only if each version is still the one shown",
+            clean(&app.operator)
+        ),
+        theme.dim(),
+    ));
     out.push(Line::raw(""));
     for field in form.fields() {
         out.push(field_line(theme, form, field));
@@ -108,24 +123,6 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     if let Some(problem) = &form.problem {
         out.push(Line::styled(clean(problem), theme.error()));
     }
-    let hints = app.keymap.hints(
-        KeyMode::Form,
-        &[
-            crate::app::Action::Confirm,
-            crate::app::Action::Back,
-            crate::app::Action::NextField,
-            crate::app::Action::ToggleOverride,
-        ],
-    );
-    let mut spans = Vec::new();
-    for (key, what) in hints {
-        if what == "toggle override" && !form.fields().contains(&Field::Override) {
-            continue;
-        }
-        spans.push(Span::styled(key, theme.key()));
-        spans.push(Span::raw(format!(" {what}  ")));
-    }
-    out.push(Line::from(spans));
     out
 }
 

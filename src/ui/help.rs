@@ -31,7 +31,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         "filter: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text",
         theme.dim(),
     ));
-    let close = app.keymap.help(KeyMode::Help);
+    let close = app.keymap.hints(KeyMode::Help, &[crate::app::Action::Back]);
     let close_keys = close.first().map(|(k, _)| k.clone()).unwrap_or_default();
     let height = lines.len() as u16 + 2;
     let area = centered(frame.area(), 84, height);

@@ -49,14 +49,16 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let table = Table::new(
         rows,
         [
+            // Fixed columns first; what is left is shared so the key
+            // (what operators search by) gets the largest part.
             Constraint::Length(1),
             Constraint::Length(16),
             Constraint::Length(4),
-            Constraint::Max(14),
-            Constraint::Max(16),
-            Constraint::Fill(1),
+            Constraint::Fill(2),
+            Constraint::Fill(2),
+            Constraint::Fill(3),
             Constraint::Length(5),
-            Constraint::Max(16),
+            Constraint::Fill(2),
         ],
     )
     .header(header)

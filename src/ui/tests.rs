@@ -1,1 +1,191 @@
+//! Whole-frame snapshots of every view, pane and popup, drawn from a temp
+//! ledger through the same key scripts an operator would type.
 
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use crate::app::testkit::{Harness, fixture};
+use crate::app::{Action, App, DrillFile};
+use crate::domain::NewOperation;
+
+/// The frame as text, one line per row, trailing spaces trimmed.
+fn draw(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| super::render(app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let mut out = String::new();
+    for y in 0..height {
+        let mut line = String::new();
+        for x in 0..width {
+            line.push_str(buffer[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn sized(width: u16, height: u16) -> Harness {
+    let mut h = Harness::new();
+    h.act(Action::Resize(width, height));
+    h
+}
+
+fn snap(h: &Harness) -> String {
+    let frame = draw(&h.app, h.app.size.0, h.app.size.1);
+    assert!(!frame.contains('\u{1b}'), "an escape reached the terminal");
+    frame
+}
+
+#[test]
+fn queue() {
+    let h = sized(100, 24);
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn queue_80x24() {
+    let h = sized(80, 24);
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn all_operations() {
+    let mut h = sized(100, 24);
+    h.keys("2");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn detail_beside_the_list_when_wide() {
+    let mut h = sized(160, 45);
+    h.keys("enter");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn detail_below_the_list_when_narrow() {
+    let mut h = sized(80, 40);
+    h.keys("enter");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn detail_of_a_value_with_escape_sequences() {
+    let mut h = sized(100, 40);
+    h.keys("j enter");
+    let frame = snap(&h);
+    assert!(frame.contains("evil␛[31m"), "{frame}");
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn form_applied() {
+    let mut h = sized(100, 30);
+    h.keys("a");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn form_not_applied_refused_by_the_committed_effect() {
+    let mut h = sized(100, 30);
+    h.keys("n");
+    h.type_text("provider has no record");
+    h.keys("enter");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn form_retry_refused_by_the_contract() {
+    let mut h = sized(100, 30);
+    h.keys("j j r");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn form_for_several_rows_asks_for_the_count() {
+    let mut h = sized(100, 30);
+    h.keys("space space space a tab");
+    h.type_text("bulk check");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn after_a_decision_and_the_audit() {
+    let mut h = sized(100, 24);
+    h.keys("a enter");
+    let queue = snap(&h);
+    assert!(queue.contains("recorded #7 applied (unknown → completed)"));
+    h.keys("4");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn help() {
+    let mut h = sized(100, 45);
+    h.keys("?");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn filter_with_a_parse_error() {
+    let mut h = sized(100, 24);
+    h.keys("/");
+    h.type_text("acme \"x");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn empty_ledger() {
+    let mut h = Harness::with(&[]);
+    h.act(Action::Resize(80, 24));
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn very_narrow_with_detail() {
+    let mut h = sized(50, 20);
+    h.keys("enter");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn long_values_are_cut_not_wrapped() {
+    let mut long = fixture().pop().unwrap();
+    long.account = "a-very-long-account-name-that-goes-on-and-on".into();
+    long.idem_key = format!("k-{}", "0123456789".repeat(12));
+    let ops: Vec<NewOperation> = vec![long];
+    let mut h = Harness::with(&ops);
+    h.act(Action::Resize(100, 24));
+    h.keys("enter");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn drills() {
+    let mut h = sized(100, 30);
+    let path = std::path::Path::new("sample-data/drill-results.json");
+    let file = crate::drill::read::read_file(path).unwrap();
+    let analysis = crate::drill::analysis::analyse(&file);
+    let text = crate::drill::report::render_text(&[(file, analysis)]);
+    h.app.drills = vec![
+        DrillFile {
+            path: path.display().to_string(),
+            summary: Ok(text.lines().map(str::to_string).collect()),
+        },
+        DrillFile {
+            path: "missing.json".into(),
+            summary: Err("missing.json: cannot read: No such file or directory".into()),
+        },
+    ];
+    h.keys("3");
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn read_only_header() {
+    let mut h = sized(100, 24);
+    h.app.read_only = true;
+    h.keys("a");
+    insta::assert_snapshot!(snap(&h));
+}
