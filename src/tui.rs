@@ -65,11 +65,16 @@ pub fn run(options: Options) -> Result<()> {
     );
     app.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     app.drills = options.drills.iter().map(|p| read_drill(p)).collect();
-    let opened = [report.upgraded, report.read_only_reason, report.not_adopted]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("; ");
+    let opened: Vec<Action> = [
+        report.upgraded.map(Action::Notice),
+        report
+            .read_only_reason
+            .map(|r| Action::Notice(format!("read-only: {r}"))),
+        report.not_adopted.map(Action::Notice),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let counter = spawn_counter(options.ledger.clone());
 
     let mut terminal =
@@ -196,7 +201,7 @@ fn event_loop(
     ledger: &mut Ledger,
     app: &mut App,
     counter: &Counter,
-    opened: String,
+    opened: Vec<Action>,
 ) -> Result<()> {
     let draw_error = |e| terminal_error("drawing", e);
     let size = terminal.size().map_err(draw_error)?;
@@ -207,8 +212,8 @@ fn event_loop(
         Action::Resize(size.width, size.height),
     );
     dispatch(app, ledger, counter, Action::ShowView(View::Queue));
-    if !opened.is_empty() {
-        dispatch(app, ledger, counter, Action::LoadFailed(opened));
+    for notice in opened {
+        dispatch(app, ledger, counter, notice);
     }
     let mut seen_version = ledger.data_version().ok();
     let mut next_poll = Instant::now() + POLL_EVERY;

@@ -217,6 +217,9 @@ pub enum Action {
     /// Another process committed to the ledger.
     LedgerChanged,
     LoadFailed(String),
+    /// Something worth telling that is not a failure (the ledger was
+    /// adopted or migrated on open).
+    Notice(String),
 }
 
 /// What the shell must do for the model.
@@ -544,6 +547,10 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::LoadFailed(message) => {
             app.error(message);
+            Vec::new()
+        }
+        Action::Notice(message) => {
+            app.info(message);
             Vec::new()
         }
     }

@@ -273,6 +273,41 @@ fn the_detail_follows_the_cursor() {
     assert!(!h.app.detail_open);
 }
 
+#[test]
+fn a_retry_is_undone_by_cancelling_it() {
+    let mut h = Harness::new();
+    // k-stale: create_report honours keys, key not expired, stale lease.
+    h.keys("G r enter");
+    assert_eq!(h.app.session[0].kind, DecisionKind::RetrySameKey);
+    h.keys("u");
+    assert_eq!(h.app.form.as_ref().unwrap().kind, DecisionKind::CancelRetry);
+    let effects = h.keys("enter");
+    assert_eq!(
+        recorded(&effects).unwrap()[0].kind,
+        DecisionKind::CancelRetry
+    );
+    assert!(h.app.session.is_empty());
+    let status = h.app.status.clone().unwrap();
+    assert_eq!(
+        status.text,
+        "recorded #3 cancel_retry (retry_pending → reserved)"
+    );
+    assert!(
+        keys_in(&h).contains(&"k-stale".to_string()),
+        "back in the queue"
+    );
+}
+
+#[test]
+fn a_user_keymap_changes_what_keys_do_and_what_help_says() {
+    let mut h = Harness::new();
+    h.app.keymap = crate::keymap::Keymap::load(Some("list x decide_applied\nlist a none")).unwrap();
+    h.keys("a");
+    assert_eq!(h.app.mode, Mode::Normal);
+    h.keys("x");
+    assert_eq!(h.app.form.as_ref().unwrap().kind, DecisionKind::Applied);
+}
+
 fn many(n: usize) -> Vec<NewOperation> {
     let base = fixture().pop().unwrap();
     (0..n)

@@ -189,3 +189,31 @@ fn read_only_header() {
     h.keys("a");
     insta::assert_snapshot!(snap(&h));
 }
+
+#[test]
+fn no_color_uses_no_colour() {
+    use ratatui::style::Color;
+    let mut h = sized(100, 30);
+    h.app.color = false;
+    h.keys("enter j n");
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| super::render(&h.app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    let coloured = buffer
+        .content()
+        .iter()
+        .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+        .count();
+    assert_eq!(coloured, 0);
+    // With colour, states are coloured: the test above can fail.
+    h.app.color = true;
+    terminal.draw(|f| super::render(&h.app, f)).unwrap();
+    assert!(
+        terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .any(|c| c.fg != Color::Reset)
+    );
+}
