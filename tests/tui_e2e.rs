@@ -2,6 +2,7 @@
 //! the screen read back through a terminal parser, and the ledger checked
 //! with SQL afterwards. Also checks that another process's write shows up
 //! without a key press, and that quitting restores the terminal.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::path::Path;
