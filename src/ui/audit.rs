@@ -71,11 +71,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         [
             Constraint::Length(5),
             Constraint::Length(20),
-            Constraint::Max(12),
-            Constraint::Length(7),
-            Constraint::Length(14),
-            Constraint::Max(26),
             Constraint::Fill(1),
+            Constraint::Length(6),
+            Constraint::Length(14),
+            Constraint::Length(24),
+            Constraint::Fill(3),
         ],
     )
     .header(header)

@@ -63,7 +63,15 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         ],
         Mode::Help => vec![Action::Back],
     };
+    // Keys that would only say "read-only" are not advertised.
+    let actions: Vec<Action> = actions
+        .into_iter()
+        .filter(|a| !(app.read_only && matches!(a, Action::Decide(_) | Action::Undo)))
+        .collect();
     let mut spans = Vec::new();
+    if app.read_only && app.mode == Mode::Normal {
+        spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
+    }
     for (key, what) in app.keymap.hints(app.mode.key_mode(), &actions) {
         spans.push(Span::styled(key, theme.key()));
         spans.push(Span::styled(format!(" {what}  "), theme.dim()));

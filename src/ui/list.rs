@@ -73,7 +73,8 @@ fn title(app: &App, list: &ListState) -> Line<'static> {
     )];
     let w = &list.window;
     if let Some(n) = list.count {
-        spans.push(Span::raw(format!("{n} operations ")));
+        let noun = if n == 1 { "operation" } else { "operations" };
+        spans.push(Span::raw(format!("{n} {noun} ")));
     }
     if !list.marks.is_empty() {
         spans.push(Span::styled(

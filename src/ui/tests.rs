@@ -217,3 +217,14 @@ fn no_color_uses_no_colour() {
             .any(|c| c.fg != Color::Reset)
     );
 }
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    for (w, h) in [(1, 1), (10, 3), (20, 5), (30, 8)] {
+        let mut harness = sized(w, h);
+        for script in ["enter", "a", "?", "esc esc 3", "4"] {
+            harness.keys(script);
+            draw(&harness.app, w, h);
+        }
+    }
+}
