@@ -222,6 +222,27 @@ pub enum Action {
     Notice(String),
 }
 
+impl Action {
+    /// Whether the operator pressed something (rather than the shell
+    /// reporting a result or the clock ticking).
+    pub fn is_from_operator(&self) -> bool {
+        !matches!(
+            self,
+            Action::Tick(_)
+                | Action::Resize(..)
+                | Action::PageLoaded { .. }
+                | Action::AuditLoaded { .. }
+                | Action::DetailLoaded(_)
+                | Action::FormDetailsLoaded(_)
+                | Action::DecisionsRecorded(_)
+                | Action::CountsLoaded { .. }
+                | Action::LedgerChanged
+                | Action::LoadFailed(_)
+                | Action::Notice(_)
+        )
+    }
+}
+
 /// What the shell must do for the model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -371,6 +392,11 @@ impl App {
 
 /// Applies `action` to the model and returns what the shell must do.
 pub fn update(app: &mut App, action: Action) -> Vec<Effect> {
+    // A refusal or conflict stays on screen until the operator acts, then
+    // gets out of the way.
+    if action.is_from_operator() && app.status.as_ref().is_some_and(|s| s.error) {
+        app.status = None;
+    }
     let effects = apply(app, action);
     // Any action may change the list pane's height (detail opened, resize,
     // a page replaced): keep the cursor on screen whatever happened.

@@ -396,3 +396,18 @@ mod random {
         }
     }
 }
+
+#[test]
+fn an_error_stays_until_the_next_key_but_not_past_it() {
+    let mut h = Harness::new();
+    h.app.read_only = true;
+    h.keys("a");
+    assert!(h.app.status.as_ref().unwrap().error);
+    h.act(Action::LedgerChanged);
+    assert!(
+        h.app.status.as_ref().unwrap().error,
+        "a live refresh keeps it"
+    );
+    h.keys("j");
+    assert_eq!(h.app.status, None);
+}

@@ -38,7 +38,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             },
         },
     };
+    let too_long = line.width() > usize::from(status.width);
     frame.render_widget(Paragraph::new(line), status);
+    if too_long && let Some(s) = app.status.as_ref().filter(|s| s.error) {
+        alert(theme, frame, status, &s.text);
+    }
 
     let actions: Vec<Action> = match app.mode {
         Mode::Normal => vec![
@@ -79,4 +83,23 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
     frame.render_widget(Paragraph::new(Line::from(spans)), hints);
 }
 
+/// An error too long for the status line, whole, in a box just above it:
+/// a refusal's reason and a conflict's "who and what now" must be read in
+/// full. It goes at the next key press (see `app::update`).
+fn alert(theme: Theme, frame: &mut Frame, status: Rect, text: &str) {
+    let inner = usize::from(status.width.saturating_sub(2)).max(1);
+    let rows = u16::try_from(clean(text).chars().count().div_ceil(inner)).unwrap_or(u16::MAX);
+    let height = (rows + 2).min(status.y);
+    let area = Rect::new(status.x, status.y - height, status.width, height);
+    frame.render_widget(Clear, area);
+    frame.render_widget(
+        Paragraph::new(clean(text))
+            .style(theme.error())
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(" error · your next key dismisses it ")),
+        area,
+    );
+}
+
 use ratatui::style::Style;
+use ratatui::widgets::{Block, Clear, Wrap};

@@ -228,3 +228,25 @@ fn tiny_terminals_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn a_version_conflict_in_the_status_line() {
+    let mut h = sized(100, 16);
+    h.keys("a");
+    let draft = crate::domain::DecisionDraft {
+        op_id: crate::domain::OperationId(7),
+        kind: crate::domain::DecisionKind::NotApplied,
+        result_id: None,
+        evidence: Some("provider says no".into()),
+        note: Some("checked".into()),
+        override_committed: true,
+        operator: "bob".into(),
+        expected_version: 0,
+        undoes: None,
+    };
+    h.ledger
+        .record_decision(&draft, crate::app::testkit::now())
+        .unwrap();
+    h.keys("enter");
+    insta::assert_snapshot!(snap(&h));
+}
