@@ -125,7 +125,10 @@ impl Screen {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("settle did not exit; the screen:\n{}", self.parser.screen().contents());
+                panic!(
+                    "settle did not exit; the screen:\n{}",
+                    self.parser.screen().contents()
+                );
             }
         }
     }
