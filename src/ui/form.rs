@@ -64,6 +64,17 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     for p in &plan {
         out.push(target_line(theme, p));
     }
+    // What the history shows, so the operator decides with it in view.
+    if let Some([detail]) = form.details.as_deref() {
+        let evidence = crate::domain::evidence::summarize(detail, app.now);
+        for fact in &evidence.facts {
+            out.push(Line::styled(format!("  • {}", clean(fact)), theme.dim()));
+        }
+        out.push(Line::styled(
+            format!("  → {}", clean(&evidence.suggestion)),
+            theme.note(),
+        ));
+    }
     if let Some(undoes) = form.undoes {
         out.push(Line::raw(format!("undoes decision {undoes}")));
     }
@@ -111,7 +122,8 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     }
     out.push(Line::raw(""));
     let refused = plan.iter().filter(|p| p.refused().is_some()).count();
-    if refused > 0 {
+    // After Enter the problem says it all; before, a summary of refusals.
+    if refused > 0 && form.problem.is_none() {
         out.push(Line::styled(
             format!(
                 "{refused} of {} refused: enter records nothing until every check passes",
