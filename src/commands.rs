@@ -14,12 +14,13 @@ use crate::cli::{
 };
 use crate::domain::rules::{self, Verdict};
 use crate::domain::{
-    Decision, DecisionDraft, DecisionId, DecisionKind, OperationDetail, OperationRow, State,
-    human_duration, parse_time,
+    Decision, DecisionDraft, DecisionId, DecisionKind, OperationDetail, OperationRow, State, age,
+    human_duration,
 };
 use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::{Access, Ledger, Seek};
+use crate::text::pad;
 use crate::text::sanitize;
 
 /// Runs the parsed command line. Returns the process exit status.
@@ -193,14 +194,6 @@ fn state_label(row: &OperationRow, now: DateTime<Utc>) -> String {
     }
 }
 
-/// How long ago `since` was, as [`human_duration`] puts it.
-pub fn age(since: &str, now: DateTime<Utc>) -> String {
-    match parse_time(since) {
-        Some(t) => human_duration((now - t).num_seconds()),
-        None => "?".to_string(),
-    }
-}
-
 fn row_json(row: &OperationRow, now: DateTime<Utc>) -> Value {
     json!({
         "id": row.id.0,
@@ -350,26 +343,6 @@ fn state_colour(state: &State, stale: bool) -> &'static str {
 
 fn display_width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(sanitize(s).as_ref())
-}
-
-/// Pads or cuts `s` (already sanitised) to exactly `width` columns.
-pub fn pad(s: &str, width: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    let mut out = String::new();
-    let mut used = 0;
-    let total = unicode_width::UnicodeWidthStr::width(s);
-    for c in s.chars() {
-        let w = c.width().unwrap_or(0);
-        if total > width && used + w + 1 > width {
-            out.push('…');
-            used += 1;
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(used)));
-    out
 }
 
 fn show(args: &ShowArgs, now: DateTime<Utc>) -> Result<()> {

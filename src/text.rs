@@ -33,6 +33,37 @@ pub fn sanitize_multiline(input: &str) -> String {
         .join("\n")
 }
 
+/// Cuts `s` to at most `width` terminal columns, ending in `…` when cut,
+/// so a shortened value never passes for a whole one.
+pub fn fit(s: &str, width: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if s.width() <= width {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// [`fit`], then padded with spaces to exactly `width` columns.
+pub fn pad(s: &str, width: usize) -> String {
+    let mut out = fit(s, width);
+    let used = unicode_width::UnicodeWidthStr::width(out.as_str());
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(used)));
+    out
+}
+
 fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
@@ -84,7 +115,21 @@ mod tests {
         );
     }
 
+    #[test]
+    fn fit_marks_what_it_cuts() {
+        assert_eq!(fit("create_report", 13), "create_report");
+        assert_eq!(fit("create_report", 8), "create_…");
+        assert_eq!(pad("ab", 4), "ab  ");
+        assert_eq!(fit("日本語", 4), "日…");
+    }
+
     proptest::proptest! {
+        #[test]
+        fn fit_never_exceeds_the_width(s in ".{0,40}", w in 0usize..30) {
+            let clean = sanitize(&s);
+            proptest::prop_assert!(unicode_width::UnicodeWidthStr::width(fit(&clean, w).as_str()) <= w.max(0));
+        }
+
         #[test]
         fn sanitized_text_has_no_controls(s in ".*") {
             let clean = sanitize(&s);

@@ -475,3 +475,12 @@ pub fn human_duration(secs: i64) -> String {
     };
     format!("{sign}{text}")
 }
+
+/// How long ago `time` was, as [`human_duration`] puts it; `?` for text
+/// that is not a time.
+pub fn age(time: &str, now: DateTime<Utc>) -> String {
+    match parse_time(time) {
+        Some(t) => human_duration((now - t).num_seconds()),
+        None => "?".to_string(),
+    }
+}

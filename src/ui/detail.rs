@@ -28,14 +28,15 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         );
         return;
     };
-    let lines = lines(app, theme, detail);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block.title(format!(" #{} detail (J/K scroll) ", pane.id)))
-            .wrap(Wrap { trim: false })
-            .scroll((pane.scroll, 0)),
-        area,
-    );
+    let paragraph = Paragraph::new(lines(app, theme, detail))
+        .block(block.title(format!(" #{} detail (J/K scroll) ", pane.id)))
+        .wrap(Wrap { trim: false });
+    // Never scroll past the end: the last screenful stays in view.
+    let inner = area.height.saturating_sub(2);
+    let content =
+        u16::try_from(paragraph.line_count(area.width.saturating_sub(2))).unwrap_or(u16::MAX);
+    let scroll = pane.scroll.min(content.saturating_sub(inner));
+    frame.render_widget(paragraph.scroll((scroll, 0)), area);
 }
 
 fn field(theme: Theme, name: &str, value: String) -> Line<'static> {
@@ -81,6 +82,21 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
             },
         ),
         field(theme, "version", op.version.to_string()),
+        Line::raw(""),
+    ];
+    // What the events prove comes first: it is what the operator decides on.
+    let summary = evidence::summarize(detail, app.now);
+    out.push(heading(theme, "Evidence"));
+    for fact in &summary.facts {
+        out.push(Line::raw(format!("  • {}", clean(fact))));
+    }
+    out.push(Line::from(vec![
+        Span::styled("  → ", theme.note()),
+        Span::styled(clean(&summary.suggestion), theme.note()),
+    ]));
+
+    out.push(Line::raw(""));
+    out.extend([
         field(
             theme,
             "result id",
@@ -132,18 +148,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         field(theme, "created", clean(&op.created_at)),
         field(theme, "updated", clean(&op.updated_at)),
         Line::raw(""),
-    ];
-
-    let summary = evidence::summarize(detail, app.now);
-    out.push(heading(theme, "Evidence"));
-    for fact in &summary.facts {
-        out.push(Line::raw(format!("  • {}", clean(fact))));
-    }
-    out.push(Line::from(vec![
-        Span::styled("  → ", theme.note()),
-        Span::styled(clean(&summary.suggestion), theme.note()),
-    ]));
-    out.push(Line::raw(""));
+    ]);
 
     out.push(heading(theme, "Timeline"));
     let timeline = timeline(detail);

@@ -2,7 +2,7 @@
 //! turned into table rows, so its cost does not grow with the ledger.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
@@ -10,6 +10,7 @@ use super::theme::Theme;
 use super::{age, clean};
 use crate::app::{App, ListState, View};
 use crate::domain::OperationRow;
+use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let Some(list) = app.current_list() else {
@@ -31,12 +32,44 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         return;
     }
     let height = crate::app::layout::list_rows(area);
+    // Fixed columns first; what is left is shared so the key (what operators
+    // search by) gets the largest part.
+    let id_width = w
+        .rows
+        .iter()
+        .skip(w.top)
+        .take(height)
+        .map(|r| r.id.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let constraints = [
+        Constraint::Length(1),
+        Constraint::Length(u16::try_from(id_width).unwrap_or(u16::MAX)),
+        Constraint::Length(16),
+        Constraint::Length(4),
+        Constraint::Fill(2),
+        Constraint::Fill(2),
+        Constraint::Fill(3),
+        Constraint::Length(5),
+        Constraint::Fill(2),
+    ];
+    // The widths the table will give each column, so a value too long for
+    // its column is cut with `…` rather than silently.
+    let inner = block.inner(area);
+    let widths: Vec<usize> = Layout::horizontal(constraints)
+        .spacing(1)
+        .split(inner)
+        .iter()
+        .map(|r| usize::from(r.width))
+        .collect();
     let visible = w.rows.iter().enumerate().skip(w.top).take(height);
     let rows: Vec<Row> = visible
-        .map(|(i, row)| table_row(app, list, theme, row, i == w.cursor))
+        .map(|(i, row)| table_row(app, list, theme, row, i == w.cursor, &widths))
         .collect();
     let header = Row::new([
         "",
+        "id",
         "state",
         "age",
         "account",
@@ -46,23 +79,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         "last event",
     ])
     .style(theme.title());
-    let table = Table::new(
-        rows,
-        [
-            // Fixed columns first; what is left is shared so the key
-            // (what operators search by) gets the largest part.
-            Constraint::Length(1),
-            Constraint::Length(16),
-            Constraint::Length(4),
-            Constraint::Fill(2),
-            Constraint::Fill(2),
-            Constraint::Fill(3),
-            Constraint::Length(5),
-            Constraint::Fill(2),
-        ],
-    )
-    .header(header)
-    .block(block);
+    let table = Table::new(rows, constraints).header(header).block(block);
     frame.render_widget(table, area);
 }
 
@@ -103,7 +120,9 @@ fn table_row(
     theme: Theme,
     row: &OperationRow,
     selected: bool,
+    widths: &[usize],
 ) -> Row<'static> {
+    let cut = |column: usize, text: String| fit(&text, widths.get(column).copied().unwrap_or(0));
     let state = if row.is_stale_reservation(app.now) {
         "reserved (stale)".to_string()
     } else {
@@ -117,13 +136,14 @@ fn table_row(
     };
     let cells = vec![
         Cell::from(if marked { "*" } else { " " }).style(theme.marked()),
+        Cell::from(row.id.to_string()).style(theme.dim()),
         Cell::from(state).style(theme.state(&row.state)),
         Cell::from(age(&row.updated_at, app.now)),
-        Cell::from(clean(&row.account)),
-        Cell::from(clean(&row.op_type)),
-        Cell::from(clean(&row.idem_key)),
+        Cell::from(cut(4, clean(&row.account))),
+        Cell::from(cut(5, clean(&row.op_type))),
+        Cell::from(cut(6, clean(&row.idem_key))),
         Cell::from(format!("{}/{}", row.attempts, row.max_attempts)),
-        Cell::from(last),
+        Cell::from(cut(8, last)),
     ];
     let r = Row::new(cells);
     if selected {

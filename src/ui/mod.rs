@@ -13,12 +13,10 @@ mod help;
 mod list;
 pub mod theme;
 
-use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 
 use crate::app::{App, Mode, View};
-use crate::domain::parse_time;
 use theme::Theme;
 
 pub fn render(app: &App, frame: &mut Frame) {
@@ -49,26 +47,7 @@ pub(crate) fn clean(text: &str) -> String {
     crate::text::sanitize(text).into_owned()
 }
 
-/// `45s`, `12m`, `3h`, `2d`: how long ago `time` was; `?` for a time that
-/// does not parse.
-pub(crate) fn age(time: &str, now: DateTime<Utc>) -> String {
-    let Some(t) = parse_time(time) else {
-        return "?".to_string();
-    };
-    duration((now - t).num_seconds())
-}
-
-/// A number of seconds, short: `-5s` for a time in the future.
-pub(crate) fn duration(secs: i64) -> String {
-    let (sign, s) = if secs < 0 { ("-", -secs) } else { ("", secs) };
-    let text = match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m", s / 60),
-        3600..86_400 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    };
-    format!("{sign}{text}")
-}
+pub(crate) use crate::domain::{age, human_duration as duration};
 
 /// A rectangle of at most `width` x `height` centred in `area`.
 pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
