@@ -30,6 +30,17 @@ fn decide_in_the_console_and_see_another_process_write_live() {
     // The worker's counts arrive without a key press.
     screen.wait_for("unknown 6", WAIT);
 
+    // Filter live as you type; Esc clears it.
+    screen.send("/");
+    for c in "account:globex".chars() {
+        screen.send(&c.to_string());
+    }
+    screen.wait_for("Queue 3 operations", WAIT);
+    let filtered = screen.wait_for("ord-7731-a", WAIT);
+    assert!(!filtered.contains("rpt-2026-W48-acme"), "{filtered}");
+    screen.send("\x1b");
+    screen.wait_for("Queue 11 operations", WAIT);
+
     // The oldest queue row is operation 1: a committed effect, no reply.
     screen.send("G");
     screen.send("a");
@@ -72,4 +83,23 @@ fn decide_in_the_console_and_see_another_process_write_live() {
         "e2e-operator applied 1 report-8812"
     );
     assert_eq!(state(&ledger, 1), "completed");
+}
+
+#[test]
+fn demo_opens_the_console_on_the_sample_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("demo");
+    let mut screen = Screen::start(
+        &["demo", target.to_str().unwrap()],
+        100,
+        30,
+        &[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())],
+    );
+    let text = screen.wait_for("Queue 11 operations", WAIT);
+    assert!(text.contains("ord-7790-g"), "{text}");
+    screen.send("3");
+    screen.wait_for("duplicate effect", WAIT);
+    screen.send("q");
+    assert!(screen.wait_exit(WAIT));
+    assert!(screen.restored());
 }
