@@ -528,6 +528,12 @@ fn detail_text(detail: &OperationDetail, now: DateTime<Utc>) -> String {
             );
         }
     }
+    let summary = crate::domain::evidence::summarize(detail, now);
+    let _ = writeln!(o, "\nevidence");
+    for fact in &summary.facts {
+        let _ = writeln!(o, "  - {}", s(fact));
+    }
+    let _ = writeln!(o, "  => {}", s(&summary.suggestion));
     let _ = writeln!(o, "\nwhat may be decided now");
     for (kind, verdict) in decision_outlook(detail, now) {
         let text = match &verdict {
@@ -585,6 +591,7 @@ fn decision_json(d: &Decision) -> Value {
 
 fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
     let op = &detail.operation;
+    let summary = crate::domain::evidence::summarize(detail, now);
     let parse = |t: &Option<String>| {
         t.as_deref().map(|t| {
             serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string()))
@@ -639,6 +646,7 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "status": r.status,
             "decision_id": r.decision_id.0,
         })).collect::<Vec<_>>(),
+        "evidence": { "facts": summary.facts, "suggestion": summary.suggestion },
         "may_decide": decision_outlook(detail, now).into_iter().map(|(kind, v)| json!({
             "decision": kind.as_str(),
             "allowed": !v.is_fail(),

@@ -6,7 +6,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{OperationDetail, State, parse_time};
+use super::rules;
+use super::{DecisionDraft, DecisionKind, OperationDetail, State};
 
 /// The facts the events establish and what they suggest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +28,9 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
             attempt_numbers.push(e.attempt);
         }
     }
-    attempt_numbers.sort();
+    // Attempts in order; what happened outside any attempt (the budget
+    // running out, a service's note) is told last.
+    attempt_numbers.sort_by_key(|n| (n.is_none(), *n));
     let committed = detail.committed_effects();
     let mut reply_after_commit = false;
     for number in &attempt_numbers {
@@ -38,8 +41,8 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
             .collect();
         let attempt = detail.attempts.iter().find(|a| Some(a.attempt) == *number);
         let who = match number {
-            Some(n) => format!("attempt {n}"),
-            None => "outside any attempt".to_string(),
+            Some(n) => format!("attempt {n} "),
+            None => String::new(),
         };
         let mut parts: Vec<String> = Vec::new();
         let mut committed_here = false;
@@ -64,8 +67,11 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
                 "rejected_mismatch" => parts.push(
                     "was rejected: the key was already used with other parameters".to_string(),
                 ),
-                "budget_exhausted" => parts.push("spent the attempt budget".to_string()),
-                _ => {}
+                "budget_exhausted" => parts.push("attempt budget exhausted".to_string()),
+                // Told by the attempt's outcome below, or carry no finding.
+                "reserved" | "timeout" | "provider_error" => {}
+                // Words the contract does not know are shown as they are.
+                other => parts.push(format!("recorded event {:?}", other)),
             }
         }
         if let Some(a) = attempt {
@@ -89,7 +95,7 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
             reply_after_commit = true;
         }
         if !parts.is_empty() {
-            facts.push(format!("{who} {}", parts.join("; ")));
+            facts.push(format!("{who}{}", parts.join("; ")));
         }
     }
     if committed.is_empty() && !detail.attempts.is_empty() {
@@ -146,26 +152,35 @@ fn suggest(
     if !committed.is_empty() {
         return "record applied: an effect was committed (no id recorded); give the receiver's reference as evidence".to_string();
     }
-    let key_kept = match op.key_expires_at.as_deref() {
-        None => true,
-        Some(t) => parse_time(t).is_some_and(|t| t > now),
+    // A same-key retry is suggested only where the contract's rules would
+    // let it through; otherwise say which rule stands in the way.
+    let retry = DecisionDraft {
+        op_id: op.id,
+        kind: DecisionKind::RetrySameKey,
+        result_id: None,
+        evidence: None,
+        note: None,
+        override_committed: false,
+        operator: String::new(),
+        expected_version: op.version,
+        undoes: None,
     };
-    let deadline_ok = match op.deadline_at.as_deref() {
-        None => true,
-        Some(t) => parse_time(t).is_some_and(|t| t > now),
-    };
-    match &detail.contract {
-        Some(c) if c.idempotent && key_kept && deadline_ok => {
-            "retry with the same key: the receiver honours keys, so it replays an effect that exists or performs it once".to_string()
-        }
-        _ => "ask the receiver whether the effect exists; record applied with its reference, or not applied with its evidence".to_string(),
+    let checks = rules::check(&retry, detail, now);
+    match rules::refusal(&checks) {
+        None => "retry with the same key: the receiver honours keys, so it replays an effect that exists or performs it once".to_string(),
+        Some(refused) => format!(
+            "ask the receiver whether the effect exists; record applied with its reference, or not applied with its evidence (no same-key retry: {})",
+            refused.verdict.text()
+        ),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Attempt, Event, OpTypeContract, Operation, OperationId, Outcome};
+    use crate::domain::{
+        Attempt, Event, OpTypeContract, Operation, OperationId, Outcome, parse_time,
+    };
 
     fn detail(
         state: State,

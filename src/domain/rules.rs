@@ -348,7 +348,8 @@ fn key_expiry_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
                 expiries.push((
                     until,
                     format!(
-                        "created_at + key_retention_s ({retention}s) = {}",
+                        "created_at + key retention {} = {}",
+                        super::human_duration(retention),
                         format_time(until)
                     ),
                 ));
