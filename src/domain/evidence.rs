@@ -46,6 +46,7 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
         };
         let mut parts: Vec<String> = Vec::new();
         let mut committed_here = false;
+        let mut budget_spent = false;
         let mut replied = false;
         for e in &events {
             match e.event.as_str() {
@@ -67,7 +68,7 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
                 "rejected_mismatch" => parts.push(
                     "was rejected: the key was already used with other parameters".to_string(),
                 ),
-                "budget_exhausted" => parts.push("attempt budget exhausted".to_string()),
+                "budget_exhausted" => budget_spent = true,
                 // Told by the attempt's outcome below, or carry no finding.
                 "reserved" | "timeout" | "provider_error" => {}
                 // Words the contract does not know are shown as they are.
@@ -85,6 +86,10 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
                 "in_flight" => parts.push("is still in flight".to_string()),
                 _ => {}
             }
+        }
+        // The budget runs out after the attempt's own outcome.
+        if budget_spent {
+            parts.push("the attempt budget is spent".to_string());
         }
         if replied {
             parts.push("a reply reached the caller".to_string());
