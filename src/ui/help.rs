@@ -2,6 +2,7 @@
 //! mode the operator came from (the list, or the decision form).
 
 use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
@@ -9,6 +10,7 @@ use super::centered;
 use super::theme::Theme;
 use crate::app::App;
 use crate::keymap::KeyMode;
+use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     let mode = if app.form.is_some() {
@@ -17,28 +19,53 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         KeyMode::List
     };
     let entries = app.keymap.help(mode);
-    let mut lines: Vec<Line> = entries
+    let key_width = entries
         .iter()
-        .map(|(keys, what)| {
-            Line::from(vec![
-                Span::styled(format!("{keys:>18}  "), theme.key()),
-                Span::raw(*what),
-            ])
-        })
-        .collect();
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "filter: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text",
-        theme.dim(),
-    ));
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
     let close = app.keymap.hints(KeyMode::Help, &[crate::app::Action::Back]);
     let close_keys = close.first().map(|(k, _)| k.clone()).unwrap_or_default();
-    let height = lines.len() as u16 + 2;
-    let area = centered(frame.area(), 84, height);
+    let screen = frame.area();
+    // One column when it fits; two side by side on a short terminal, so
+    // every key stays visible at 80x24.
+    let footer = 2;
+    let fits = entries.len() + footer + 2 <= usize::from(screen.height);
+    let columns = if fits { 1 } else { 2 };
+    let per_column = entries.len().div_ceil(columns);
+    let height = u16::try_from(per_column + footer + 2).unwrap_or(u16::MAX);
+    let area = centered(screen, if fits { 84 } else { screen.width }, height);
     frame.render_widget(Clear, area);
+    let block = Block::bordered().title(format!(" Keys ({close_keys} closes) "));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [body, foot] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(footer as u16)]).areas(inner);
+    let cells = Layout::horizontal(vec![Constraint::Fill(1); columns]).split(body);
+    for (chunk, cell) in entries.chunks(per_column.max(1)).zip(cells.iter()) {
+        let text_width = usize::from(cell.width).saturating_sub(key_width + 2);
+        let lines: Vec<Line> = chunk
+            .iter()
+            .map(|(keys, what)| {
+                Line::from(vec![
+                    Span::styled(format!("{keys:>key_width$}  "), theme.key()),
+                    Span::raw(fit(what, text_width)),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), *cell);
+    }
     frame.render_widget(
-        Paragraph::new(lines)
-            .block(Block::bordered().title(format!(" Keys ({close_keys} closes) "))),
-        area,
+        Paragraph::new(vec![
+            Line::raw(""),
+            Line::styled(
+                fit(
+                    "filter: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text",
+                    usize::from(foot.width),
+                ),
+                theme.dim(),
+            ),
+        ]),
+        foot,
     );
 }

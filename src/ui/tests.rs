@@ -128,6 +128,17 @@ fn help() {
 }
 
 #[test]
+fn help_at_80x24_shows_every_key_in_two_columns() {
+    let mut h = sized(80, 24);
+    h.keys("?");
+    let text = snap(&h);
+    for key in ["ctrl-r", "cancel", "undo", "quit"] {
+        assert!(text.contains(key), "{key} missing from help:\n{text}");
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
 fn filter_with_a_parse_error() {
     let mut h = sized(100, 24);
     h.keys("/");
