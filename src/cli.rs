@@ -115,6 +115,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// The ledger (SQLite file).
     pub ledger: PathBuf,
     /// Only the triage queue: unknown, exhausted, conflict, stale reserved.
     #[arg(long)]
@@ -131,8 +132,10 @@ pub struct ListArgs {
     /// Every matching row, read a page at a time (overrides --limit).
     #[arg(long)]
     pub all: bool,
+    /// table for people; json, jsonl or csv for scripts (raw values, no colour).
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Open without writing anything (no adoption).
     #[arg(long)]
     pub read_only: bool,
 }
@@ -153,11 +156,14 @@ pub enum ShowFormat {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
+    /// The ledger (SQLite file).
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key.
     pub op: String,
+    /// text for people; json for scripts.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
+    /// Open without writing anything (no adoption).
     #[arg(long)]
     pub read_only: bool,
 }
@@ -165,6 +171,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
+    /// The ledger (SQLite file); written in one transaction or not at all.
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key.
     pub op: String,
@@ -206,11 +213,14 @@ pub struct DecideArgs {
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
+    /// The ledger (SQLite file).
     pub ledger: PathBuf,
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub limit: usize,
+    /// table for people; json, jsonl or csv for scripts (raw values, no colour).
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Open without writing anything (no adoption).
     #[arg(long)]
     pub read_only: bool,
 }
@@ -221,6 +231,7 @@ pub enum DrillCommand {
     Show {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// text for people; json for scripts.
         #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
         format: ShowFormat,
     },
