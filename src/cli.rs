@@ -132,7 +132,7 @@ pub struct ListArgs {
     /// Every matching row, read a page at a time (overrides --limit).
     #[arg(long)]
     pub all: bool,
-    /// table for people; json, jsonl or csv for scripts (raw values, no colour).
+    /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
     /// Open without writing anything (no adoption).
@@ -217,7 +217,7 @@ pub struct AuditArgs {
     pub ledger: PathBuf,
     #[arg(long, default_value_t = 50, value_name = "N")]
     pub limit: usize,
-    /// table for people; json, jsonl or csv for scripts (raw values, no colour).
+    /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
     /// Open without writing anything (no adoption).
