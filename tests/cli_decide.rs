@@ -377,3 +377,46 @@ fn deciding_needs_an_operator() {
         "from-env"
     );
 }
+
+#[test]
+fn a_decision_waits_for_a_worker_holding_the_write_lock_then_sees_its_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let seen = version(&l, 2);
+    // A worker claims the write lock and changes operation 2 slowly.
+    let worker = sql(&l);
+    worker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    worker
+        .execute(
+            "UPDATE operations SET state = 'completed', result_id = 'ord-1', version = version + 1 WHERE id = 2",
+            [],
+        )
+        .unwrap();
+    let operator = bin()
+        .args([
+            "decide",
+            l.to_str().unwrap(),
+            "2",
+            "--retry-same-key",
+            "--operator",
+            "tester",
+        ])
+        .arg("--expect-version")
+        .arg(seen.to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    worker.execute_batch("COMMIT").unwrap();
+    let out = operator.wait_with_output().unwrap();
+    // Not "database is locked": the decision waited, then found the
+    // worker's version and wrote nothing.
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains("state completed"), "{}", stderr(&out));
+    assert_eq!(
+        query_i64(&l, "SELECT COUNT(*) FROM retry_requests WHERE op_id = 2"),
+        0
+    );
+    assert_eq!(state(&l, 2), "completed");
+}
