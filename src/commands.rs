@@ -15,7 +15,6 @@ use crate::cli::{
 use crate::domain::rules::{self, Verdict};
 use crate::domain::{
     Decision, DecisionDraft, DecisionId, DecisionKind, OperationDetail, OperationRow, State, age,
-    human_duration,
 };
 use crate::error::{Error, Result};
 use crate::query::Query;
@@ -422,20 +421,7 @@ fn detail_text(detail: &OperationDetail, now: DateTime<Utc>) -> String {
         op.version
     );
     let _ = writeln!(o, "  account      {}", s(&op.account));
-    let contract = match &detail.contract {
-        Some(c) => format!(
-            "{}{}",
-            if c.idempotent {
-                "receiver honours keys"
-            } else {
-                "receiver NOT verified idempotent"
-            },
-            c.key_retention_s
-                .map(|r| format!(", keys kept {}", human_duration(r)))
-                .unwrap_or_else(|| ", keys kept forever".to_string())
-        ),
-        None => "no op_types row: contract unknown".to_string(),
-    };
+    let contract = detail.contract_summary();
     let _ = writeln!(o, "  op type      {}  ({contract})", s(&op.op_type));
     let _ = writeln!(o, "  key          {}", s(&op.idem_key));
     let _ = writeln!(o, "  fingerprint  {}", s(&op.fingerprint));

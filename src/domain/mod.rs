@@ -329,6 +329,25 @@ impl OperationDetail {
             .find(|r| r.status == "queued")
     }
 
+    /// The receiver's contract in one phrase, for the detail and `show`.
+    pub fn contract_summary(&self) -> String {
+        match &self.contract {
+            None => "no op_types row: the receiver's contract is unknown".to_string(),
+            Some(c) => format!(
+                "{}, {}",
+                if c.idempotent {
+                    "idempotent (honours keys)"
+                } else {
+                    "NOT verified idempotent"
+                },
+                match c.key_retention_s {
+                    Some(s) => format!("keeps keys {}", human_duration(s)),
+                    None => "keeps keys forever".to_string(),
+                }
+            ),
+        }
+    }
+
     /// Number of attempts recorded (the highest attempt number).
     pub fn attempts_used(&self) -> i64 {
         self.attempts.iter().map(|a| a.attempt).max().unwrap_or(0)

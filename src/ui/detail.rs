@@ -127,24 +127,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
             "deadline",
             when(app, op.deadline_at.as_deref(), "none"),
         ),
-        field(
-            theme,
-            "contract",
-            match &detail.contract {
-                None => "no op_types row: receiver's contract unknown".to_string(),
-                Some(c) => format!(
-                    "{}{}",
-                    if c.idempotent {
-                        "idempotent (honours keys)"
-                    } else {
-                        "NOT verified idempotent"
-                    },
-                    c.key_retention_s
-                        .map(|s| format!(", keeps keys {}", duration(s)))
-                        .unwrap_or_default()
-                ),
-            },
-        ),
+        field(theme, "contract", detail.contract_summary()),
         field(theme, "created", clean(&op.created_at)),
         field(theme, "updated", clean(&op.updated_at)),
         Line::raw(""),
