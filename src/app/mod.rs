@@ -53,6 +53,12 @@ impl View {
             _ => None,
         }
     }
+
+    /// Views whose rows name an operation, so Enter can show its detail:
+    /// the two lists, and the audit trail (a decision's operation).
+    pub fn shows_detail(self) -> bool {
+        matches!(self, View::Queue | View::All | View::Audit)
+    }
 }
 
 /// The two operation lists.
@@ -354,7 +360,7 @@ impl App {
 
     pub fn screen(&self) -> layout::Screen {
         let area = Rect::new(0, 0, self.size.0, self.size.1);
-        layout::screen(area, self.detail_open && self.view.list().is_some())
+        layout::screen(area, self.detail_open && self.view.shows_detail())
     }
 
     /// Data rows visible in the list pane.
@@ -452,7 +458,7 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         Action::First => jump(app, Fetch::First),
         Action::Last => jump(app, Fetch::Last),
         Action::ToggleDetail => {
-            if app.view.list().is_none() {
+            if !app.view.shows_detail() {
                 return Vec::new();
             }
             app.detail_open = !app.detail_open;
@@ -543,7 +549,11 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         } => {
             let height = app.visible_rows();
             app.audit.merge(fetch, merge, rows, limit, height);
-            Vec::new()
+            if app.view == View::Audit {
+                follow_cursor(app, false)
+            } else {
+                Vec::new()
+            }
         }
         Action::DetailLoaded(detail) => {
             if let Some(pane) = app.detail.as_mut()
@@ -616,6 +626,11 @@ fn refresh(app: &mut App) -> Vec<Effect> {
                 merge,
                 limit,
             });
+            if app.detail_open
+                && let Some(pane) = &app.detail
+            {
+                effects.push(Effect::LoadDetail(pane.id));
+            }
         }
         None => {}
     }
@@ -650,16 +665,20 @@ fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {
             effects.extend(follow_cursor(app, false));
             effects
         }
-        None if app.view == View::Audit => app
-            .audit
-            .move_by(delta, height)
-            .map(|(fetch, merge)| Effect::LoadAudit {
-                fetch,
-                merge,
-                limit: PAGE,
-            })
-            .into_iter()
-            .collect(),
+        None if app.view == View::Audit => {
+            let mut effects: Vec<Effect> = app
+                .audit
+                .move_by(delta, height)
+                .map(|(fetch, merge)| Effect::LoadAudit {
+                    fetch,
+                    merge,
+                    limit: PAGE,
+                })
+                .into_iter()
+                .collect();
+            effects.extend(follow_cursor(app, false));
+            effects
+        }
         None => {
             let lines: usize = app
                 .drills
@@ -698,11 +717,14 @@ fn follow_cursor(app: &mut App, force: bool) -> Vec<Effect> {
     if !app.detail_open {
         return Vec::new();
     }
-    let Some(id) = app
-        .current_list()
-        .and_then(|l| l.window.selected())
-        .map(|r| r.id)
-    else {
+    let selected = match app.view {
+        View::Audit => app.audit.selected().map(|d| d.op_id),
+        _ => app
+            .current_list()
+            .and_then(|l| l.window.selected())
+            .map(|r| r.id),
+    };
+    let Some(id) = selected else {
         app.detail = None;
         return Vec::new();
     };

@@ -411,3 +411,29 @@ fn an_error_stays_until_the_next_key_but_not_past_it() {
     h.keys("j");
     assert_eq!(h.app.status, None);
 }
+
+#[test]
+fn enter_in_the_audit_trail_shows_the_decision_s_operation() {
+    let mut h = Harness::new();
+    h.keys("a enter");
+    h.keys("4");
+    assert_eq!(h.app.view, View::Audit);
+    let decided = h
+        .app
+        .audit
+        .selected()
+        .expect("the decision is listed")
+        .op_id;
+    let effects = h.keys("enter");
+    assert!(
+        effects.contains(&Effect::LoadDetail(decided)),
+        "{effects:?}"
+    );
+    let pane = h.app.detail.as_ref().expect("detail open");
+    assert_eq!(pane.id, decided);
+    assert_eq!(
+        pane.detail.as_ref().unwrap().decisions.len(),
+        1,
+        "the detail shows the decision just recorded"
+    );
+}

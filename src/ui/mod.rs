@@ -24,14 +24,12 @@ pub fn render(app: &App, frame: &mut Frame) {
     let screen = app.screen();
     header::render(app, theme, frame, screen.header, screen.tabs);
     match app.view {
-        View::Queue | View::All => {
-            list::render(app, theme, frame, screen.list);
-            if let Some(area) = screen.detail {
-                detail::render(app, theme, frame, area);
-            }
-        }
+        View::Queue | View::All => list::render(app, theme, frame, screen.list),
         View::Audit => audit::render(app, theme, frame, screen.list),
         View::Drills => drills::render(app, theme, frame, screen.list),
+    }
+    if let Some(area) = screen.detail {
+        detail::render(app, theme, frame, area);
     }
     footer::render(app, theme, frame, screen.status, screen.hints);
     if app.form.is_some() {
