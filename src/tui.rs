@@ -244,12 +244,20 @@ fn event_loop(
         if Instant::now() >= next_poll {
             next_poll = Instant::now() + POLL_EVERY;
             match ledger.data_version() {
-                Ok(v) if Some(v) != seen_version => {
-                    seen_version = Some(v);
-                    dispatch(app, ledger, counter, Action::LedgerChanged);
+                Ok(v) => {
+                    if app.live_error.is_some() {
+                        dispatch(app, ledger, counter, Action::LiveRestored);
+                    }
+                    if Some(v) != seen_version {
+                        seen_version = Some(v);
+                        dispatch(app, ledger, counter, Action::LedgerChanged);
+                    }
                 }
-                Ok(_) => {}
-                Err(e) => dispatch(app, ledger, counter, Action::LoadFailed(e.to_string())),
+                // Said once, not every poll: the status line keeps it.
+                Err(e) if app.live_error.is_none() => {
+                    dispatch(app, ledger, counter, Action::LiveLost(e.to_string()));
+                }
+                Err(_) => {}
             }
         }
         while let Ok(answer) = counter.answers.try_recv() {

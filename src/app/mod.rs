@@ -222,6 +222,10 @@ pub enum Action {
     },
     /// Another process committed to the ledger.
     LedgerChanged,
+    /// Asking the ledger whether it changed failed: the screen may be stale.
+    LiveLost(String),
+    /// The ledger answers again after [`Action::LiveLost`].
+    LiveRestored,
     LoadFailed(String),
     /// Something worth telling that is not a failure (the ledger was
     /// adopted or migrated on open).
@@ -243,6 +247,8 @@ impl Action {
                 | Action::DecisionsRecorded(_)
                 | Action::CountsLoaded { .. }
                 | Action::LedgerChanged
+                | Action::LiveLost(_)
+                | Action::LiveRestored
                 | Action::LoadFailed(_)
                 | Action::Notice(_)
         )
@@ -295,6 +301,8 @@ pub struct App {
     pub counts: Option<StateCounts>,
     /// When the ledger last changed under us (another process wrote).
     pub last_change: Option<DateTime<Utc>>,
+    /// Why live polling failed, while it does; the header says "not live".
+    pub live_error: Option<String>,
     pub status: Option<Status>,
     /// Decisions this operator recorded in this session, oldest first: what
     /// `u` undoes.
@@ -332,6 +340,7 @@ impl App {
             form: None,
             counts: None,
             last_change: None,
+            live_error: None,
             status: None,
             session: Vec::new(),
             pending_undo: None,
@@ -579,6 +588,18 @@ fn apply(app: &mut App, action: Action) -> Vec<Effect> {
         }
         Action::LedgerChanged => {
             app.last_change = Some(app.now);
+            refresh(app)
+        }
+        Action::LiveLost(message) => {
+            app.error(format!(
+                "live updates stopped, the screen may be stale: {message}"
+            ));
+            app.live_error = Some(message);
+            Vec::new()
+        }
+        Action::LiveRestored => {
+            app.live_error = None;
+            app.info("live updates resumed".to_string());
             refresh(app)
         }
         Action::LoadFailed(message) => {

@@ -437,3 +437,21 @@ fn enter_in_the_audit_trail_shows_the_decision_s_operation() {
         "the detail shows the decision just recorded"
     );
 }
+
+#[test]
+fn lost_live_updates_are_said_until_the_ledger_answers_again() {
+    let mut h = Harness::new();
+    h.act(Action::LiveLost("database is locked".into()));
+    assert!(h.app.live_error.is_some());
+    let status = h.app.status.clone().unwrap();
+    assert!(
+        status.error && status.text.contains("may be stale"),
+        "{status:?}"
+    );
+    let effects = h.act(Action::LiveRestored);
+    assert!(h.app.live_error.is_none());
+    assert!(
+        effects.iter().any(|e| matches!(e, Effect::LoadPage { .. })),
+        "the screen is reread once the ledger answers: {effects:?}"
+    );
+}

@@ -24,7 +24,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
         spans.push(Span::raw(" "));
     }
-    spans.push(Span::styled("● live", theme.live()));
+    if app.live_error.is_some() {
+        spans.push(Span::styled("✕ not live", theme.error()));
+    } else {
+        spans.push(Span::styled("● live", theme.live()));
+    }
     if let Some(at) = app.last_change {
         spans.push(Span::styled(
             format!(" · changed {} ago", duration((app.now - at).num_seconds())),

@@ -261,3 +261,15 @@ fn a_version_conflict_in_the_status_line() {
     h.keys("enter");
     insta::assert_snapshot!(snap(&h));
 }
+
+#[test]
+fn header_says_not_live_when_polling_fails() {
+    let mut h = sized(100, 12);
+    h.act(Action::LiveLost("disk I/O error".into()));
+    let text = snap(&h);
+    assert!(
+        text.lines().next().unwrap().contains("✕ not live"),
+        "{text}"
+    );
+    assert!(!text.contains("● live"), "{text}");
+}
