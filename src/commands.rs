@@ -703,7 +703,7 @@ fn decide(args: &DecideArgs, now: DateTime<Utc>) -> Result<()> {
 
 fn audit(args: &AuditArgs) -> Result<()> {
     let ledger = open(&args.ledger, args.read_only)?;
-    let decisions = ledger.audit(None, args.limit)?;
+    let decisions = ledger.audit_page(Seek::First, args.limit)?;
     emit(|out| match args.format {
         ListFormat::Table => {
             if decisions.is_empty() {

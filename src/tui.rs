@@ -21,7 +21,6 @@ use ratatui::crossterm::event::{
 };
 use ratatui::crossterm::execute;
 
-use crate::app::window::Fetch;
 use crate::app::{
     self, Action, App, DecisionOutcome, DecisionResult, DrillFile, Effect, ListId, View,
 };
@@ -29,7 +28,7 @@ use crate::domain::{DecisionId, OperationId};
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
 use crate::query::Query;
-use crate::store::{Access, AuditSeek, Ledger, Seek};
+use crate::store::{Access, Ledger};
 use crate::ui;
 
 /// How often the ledger is asked whether another process wrote to it.
@@ -298,45 +297,29 @@ pub(crate) fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -
             fetch,
             merge,
             limit,
-        } => {
-            let seek = match fetch {
-                Fetch::First => Seek::First,
-                Fetch::After(id) => Seek::After(OperationId(id)),
-                Fetch::Before(id) => Seek::Before(OperationId(id)),
-                Fetch::Last => Seek::Last,
-            };
-            match ledger.page(&query, seek, limit, now) {
-                Ok(rows) => vec![Action::PageLoaded {
-                    list,
-                    fetch,
-                    merge,
-                    limit,
-                    rows,
-                }],
-                Err(e) => failed(e),
-            }
-        }
+        } => match ledger.page(&query, fetch.map(OperationId), limit, now) {
+            Ok(rows) => vec![Action::PageLoaded {
+                list,
+                fetch,
+                merge,
+                limit,
+                rows,
+            }],
+            Err(e) => failed(e),
+        },
         Effect::LoadAudit {
             fetch,
             merge,
             limit,
-        } => {
-            let seek = match fetch {
-                Fetch::First => AuditSeek::First,
-                Fetch::After(id) => AuditSeek::After(DecisionId(id)),
-                Fetch::Before(id) => AuditSeek::Before(DecisionId(id)),
-                Fetch::Last => AuditSeek::Last,
-            };
-            match ledger.audit_page(seek, limit) {
-                Ok(rows) => vec![Action::AuditLoaded {
-                    fetch,
-                    merge,
-                    limit,
-                    rows,
-                }],
-                Err(e) => failed(e),
-            }
-        }
+        } => match ledger.audit_page(fetch.map(DecisionId), limit) {
+            Ok(rows) => vec![Action::AuditLoaded {
+                fetch,
+                merge,
+                limit,
+                rows,
+            }],
+            Err(e) => failed(e),
+        },
         Effect::LoadDetail(id) => match ledger.detail(id) {
             Ok(d) => vec![Action::DetailLoaded(Box::new(d))],
             Err(e) => failed(e),

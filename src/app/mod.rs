@@ -634,11 +634,6 @@ fn refresh(app: &mut App) -> Vec<Effect> {
                 merge,
                 limit,
             });
-            if app.detail_open
-                && let Some(pane) = &app.detail
-            {
-                effects.push(Effect::LoadDetail(pane.id));
-            }
         }
         None if app.view == View::Audit => {
             let (fetch, merge, limit) = app.audit.refresh_request();
@@ -647,13 +642,14 @@ fn refresh(app: &mut App) -> Vec<Effect> {
                 merge,
                 limit,
             });
-            if app.detail_open
-                && let Some(pane) = &app.detail
-            {
-                effects.push(Effect::LoadDetail(pane.id));
-            }
         }
         None => {}
+    }
+    if app.detail_open
+        && app.view.shows_detail()
+        && let Some(pane) = &app.detail
+    {
+        effects.push(Effect::LoadDetail(pane.id));
     }
     effects.push(count_effect(app));
     effects

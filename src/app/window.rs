@@ -4,17 +4,9 @@
 //! never fetches them. A million rows cost the same as ten: the buffer never
 //! grows past [`MAX_BUFFER`].
 
-/// Where a page starts, by row id; the shell turns it into the store's
-/// typed seek for operations or decisions. Lists are newest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fetch {
-    First,
-    /// Rows older than this id.
-    After(i64),
-    /// Rows newer than this id, in list order.
-    Before(i64),
-    Last,
-}
+/// Where a page starts, by plain row id: the window serves operations and
+/// decisions alike; the shell maps the id to the store's typed one.
+pub type Fetch = crate::store::Seek<i64>;
 
 /// Rows per page fetched from the store.
 pub const PAGE: usize = 100;

@@ -4,7 +4,6 @@
 //! [`crate::domain`] types; nothing outside `store` sees a row or a statement,
 //! so a PostgreSQL backend can later sit behind the same functions.
 
-mod console;
 mod decide;
 mod import;
 mod read;
@@ -18,7 +17,6 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 use schema::sqlite;
 
-pub use console::AuditSeek;
 pub use import::{ImportReport, create_service_ledger};
 pub use read::{Seek, StateCounts};
 

@@ -14,18 +14,43 @@ use crate::domain::{
 use crate::error::{Error, Result};
 use crate::query::{Pattern, Query};
 
-/// Where a page starts. Lists are ordered newest first (`id` descending).
+/// Where a page starts, for any list ordered newest first by row id
+/// (operations by [`OperationId`], the audit trail by [`DecisionId`]; the
+/// console's window asks with plain `i64` and maps it with [`Seek::map`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seek {
+pub enum Seek<Id = OperationId> {
     /// The newest rows.
     First,
     /// The rows that follow (are older than) this id.
-    After(OperationId),
+    After(Id),
     /// The rows that precede (are newer than) this id; returned in list
     /// order, newest first, ending just before the id.
-    Before(OperationId),
+    Before(Id),
     /// The oldest rows, in list order.
     Last,
+}
+
+impl<Id> Seek<Id> {
+    /// The same place, with the id turned into another type.
+    pub fn map<J>(self, f: impl FnOnce(Id) -> J) -> Seek<J> {
+        match self {
+            Seek::First => Seek::First,
+            Seek::After(id) => Seek::After(f(id)),
+            Seek::Before(id) => Seek::Before(f(id)),
+            Seek::Last => Seek::Last,
+        }
+    }
+
+    /// The keyset condition on `column`, the order to read in, the bound,
+    /// and whether the rows must be reversed into list order.
+    fn plan(self, column: &str) -> (String, &'static str, Option<Id>, bool) {
+        match self {
+            Seek::First => (String::new(), "DESC", None, false),
+            Seek::After(id) => (format!("{column} <"), "DESC", Some(id), false),
+            Seek::Before(id) => (format!("{column} >"), "ASC", Some(id), true),
+            Seek::Last => (String::new(), "ASC", None, true),
+        }
+    }
 }
 
 /// Operations per state, for the header and `settle list` summaries.
@@ -64,8 +89,7 @@ const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, pa
     result_id, max_attempts, deadline_at, lease_expires_at, key_expires_at, created_at,
     updated_at, version";
 
-pub(super) const DECISION_COLUMNS: &str =
-    "id, op_id, decision, from_state, to_state, result_id, evidence,
+const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
     note, operator, decided_at, op_version, undoes";
 
 impl Ledger {
@@ -73,25 +97,16 @@ impl Ledger {
     pub fn page(
         &self,
         query: &Query,
-        seek: Seek,
+        seek: Seek<OperationId>,
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
         let (mut clause, mut values) = where_clause(query, now);
-        let (order, reverse) = match seek {
-            Seek::First => ("DESC", false),
-            Seek::After(id) => {
-                clause.push(format!("o.id < ?{}", values.len() + 1));
-                values.push(Value::Integer(id.0));
-                ("DESC", false)
-            }
-            Seek::Before(id) => {
-                clause.push(format!("o.id > ?{}", values.len() + 1));
-                values.push(Value::Integer(id.0));
-                ("ASC", true)
-            }
-            Seek::Last => ("ASC", true),
-        };
+        let (condition, order, bound, reverse) = seek.plan("o.id");
+        if let Some(id) = bound {
+            values.push(Value::Integer(id.0));
+            clause.push(format!("{condition} ?{}", values.len()));
+        }
         values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
         let sql = format!(
             "SELECT {ROW_COLUMNS} FROM operations o {} ORDER BY o.id {order} LIMIT ?{}",
@@ -206,23 +221,37 @@ impl Ledger {
             })
     }
 
-    /// Decisions, newest first; `before` continues a previous page.
-    pub fn audit(&self, before: Option<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+    /// One page of decisions, newest first, for `settle audit` and the
+    /// console's Audit view.
+    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
         if !self.console_tables {
             return Ok(Vec::new());
         }
-        let mut stmt = self
+        let (condition, order, bound, reverse) = seek.plan("id");
+        let (sql, args) = match bound {
+            Some(id) => (
+                format!(
+                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE {condition} ?1 ORDER BY id {order} LIMIT ?2"
+                ),
+                vec![id.0, limit.min(i64::MAX as usize) as i64],
+            ),
+            None => (
+                format!("SELECT {DECISION_COLUMNS} FROM decisions ORDER BY id {order} LIMIT ?1"),
+                vec![limit.min(i64::MAX as usize) as i64],
+            ),
+        };
+        let mut rows = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {DECISION_COLUMNS} FROM decisions WHERE id < ?1 ORDER BY id DESC LIMIT ?2"
-            ))
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| {
+                stmt.query_map(params_from_iter(args), decision)?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
             .map_err(|e| self.err("reading the audit trail", e))?;
-        stmt.query_map(
-            params![before.map_or(i64::MAX, |d| d.0), limit as i64],
-            decision,
-        )
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.err("reading the audit trail", e))
+        if reverse {
+            rows.reverse();
+        }
+        Ok(rows)
     }
 
     /// All receivers' contracts (`op_types`).
@@ -476,7 +505,7 @@ fn event(r: &Row<'_>) -> rusqlite::Result<Event> {
     })
 }
 
-pub(super) fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
+fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
     Ok(Decision {
         id: DecisionId(r.get(0)?),
         op_id: OperationId(r.get(1)?),
