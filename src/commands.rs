@@ -764,15 +764,10 @@ fn audit(args: &AuditArgs) -> Result<()> {
 fn drill(command: DrillCommand) -> Result<()> {
     match command {
         DrillCommand::Show { files, format } => {
-            let mut read = Vec::with_capacity(files.len());
-            for path in &files {
-                let file = crate::drill::read_file(path)?;
-                for w in &file.warnings {
-                    eprintln!("settle: {}: {}", path.display(), sanitize(w));
-                }
-                let analysis = crate::drill::analyse(&file);
-                read.push((file, analysis));
-            }
+            let read = files
+                .iter()
+                .map(|path| crate::drill::load(path))
+                .collect::<Result<Vec<_>>>()?;
             match format {
                 ShowFormat::Text => {
                     emit(|out| out.write_all(crate::drill::render_text(&read).as_bytes()))

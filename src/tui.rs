@@ -133,10 +133,9 @@ fn load_keymap(explicit: Option<&Path>) -> Result<Keymap> {
 /// Reads and analyses a `--drill` file once, at start; the view shows the
 /// same report as `settle drill show`, or why the file could not be read.
 fn read_drill(path: &Path) -> DrillFile {
-    let summary = crate::drill::read::read_file(path)
-        .map(|file| {
-            let analysis = crate::drill::analysis::analyse(&file);
-            crate::drill::report::render_text(&[(file, analysis)])
+    let summary = crate::drill::load(path)
+        .map(|loaded| {
+            crate::drill::render_text(&[loaded])
                 .lines()
                 .map(str::to_string)
                 .collect()

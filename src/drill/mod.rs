@@ -20,6 +20,15 @@ pub use read::{
 };
 pub use report::{render_json, render_text};
 
+/// Reads `path` and analyses it: what `settle drill show` and the console's
+/// Drills view both start from. The file's warnings travel inside it and
+/// are printed by the report.
+pub fn load(path: &std::path::Path) -> crate::Result<(DrillFile, Analysis)> {
+    let file = read_file(path)?;
+    let analysis = analyse(&file);
+    Ok((file, analysis))
+}
+
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
