@@ -363,7 +363,6 @@ fn show(args: &ShowArgs, now: DateTime<Utc>) -> Result<()> {
 /// What each decision kind would meet now, judged by the contract's rules
 /// with the operator's text assumed given (the text is theirs to supply).
 fn decision_outlook(detail: &OperationDetail, now: DateTime<Utc>) -> Vec<(DecisionKind, Verdict)> {
-    let op = &detail.operation;
     [
         DecisionKind::Applied,
         DecisionKind::NotApplied,
@@ -372,18 +371,7 @@ fn decision_outlook(detail: &OperationDetail, now: DateTime<Utc>) -> Vec<(Decisi
     ]
     .into_iter()
     .map(|kind| {
-        let draft = DecisionDraft {
-            op_id: op.id,
-            kind,
-            result_id: None,
-            evidence: Some("(evidence)".to_string()),
-            note: None,
-            override_committed: false,
-            operator: String::new(),
-            expected_version: op.version,
-            undoes: None,
-        };
-        let checks = rules::check(&draft, detail, now);
+        let checks = rules::check_kind(kind, detail, now);
         let verdict = match rules::refusal(&checks) {
             Some(c) => Verdict::Fail(format!("{}: {}", c.rule.label(), c.verdict.text())),
             None => Verdict::Pass(

@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 
 use super::rules;
-use super::{DecisionDraft, DecisionKind, OperationDetail, State};
+use super::{DecisionKind, OperationDetail, State};
 
 /// The facts the events establish and what they suggest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,18 +159,7 @@ fn suggest(
     }
     // A same-key retry is suggested only where the contract's rules would
     // let it through; otherwise say which rule stands in the way.
-    let retry = DecisionDraft {
-        op_id: op.id,
-        kind: DecisionKind::RetrySameKey,
-        result_id: None,
-        evidence: None,
-        note: None,
-        override_committed: false,
-        operator: String::new(),
-        expected_version: op.version,
-        undoes: None,
-    };
-    let checks = rules::check(&retry, detail, now);
+    let checks = rules::check_kind(DecisionKind::RetrySameKey, detail, now);
     match rules::refusal(&checks) {
         None => "retry with the same key: the receiver honours keys, so it replays an effect that exists or performs it once".to_string(),
         Some(refused) => format!(

@@ -259,6 +259,29 @@ pub fn check(
     checks
 }
 
+/// The checks `kind` would meet on `detail` at `now` if the operator gave
+/// the evidence it needs: what `settle show` lists as "may be decided" and
+/// what the evidence summary may suggest. Only rules, never the text, can
+/// refuse here; no override is assumed.
+pub fn check_kind(
+    kind: DecisionKind,
+    detail: &OperationDetail,
+    now: DateTime<Utc>,
+) -> Vec<RuleCheck> {
+    let draft = DecisionDraft {
+        op_id: detail.operation.id,
+        kind,
+        result_id: None,
+        evidence: Some("(the operator's evidence)".to_string()),
+        note: None,
+        override_committed: false,
+        operator: String::new(),
+        expected_version: detail.operation.version,
+        undoes: None,
+    };
+    check(&draft, detail, now)
+}
+
 /// The first failing check, which is what a refusal reports.
 pub fn refusal(checks: &[RuleCheck]) -> Option<&RuleCheck> {
     checks.iter().find(|c| c.verdict.is_fail())
