@@ -13,6 +13,7 @@ use crate::cli::ListFormat;
 use crate::domain::{DecisionDraft, DecisionKind, OperationId};
 use crate::error::{Error, Result};
 use crate::query::Query;
+use crate::store::Ledger;
 
 /// The sample ledger, as a service's SQL script.
 pub const SAMPLE_LEDGER_SQL: &str = include_str!("../sample-data/ledger.sql");
@@ -22,8 +23,15 @@ pub const SAMPLE_DRILL_JSON: &str = include_str!("../sample-data/drill-results.j
 /// Operator name on the decision the sample history already holds.
 const SAMPLE_OPERATOR: &str = "sample-oncall";
 
-/// Builds the sample ledger and drill file in `dir`; returns their paths.
-pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<(PathBuf, PathBuf)> {
+/// The sample ledger, open, with where it and the drill file are.
+pub struct Demo {
+    pub ledger: Ledger,
+    pub ledger_path: PathBuf,
+    pub drill_path: PathBuf,
+}
+
+/// Builds the sample ledger and drill file in `dir`.
+pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<Demo> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         doing: "creating the demo folder".to_string(),
@@ -63,7 +71,11 @@ pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<(PathBuf, PathBuf)> {
         },
         now,
     )?;
-    Ok((ledger_path, drill_path))
+    Ok(Demo {
+        ledger,
+        ledger_path,
+        drill_path,
+    })
 }
 
 pub fn run(dir: Option<PathBuf>, no_console: bool, now: DateTime<Utc>) -> Result<()> {
@@ -74,12 +86,14 @@ pub fn run(dir: Option<PathBuf>, no_console: bool, now: DateTime<Utc>) -> Result
             std::process::id()
         ))
     });
-    let (ledger, drill) = build(&dir, now)?;
+    let demo = build(&dir, now)?;
     eprintln!("settle: sample ledger in {}", dir.display());
     if !no_console && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        // The console opens the ledger itself, with its own connections.
+        drop(demo.ledger);
         return crate::tui::run(crate::tui::Options {
-            ledger,
-            drills: vec![drill],
+            ledger: demo.ledger_path,
+            drills: vec![demo.drill_path],
             operator: crate::cli::OperatorArg { operator: None }
                 .resolve()
                 .unwrap_or_else(|| "demo".to_string()),
@@ -87,11 +101,10 @@ pub fn run(dir: Option<PathBuf>, no_console: bool, now: DateTime<Utc>) -> Result
             keymap: None,
         });
     }
-    let opened = crate::commands::open(&ledger, true)?;
     println!("The triage queue of the sample ledger:\n");
-    crate::commands::write_list(&opened, &Query::queue(), ListFormat::Table, 100, now)?;
-    let l = ledger.display();
-    let d = drill.display();
+    crate::commands::write_list(&demo.ledger, &Query::queue(), ListFormat::Table, 100, now)?;
+    let l = demo.ledger_path.display();
+    let d = demo.drill_path.display();
     println!(
         "\nTry:\n  settle {l}                        the console\n  settle show {l} 1                 a committed effect with no reply\n  settle decide {l} 1 --applied --result-id report-8812 --operator you\n  settle decide {l} 2 --retry-same-key --operator you\n  settle decide {l} 3 --retry-same-key --operator you   (refused: key expired)\n  settle audit {l}\n  settle drill show {d}"
     );

@@ -8,7 +8,6 @@
 use chrono::{TimeZone, Utc};
 use proptest::prelude::*;
 use settle::domain::{DecisionDraft, DecisionId, DecisionKind, OperationId};
-use settle::store::{Access, Ledger};
 
 fn kind(i: u8) -> DecisionKind {
     match i % 5 {
@@ -38,8 +37,8 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let now = Utc.with_ymd_and_hms(2026, 11, 29, 23, 0, 0).unwrap();
-        let (path, _) = settle::demo::build(dir.path(), now).unwrap();
-        let (mut ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+        let demo = settle::demo::build(dir.path(), now).unwrap();
+        let (path, mut ledger) = (demo.ledger_path, demo.ledger);
         for (op, k, evidence, stale, version_skew, undoes) in steps {
             let id = OperationId(op);
             let current = ledger.detail(id).unwrap().operation.version;

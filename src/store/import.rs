@@ -120,21 +120,6 @@ impl Ledger {
         tx.commit().map_err(err)?;
         Ok(report)
     }
-
-    /// Runs a plain-SQL script against the ledger, as a service would write
-    /// it (the bundled sample data is such a script). One transaction.
-    pub fn run_service_script(&mut self, sql: &str) -> Result<()> {
-        self.ensure_writable()?;
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| super::sqlite(&path, "running the SQL script", e))?;
-        tx.execute_batch(sql)
-            .map_err(|e| super::sqlite(&path, "running the SQL script", e))?;
-        tx.commit()
-            .map_err(|e| super::sqlite(&path, "committing the SQL script", e))
-    }
 }
 
 /// Creates a ledger the way a service does: a fresh SQLite file and a plain

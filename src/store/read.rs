@@ -253,22 +253,6 @@ impl Ledger {
         }
         Ok(rows)
     }
-
-    /// All receivers' contracts (`op_types`).
-    pub fn contracts(&self) -> Result<Vec<OpTypeContract>> {
-        if !self.console_tables {
-            return Ok(Vec::new());
-        }
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT op_type, idempotent, key_retention_s, description FROM op_types ORDER BY op_type",
-            )
-            .map_err(|e| self.err("reading op_types", e))?;
-        stmt.query_map([], contract)
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.err("reading op_types", e))
-    }
 }
 
 /// Reads one operation's whole history. Shared by [`Ledger::detail`] and the
