@@ -189,7 +189,16 @@ fn count(ledger: &Ledger, job: &CountJob) -> Result<Action> {
     let counts = ledger.state_counts(job.now)?;
     let mut lists = Vec::new();
     for (id, query) in &job.lists {
-        lists.push((*id, ledger.count(query, job.now)?));
+        // The unfiltered lists are already counted by state; only a filter
+        // needs a scan of its own.
+        let n = if query.is_empty() {
+            counts.total
+        } else if *query == Query::queue() {
+            counts.queue()
+        } else {
+            ledger.count(query, job.now)?
+        };
+        lists.push((*id, n));
     }
     Ok(Action::CountsLoaded { counts, lists })
 }
