@@ -232,6 +232,11 @@ fn row_csv(row: &OperationRow, now: DateTime<Utc>) -> String {
         row.updated_at.clone(),
         row.version.to_string(),
     ];
+    csv_line(&fields)
+}
+
+/// One CSV record of `fields`, each quoted as [`csv_field`] says.
+fn csv_line(fields: &[String]) -> String {
     fields
         .iter()
         .map(|f| csv_field(f))
@@ -734,15 +739,7 @@ fn audit(args: &AuditArgs) -> Result<()> {
                     d.op_version.to_string(),
                     d.undoes.map(|u| u.to_string()).unwrap_or_default(),
                 ];
-                writeln!(
-                    out,
-                    "{}",
-                    fields
-                        .iter()
-                        .map(|f| csv_field(f))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )?;
+                writeln!(out, "{}", csv_line(&fields))?;
             }
             Ok(())
         }
