@@ -9,6 +9,9 @@
 //! - [`domain`] is the ledger's vocabulary and the decision rules, pure.
 //! - [`query`] parses the filter language shared by the CLI and the console.
 //! - [`drill`] reads `retry-drill/1` results and analyses them honestly.
+//! - [`config`] resolves flags and environment once (operator, read-only,
+//!   colour, keymap) for the CLI, the console and the demo alike;
+//!   [`labels`] words states and decisions the same way for both.
 //! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
 //!   only module that touches the terminal, and drives the pure
 //!   [`app`] model (`update`) and [`ui`] (`render`) through the [`keymap`].
@@ -17,11 +20,12 @@
 pub mod app;
 pub mod cli;
 pub mod commands;
-pub mod demo;
+pub mod config;
 pub mod domain;
 pub mod drill;
 pub mod error;
 pub mod keymap;
+pub mod labels;
 pub mod query;
 pub mod store;
 pub mod synth;
@@ -29,4 +33,5 @@ pub mod text;
 pub mod tui;
 pub mod ui;
 
+pub use commands::demo;
 pub use error::{Error, Result};

@@ -24,6 +24,7 @@ use ratatui::crossterm::execute;
 use crate::app::{
     self, Action, App, DecisionOutcome, DecisionResult, DrillFile, Effect, ListId, View,
 };
+use crate::config::Config;
 use crate::domain::{DecisionId, OperationId};
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
@@ -34,37 +35,32 @@ use crate::ui;
 /// How often the ledger is asked whether another process wrote to it.
 const POLL_EVERY: Duration = Duration::from_millis(300);
 
-/// What `settle LEDGER` was started with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    pub ledger: PathBuf,
-    pub drills: Vec<PathBuf>,
-    pub operator: String,
-    pub read_only: bool,
-    /// A user keymap file; when `None`, `$XDG_CONFIG_HOME/settle/keymap`
-    /// (or `~/.config/settle/keymap`) is used if it exists.
-    pub keymap: Option<PathBuf>,
-}
-
-/// Opens the ledger and runs the console until the operator quits.
-pub fn run(options: Options) -> Result<()> {
-    let access = if options.read_only {
+/// Opens the ledger and runs the console until the operator quits, with
+/// the settings [`Config`] resolved.
+pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()> {
+    let access = if config.read_only {
         Access::ReadOnly
     } else {
         Access::ReadWrite
     };
-    let (mut ledger, report) = Ledger::open(&options.ledger, access)?;
-    let keymap = load_keymap(options.keymap.as_deref())?;
+    let (mut ledger, report) = Ledger::open(ledger_path, access)?;
+    let keymap = load_keymap(config.keymap.as_deref())?;
+    // Read-only without a name: "(none)" is shown, never written.
+    let operator = config
+        .operator
+        .clone()
+        .unwrap_or_else(|_| "(none)".to_string());
     let mut app = App::new(
-        options.ledger.display().to_string(),
-        options.operator.clone(),
+        ledger_path.display().to_string(),
+        operator,
         ledger.is_read_only(),
         keymap,
         Utc::now(),
     );
-    app.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    app.drills = options.drills.iter().map(|p| read_drill(p)).collect();
+    app.color = config.colour;
+    app.drills = drills.iter().map(|p| read_drill(p)).collect();
     let opened: Vec<Action> = [
+        config.read_only_reason.clone().map(Action::Notice),
         report.upgraded.map(Action::Notice),
         report
             .read_only_reason
@@ -74,7 +70,7 @@ pub fn run(options: Options) -> Result<()> {
     .into_iter()
     .flatten()
     .collect();
-    let counter = spawn_counter(options.ledger.clone());
+    let counter = spawn_counter(ledger_path.to_path_buf());
 
     let mut terminal =
         ratatui::try_init().map_err(|e| terminal_error("starting the terminal", e))?;
@@ -106,17 +102,11 @@ fn install_panic_hook() {
     }));
 }
 
-fn load_keymap(explicit: Option<&Path>) -> Result<Keymap> {
-    let path = explicit.map(Path::to_path_buf).or_else(|| {
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-        Some(base.join("settle").join("keymap")).filter(|p| p.is_file())
-    });
-    let text = match &path {
+/// Reads the keymap file [`Config`] chose, or the default keys.
+fn load_keymap(path: Option<&Path>) -> Result<Keymap> {
+    let text = match path {
         Some(p) => Some(std::fs::read_to_string(p).map_err(|source| Error::Io {
-            path: p.clone(),
+            path: p.to_path_buf(),
             doing: "reading the keymap".to_string(),
             source,
         })?),

@@ -3,6 +3,7 @@
 //! database, the terminal or the clock (callers pass `now`).
 
 pub mod evidence;
+pub mod key_expiry;
 pub mod rules;
 
 use std::fmt;

@@ -4,8 +4,9 @@
 //! inside the write transaction, so what the operator saw and what is enforced
 //! cannot drift apart.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
+use super::key_expiry::KeyExpiry;
 use super::{DecisionDraft, DecisionKind, OperationDetail, State, format_time, parse_time};
 
 /// Which rule a check is about. The words are what refusals and the form say.
@@ -39,7 +40,7 @@ impl Rule {
             Rule::EvidenceGiven => "evidence given",
             Rule::CommittedEffect => "committed effect seen",
             Rule::ContractIdempotent => "contract idempotent",
-            Rule::KeyNotExpired => "key not expired",
+            Rule::KeyNotExpired => "key retention",
             Rule::DeadlineNotPassed => "deadline not passed",
             Rule::Budget => "attempt budget",
             Rule::RetryStillQueued => "retry still queued",
@@ -351,49 +352,20 @@ fn state_check(kind: DecisionKind, detail: &OperationDetail, now: DateTime<Utc>)
 }
 
 fn key_expiry_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
-    let op = &detail.operation;
-    let mut expiries: Vec<(DateTime<Utc>, String)> = Vec::new();
-    if let Some(text) = op.key_expires_at.as_deref() {
-        match parse_time(text) {
-            Some(t) => expiries.push((t, format!("key_expires_at {text}"))),
-            None => {
-                return RuleCheck::fail(
-                    Rule::KeyNotExpired,
-                    format!("key_expires_at {text:?} is not an RFC 3339 time"),
-                );
-            }
+    match super::key_expiry::key_expiry(detail) {
+        KeyExpiry::Never => {
+            RuleCheck::pass(Rule::KeyNotExpired, "the receiver never forgets the key")
         }
-    }
-    if let Some(retention) = detail.contract.as_ref().and_then(|c| c.key_retention_s) {
-        match parse_time(&op.created_at) {
-            Some(created) => {
-                let until = created + Duration::seconds(retention);
-                expiries.push((
-                    until,
-                    format!(
-                        "created_at + key retention {} = {}",
-                        super::human_duration(retention),
-                        format_time(until)
-                    ),
-                ));
-            }
-            None => {
-                return RuleCheck::fail(
-                    Rule::KeyNotExpired,
-                    format!("created_at {:?} is not an RFC 3339 time", op.created_at),
-                );
-            }
-        }
-    }
-    match expiries.into_iter().min_by_key(|(t, _)| *t) {
-        None => RuleCheck::pass(Rule::KeyNotExpired, "the receiver never forgets the key"),
-        Some((t, why)) if t > now => {
-            RuleCheck::pass(Rule::KeyNotExpired, format!("kept until {why}"))
-        }
-        Some((_, why)) => RuleCheck::fail(
+        KeyExpiry::Unreadable(why) => RuleCheck::fail(Rule::KeyNotExpired, why),
+        KeyExpiry::At { at, why } if at > now => RuleCheck::pass(
+            Rule::KeyNotExpired,
+            format!("kept until {} ({why})", format_time(at)),
+        ),
+        KeyExpiry::At { at, why } => RuleCheck::fail(
             Rule::KeyNotExpired,
             format!(
-                "key expired ({why}): the receiver may have forgotten it, a retry could duplicate"
+                "key expired at {} ({why}): the receiver may have forgotten it, a retry could duplicate",
+                format_time(at)
             ),
         ),
     }

@@ -13,7 +13,7 @@ use super::theme::Theme;
 use super::{clean, duration};
 use crate::app::App;
 use crate::domain::{OperationDetail, evidence, parse_time};
-use crate::text::sanitize_multiline;
+use crate::labels;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered();
@@ -75,11 +75,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         field(
             theme,
             "state",
-            if op.is_stale_reservation(app.now) {
-                "reserved (stale: lease passed)".to_string()
-            } else {
-                clean(op.state.as_str())
-            },
+            labels::state_label_long(&op.state, op.is_stale_reservation(app.now)),
         ),
         field(theme, "version", op.version.to_string()),
         Line::raw(""),
@@ -111,11 +107,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         field(
             theme,
             "key expires",
-            when(
-                app,
-                op.key_expires_at.as_deref(),
-                "never (receiver keeps it)",
-            ),
+            labels::key_expiry_text(detail, app.now),
         ),
         field(
             theme,
@@ -164,29 +156,11 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         out.push(Line::styled("  none", theme.dim()));
     }
     for d in &detail.decisions {
-        let mut text = format!(
-            "  {} {} {} {} → {}",
+        out.push(Line::raw(format!(
+            "  {} {}",
             short_time(&d.decided_at),
-            clean(&d.operator),
-            clean(&d.decision),
-            clean(&d.from_state),
-            clean(&d.to_state)
-        );
-        if let Some(r) = &d.result_id {
-            text.push_str(&format!(" result {}", clean(r)));
-        }
-        if let Some(u) = d.undoes {
-            text.push_str(&format!(" (undoes decision {u})"));
-        }
-        out.push(Line::raw(text));
-        for (label, value) in [("evidence", &d.evidence), ("note", &d.note)] {
-            if let Some(v) = value {
-                out.push(Line::styled(
-                    format!("      {label}: {}", clean(v)),
-                    theme.dim(),
-                ));
-            }
-        }
+            labels::decision_line(d)
+        )));
     }
     for r in &detail.retry_requests {
         out.push(Line::raw(format!(
@@ -202,11 +176,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     match &op.params {
         None => out.push(Line::styled("  not retained by the service", theme.dim())),
         Some(p) => {
-            let pretty = serde_json::from_str::<serde_json::Value>(p)
-                .ok()
-                .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                .unwrap_or_else(|| p.clone());
-            for line in sanitize_multiline(&pretty).lines() {
+            for line in labels::pretty_params(p) {
                 out.push(Line::raw(format!("  {line}")));
             }
         }

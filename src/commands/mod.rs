@@ -1,0 +1,61 @@
+//! The scriptable commands, one module each: every command opens the ledger
+//! through `store`, does one thing, and prints it through [`output`] in the
+//! format asked for. Settings come resolved from [`crate::config`]. Text
+//! output is sanitised and carries no colour unless stdout is a terminal and
+//! `NO_COLOR` is unset. Nothing here speaks SQL.
+
+mod audit;
+mod completions;
+mod console;
+mod decide;
+pub mod demo;
+mod drill;
+mod init;
+mod list;
+mod output;
+mod show;
+
+use std::path::Path;
+
+use chrono::Utc;
+
+use crate::cli::{Cli, Command};
+use crate::config::Config;
+use crate::error::Result;
+use crate::store::{Access, Ledger};
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<()> {
+    let now = Utc::now();
+    let config = Config::from_process(cli.flags());
+    match cli.command {
+        Some(Command::Init { ledger }) => init::run(&ledger),
+        Some(Command::List(args)) => list::run(&args, &config, now),
+        Some(Command::Show(args)) => show::run(&args, now),
+        Some(Command::Decide(args)) => decide::run(&args, &config, now),
+        Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::Drill { command }) => drill::run(command),
+        Some(Command::Demo { dir, no_console }) => {
+            demo::run(dir, no_console, config.for_demo(), now)
+        }
+        Some(Command::Completions { shell }) => completions::run(shell),
+        None => console::run(cli.console, &config),
+    }
+}
+
+/// Opens a ledger for a command, saying on stderr what adoption did.
+pub fn open(path: &Path, read_only: bool) -> Result<Ledger> {
+    let access = if read_only {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
+    };
+    let (ledger, report) = Ledger::open(path, access)?;
+    for line in [report.upgraded, report.not_adopted].into_iter().flatten() {
+        eprintln!("{line}");
+    }
+    if let Some(why) = report.read_only_reason {
+        eprintln!("settle: {}: opened read-only: {why}", path.display());
+    }
+    Ok(ledger)
+}
