@@ -125,31 +125,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         Line::raw(""),
     ]);
 
-    out.push(heading(theme, "Timeline"));
-    let timeline = timeline(detail);
-    if timeline.is_empty() {
-        out.push(Line::styled(
-            "  no attempts or events recorded",
-            theme.dim(),
-        ));
-    }
-    let mut previous: Option<DateTime<Utc>> = None;
-    for (at, text) in timeline {
-        let parsed = parse_time(&at);
-        let gap = match (previous, parsed) {
-            (Some(p), Some(t)) => format!("+{}", duration((t - p).num_seconds())),
-            _ => String::new(),
-        };
-        if parsed.is_some() {
-            previous = parsed;
-        }
-        out.push(Line::from(vec![
-            Span::styled(format!("  {} ", short_time(&at)), theme.dim()),
-            Span::styled(format!("{gap:>5} "), theme.dim()),
-            Span::raw(text),
-        ]));
-    }
-    out.push(Line::raw(""));
+    timeline_lines(theme, detail, &mut out);
 
     out.push(heading(theme, "Decisions"));
     if detail.decisions.is_empty() {
@@ -182,6 +158,36 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         }
     }
     out
+}
+
+/// The Timeline section: attempts and events in time order, each with the
+/// gap since the one before.
+fn timeline_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
+    out.push(heading(theme, "Timeline"));
+    let timeline = timeline(detail);
+    if timeline.is_empty() {
+        out.push(Line::styled(
+            "  no attempts or events recorded",
+            theme.dim(),
+        ));
+    }
+    let mut previous: Option<DateTime<Utc>> = None;
+    for (at, text) in timeline {
+        let parsed = parse_time(&at);
+        let gap = match (previous, parsed) {
+            (Some(p), Some(t)) => format!("+{}", duration((t - p).num_seconds())),
+            _ => String::new(),
+        };
+        if parsed.is_some() {
+            previous = parsed;
+        }
+        out.push(Line::from(vec![
+            Span::styled(format!("  {} ", short_time(&at)), theme.dim()),
+            Span::styled(format!("{gap:>5} "), theme.dim()),
+            Span::raw(text),
+        ]));
+    }
+    out.push(Line::raw(""));
 }
 
 /// `MM-DD HH:MM:SS` of a ledger time, or the text as it is.
