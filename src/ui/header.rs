@@ -64,7 +64,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
                 if n == 0 {
                     continue;
                 }
-                spans.push(Span::styled(state.to_string(), theme.state(state, false)));
+                spans.push(Span::styled(state.to_string(), theme.state(state)));
                 spans.push(Span::raw(format!(" {n} ")));
                 if *state == State::Reserved && counts.stale_reserved > 0 {
                     spans.push(Span::styled(
@@ -78,10 +78,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
                 .iter()
                 .filter(|(s, _)| matches!(s, State::Unrecognized(_)))
             {
-                spans.push(Span::styled(
-                    clean(state.as_str()),
-                    theme.state(state, false),
-                ));
+                spans.push(Span::styled(clean(state.as_str()), theme.state(state)));
                 spans.push(Span::raw(format!(" {n} ")));
             }
             if counts.total == 0 {

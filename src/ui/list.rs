@@ -135,7 +135,7 @@ fn table_row(
     let cells = vec![
         Cell::from(if marked { "*" } else { " " }).style(theme.marked()),
         Cell::from(row.id.to_string()).style(theme.dim()),
-        Cell::from(state).style(theme.state(&row.state, stale)),
+        Cell::from(state).style(theme.row_state(&row.state, stale)),
         Cell::from(age(&row.updated_at, app.now)),
         Cell::from(cut(4, clean(&row.account))),
         Cell::from(cut(5, clean(&row.op_type))),

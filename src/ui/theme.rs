@@ -70,8 +70,14 @@ impl Theme {
         Style::new().add_modifier(Modifier::UNDERLINED | Modifier::BOLD)
     }
 
-    /// A state's colour is the CLI's too: [`labels::state_color`].
-    pub fn state(self, state: &State, stale: bool) -> Style {
+    /// A state's colour, the CLI's too: [`labels::state_color`].
+    pub fn state(self, state: &State) -> Style {
+        self.row_state(state, false)
+    }
+
+    /// A row's state, yellow when it is a stale reservation (it waits in
+    /// the triage queue).
+    pub fn row_state(self, state: &State, stale: bool) -> Style {
         self.fg(labels::state_color(state, stale))
     }
 }
