@@ -59,13 +59,15 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     );
     app.color = config.colour;
     app.drills = drills.iter().map(|p| read_drill(p)).collect();
+    // The missing operator comes last so it is what the status line shows:
+    // it is the one the operator can fix.
     let opened: Vec<Action> = [
-        config.read_only_reason.clone().map(Action::Notice),
         report.upgraded.map(Action::Notice),
         report
             .read_only_reason
             .map(|r| Action::Notice(format!("read-only: {r}"))),
         report.not_adopted.map(Action::Notice),
+        config.read_only_reason.clone().map(Action::Notice),
     ]
     .into_iter()
     .flatten()
