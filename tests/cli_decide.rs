@@ -484,4 +484,13 @@ fn show_says_when_the_key_really_expires_and_the_refusal_says_it_once() {
         .find(|l| l.trim_start().starts_with("retry_same_key"))
         .unwrap();
     assert_eq!(refusal.matches("expired").count(), 1, "{refusal}");
+    // Scripts get the same answer: created_at + 1d, not the row's null.
+    let out = settle(&["show", l.to_str().unwrap(), "3", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let op = &json["operation"];
+    assert!(op["key_expires_at"].is_null(), "{op}");
+    let created = chrono::DateTime::parse_from_rfc3339(op["created_at"].as_str().unwrap()).unwrap();
+    let expiry =
+        chrono::DateTime::parse_from_rfc3339(op["key_expiry"]["at"].as_str().unwrap()).unwrap();
+    assert_eq!(expiry - created, chrono::Duration::days(1));
 }

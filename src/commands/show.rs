@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use super::audit::decision_json;
 use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
+use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
-use crate::domain::{DecisionKind, OperationDetail, age, evidence};
+use crate::domain::{DecisionKind, OperationDetail, age, evidence, format_time};
 use crate::error::Result;
 use crate::labels;
 use crate::text::sanitize;
@@ -200,6 +201,15 @@ fn judgement_text(o: &mut String, detail: &OperationDetail, now: DateTime<Utc>) 
     }
 }
 
+/// When the key really expires (see [`key_expiry`]); `null` when never.
+fn key_expiry_json(detail: &OperationDetail) -> Value {
+    match key_expiry(detail) {
+        KeyExpiry::Never => Value::Null,
+        KeyExpiry::At { at, why } => json!({ "at": format_time(at), "why": why }),
+        KeyExpiry::Unreadable(why) => json!({ "at": null, "why": why }),
+    }
+}
+
 fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
     let op = &detail.operation;
     let summary = evidence::summarize(detail, now);
@@ -224,6 +234,7 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "deadline_at": op.deadline_at,
             "lease_expires_at": op.lease_expires_at,
             "key_expires_at": op.key_expires_at,
+            "key_expiry": key_expiry_json(detail),
             "created_at": op.created_at,
             "updated_at": op.updated_at,
             "version": op.version,
