@@ -10,17 +10,23 @@
 //! - [`query`] parses the filter language shared by the CLI and the console.
 //! - [`drill`] reads `retry-drill/1` results and analyses them honestly.
 //! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
-//!   only module that touches the terminal, and drives the pure
-//!   [`app`] model (`update`) and [`ui`] (`render`) through the [`keymap`].
+//!   only module that touches the terminal: it turns keys into [`intent`]s
+//!   through the [`keymap`], drives the pure [`app`] model (`update`,
+//!   `apply`) and [`ui`] (`render`), and hands effects to [`effects`]
+//!   (blocking ledger calls answering with messages) and the [`counter`]
+//!   worker.
 //! - [`text`] makes untrusted ledger text safe to print.
 
 pub mod app;
 pub mod cli;
 pub mod commands;
+pub mod counter;
 pub mod demo;
 pub mod domain;
 pub mod drill;
+pub mod effects;
 pub mod error;
+pub mod intent;
 pub mod keymap;
 pub mod query;
 pub mod store;

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 use unicode_width::UnicodeWidthStr;
 
-use super::analysis::{Analysis, CaseAnalysis};
+use super::analysis::{Analysis, CaseAnalysis, Severity, Verdict};
 use super::read::DrillFile;
 use crate::text::sanitize;
 
@@ -24,33 +24,73 @@ pub fn render_text(files: &[(DrillFile, Analysis)]) -> String {
         if i > 0 {
             out.push('\n');
         }
-        render_file(file, analysis, &mut out);
+        for line in text_lines(file, analysis) {
+            out.push_str(&line.text);
+            out.push('\n');
+        }
     }
     out
 }
 
-fn render_file(file: &DrillFile, analysis: &Analysis, out: &mut String) {
+/// One line of the text report, with what it says about the drill, so a
+/// screen can pick its look from the analysis rather than from the words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportLine {
+    pub kind: LineKind,
+    /// Sanitised, without a newline.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// The file's first line: its path, format and claim.
+    Heading,
+    /// Producer fields, reader warnings, the table's header, raw fields.
+    Detail,
+    /// One case of the table.
+    Case(Verdict),
+    /// The verdict totals.
+    Totals {
+        duplicates: usize,
+    },
+    Finding(Severity),
+}
+
+/// The text report of one file, line by line: what `settle drill show`
+/// prints and the console's Drills view draws.
+pub fn text_lines(file: &DrillFile, analysis: &Analysis) -> Vec<ReportLine> {
+    let mut out = Vec::new();
+    let mut push = |kind, text: String| out.push(ReportLine { kind, text });
     let claimed = match file.passed {
         Some(true) => "says passed",
         Some(false) => "says failed",
         None => "says nothing about passing",
     };
-    out.push_str(&format!(
-        "{}: {}, generated {}, {} case(s), {claimed}\n",
-        sanitize(&file.source.display().to_string()),
-        sanitize(&file.format),
-        sanitize(file.generated_at.as_deref().unwrap_or("(unknown)")),
-        file.cases.len(),
-    ));
+    push(
+        LineKind::Heading,
+        format!(
+            "{}: {}, generated {}, {} case(s), {claimed}",
+            sanitize(&file.source.display().to_string()),
+            sanitize(&file.format),
+            sanitize(file.generated_at.as_deref().unwrap_or("(unknown)")),
+            file.cases.len(),
+        ),
+    );
     if !file.extra.is_empty() {
-        out.push_str(&format!("  producer: {}\n", raw_fields(&file.extra)));
+        push(
+            LineKind::Detail,
+            format!("  producer: {}", raw_fields(&file.extra)),
+        );
     }
     for warning in &file.warnings {
-        out.push_str(&format!("  warning: {}\n", sanitize(warning)));
+        push(
+            LineKind::Detail,
+            format!("  warning: {}", sanitize(warning)),
+        );
     }
 
     if analysis.cases.is_empty() {
-        out.push_str("  (no cases)\n");
+        push(LineKind::Detail, "  (no cases)".to_string());
     } else {
         let header = [
             "CASE", "STRATEGY", "ATTEMPTS", "EFFECTS", "CALLER", "PASSED", "VERDICT",
@@ -60,45 +100,57 @@ fn render_file(file: &DrillFile, analysis: &Analysis, out: &mut String) {
         let rows: Vec<Vec<String>> = std::iter::once(header)
             .chain(analysis.cases.iter().map(case_row))
             .collect();
-        out.push_str(&aligned(&rows));
+        let kinds = std::iter::once(LineKind::Detail)
+            .chain(analysis.cases.iter().map(|c| LineKind::Case(c.verdict)));
+        for (kind, text) in kinds.zip(aligned(&rows)) {
+            push(kind, text);
+        }
     }
 
     let counts = [
-        super::Verdict::Safe,
-        super::Verdict::DuplicateEffect,
-        super::Verdict::Unresolved,
-        super::Verdict::Conflict,
+        Verdict::Safe,
+        Verdict::DuplicateEffect,
+        Verdict::Unresolved,
+        Verdict::Conflict,
     ]
     .map(|v| format!("{} {}", analysis.count(v), v.as_str()));
-    out.push_str(&format!("verdicts: {}\n", counts.join(", ")));
+    push(
+        LineKind::Totals {
+            duplicates: analysis.count(Verdict::DuplicateEffect),
+        },
+        format!("verdicts: {}", counts.join(", ")),
+    );
 
     if !analysis.findings.is_empty() {
-        out.push_str("findings:\n");
+        push(LineKind::Detail, "findings:".to_string());
         for finding in &analysis.findings {
             let case = finding
                 .case
                 .as_deref()
                 .map(|c| format!("{}: ", sanitize(c)))
                 .unwrap_or_default();
-            out.push_str(&format!(
-                "  {:<7} {case}{}\n",
-                finding.severity.as_str(),
-                sanitize(&finding.text)
-            ));
+            push(
+                LineKind::Finding(finding.severity),
+                format!(
+                    "  {:<7} {case}{}",
+                    finding.severity.as_str(),
+                    sanitize(&finding.text)
+                ),
+            );
         }
     }
 
     let with_extra: Vec<_> = file.cases.iter().filter(|c| !c.extra.is_empty()).collect();
     if !with_extra.is_empty() {
-        out.push_str("unknown fields (raw):\n");
+        push(LineKind::Detail, "unknown fields (raw):".to_string());
         for case in with_extra {
-            out.push_str(&format!(
-                "  {}: {}\n",
-                sanitize(&case.case),
-                raw_fields(&case.extra)
-            ));
+            push(
+                LineKind::Detail,
+                format!("  {}: {}", sanitize(&case.case), raw_fields(&case.extra)),
+            );
         }
     }
+    out
 }
 
 fn case_row(case: &CaseAnalysis) -> Vec<String> {
@@ -131,8 +183,8 @@ fn yes_no(b: bool) -> &'static str {
 
 /// Left-aligned columns two spaces apart, measured in terminal cells so
 /// wide characters do not push later columns out of line. Cells must already
-/// be sanitised.
-fn aligned(rows: &[Vec<String>]) -> String {
+/// be sanitised. One string per row, without a newline.
+fn aligned(rows: &[Vec<String>]) -> Vec<String> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -143,7 +195,7 @@ fn aligned(rows: &[Vec<String>]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
@@ -153,8 +205,7 @@ fn aligned(rows: &[Vec<String>]) -> String {
                 line.push_str(&" ".repeat(pad));
             }
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        out.push(line.trim_end().to_string());
     }
     out
 }

@@ -1,0 +1,185 @@
+//! What the view on screen scrolls through: one [`Pane`] (an operation
+//! list, the audit trail or the drills) and the one [`PaneCursor`] they all
+//! answer to, so moving, jumping and rereading are one path for every view
+//! instead of a branch per list. Pure: it says which page to load, never
+//! loads it.
+
+use super::model::{App, ListId};
+use super::msg::{Effect, PageRows, PageSource};
+use super::window::{Fetch, Keyed, Merge, Window};
+use crate::domain::OperationId;
+use crate::drill::{self, Analysis};
+use crate::intent::View;
+
+/// The content of a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Operations(ListId),
+    Audit,
+    Drills,
+}
+
+impl Pane {
+    pub fn of(view: View) -> Pane {
+        match view {
+            View::Queue => Pane::Operations(ListId::Queue),
+            View::All => Pane::Operations(ListId::All),
+            View::Audit => Pane::Audit,
+            View::Drills => Pane::Drills,
+        }
+    }
+
+    /// The operation list this pane shows, if it is one.
+    pub fn list(self) -> Option<ListId> {
+        match self {
+            Pane::Operations(id) => Some(id),
+            Pane::Audit | Pane::Drills => None,
+        }
+    }
+}
+
+impl PageRows {
+    /// The pane these rows belong to.
+    pub fn pane(&self) -> Pane {
+        match self {
+            PageRows::Operations { list, .. } => Pane::Operations(*list),
+            PageRows::Audit(_) => Pane::Audit,
+        }
+    }
+}
+
+/// A cursor over a pane's content, whatever the rows are.
+pub trait PaneCursor {
+    /// Moves by `delta` rows on a screen `height` rows high; says which
+    /// page to load when the move left the rows held.
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)>;
+    /// Keeps the cursor on screen after the height or the rows changed.
+    fn scroll_to_cursor(&mut self, height: usize);
+    /// The request that rereads what is on screen in place; `None` for
+    /// content that does not come from the ledger.
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)>;
+}
+
+impl<T: Keyed> PaneCursor for Window<T> {
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
+        Window::move_by(self, delta, height)
+    }
+
+    fn scroll_to_cursor(&mut self, height: usize) {
+        Window::scroll_to_cursor(self, height);
+    }
+
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
+        Some(Window::refresh_request(self))
+    }
+}
+
+/// A drill file given with `--drill`, and what reading it produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedDrill {
+    pub path: String,
+    /// The file and its analysis, or why it could not be read.
+    pub analysis: Result<Box<(drill::DrillFile, Analysis)>, String>,
+}
+
+impl LoadedDrill {
+    /// Lines the Drills view draws for this file, the blank after it
+    /// included: the report's lines, or the path and the error.
+    pub fn line_count(&self) -> usize {
+        let body = match &self.analysis {
+            Ok(loaded) => drill::report::text_lines(&loaded.0, &loaded.1).len(),
+            Err(_) => 2,
+        };
+        body + 1
+    }
+}
+
+/// The Drills view: the files, read once at start, and how far it scrolled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrillsPane {
+    pub files: Vec<LoadedDrill>,
+    /// First line on screen.
+    pub scroll: u16,
+}
+
+impl PaneCursor for DrillsPane {
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
+        let lines: usize = self.files.iter().map(LoadedDrill::line_count).sum();
+        let max = lines.saturating_sub(height) as isize;
+        let at = (self.scroll as isize + delta).clamp(0, max.max(0));
+        self.scroll = u16::try_from(at).unwrap_or(u16::MAX);
+        None
+    }
+
+    fn scroll_to_cursor(&mut self, _height: usize) {}
+
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
+        None
+    }
+}
+
+impl App {
+    pub(super) fn cursor(&self, pane: Pane) -> &dyn PaneCursor {
+        match pane {
+            Pane::Operations(id) => &self.list(id).window,
+            Pane::Audit => &self.audit,
+            Pane::Drills => &self.drills,
+        }
+    }
+
+    pub(super) fn cursor_mut(&mut self, pane: Pane) -> &mut dyn PaneCursor {
+        match pane {
+            Pane::Operations(id) => &mut self.list_mut(id).window,
+            Pane::Audit => &mut self.audit,
+            Pane::Drills => &mut self.drills,
+        }
+    }
+
+    /// The effect that loads a page of `pane`; `None` for a pane not read
+    /// from the ledger.
+    pub(super) fn load_page(
+        &self,
+        pane: Pane,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+    ) -> Option<Effect> {
+        let source = match pane {
+            Pane::Operations(list) => PageSource::Operations {
+                list,
+                query: self.list(list).query.clone(),
+            },
+            Pane::Audit => PageSource::Audit,
+            Pane::Drills => return None,
+        };
+        Some(Effect::LoadPage {
+            source,
+            fetch,
+            merge,
+            limit,
+        })
+    }
+
+    /// Puts a loaded page into its pane.
+    pub(super) fn merge_page(&mut self, fetch: Fetch, merge: Merge, limit: usize, rows: PageRows) {
+        let height = self.visible_rows();
+        match rows {
+            PageRows::Operations { list, rows } => {
+                self.list_mut(list)
+                    .window
+                    .merge(fetch, merge, rows, limit, height);
+            }
+            PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
+        }
+    }
+
+    /// The operation under the cursor of the pane on screen: a list's row,
+    /// or the operation an audit row decided.
+    pub fn selected_operation(&self) -> Option<OperationId> {
+        match self.pane() {
+            Pane::Operations(id) => self.list(id).window.selected().map(|r| r.id),
+            Pane::Audit => self.audit.selected().map(|d| d.op_id),
+            Pane::Drills => None,
+        }
+    }
+}
