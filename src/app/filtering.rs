@@ -1,10 +1,9 @@
 //! The filter of an operation list: typing it live, re-running the query,
 //! clearing it. A filter that does not parse keeps the last good query.
 
-use super::model::{App, ListId, Mode};
+use super::model::{App, Mode};
 use super::msg::Effect;
-use super::navigation::count_effect;
-use super::pane::Pane;
+use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
 use crate::query::Query;
 
@@ -43,7 +42,7 @@ fn requery(app: &mut App, id: ListId) -> Vec<Effect> {
             let pane = Pane::Operations(id);
             app.load_page(pane, Fetch::First, Merge::Replace { keep: None }, PAGE)
                 .into_iter()
-                .chain([count_effect(app)])
+                .chain([app.count_request()])
                 .collect()
         }
         Err(e) => {

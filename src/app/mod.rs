@@ -24,9 +24,9 @@ mod update;
 pub mod window;
 
 pub use crate::intent::{Intent, View};
-pub use model::{App, DetailPane, ListId, ListState, Mode, Status};
+pub use model::{App, DetailPane, ListState, Mode, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource};
-pub use pane::{DrillsPane, LoadedDrill, Pane};
+pub use pane::{DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
 #[cfg(test)]

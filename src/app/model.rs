@@ -9,8 +9,9 @@ use ratatui::layout::Rect;
 
 use super::form::DecisionForm;
 use super::layout;
-use super::pane::{DrillsPane, Pane};
-use super::window::Window;
+use super::msg::{Effect, PageRows, PageSource};
+use super::pane::{DrillsPane, ListId, Pane, PaneCursor};
+use super::window::{Fetch, Merge, Window};
 use crate::domain::{
     Decision, DecisionId, DecisionReceipt, OperationDetail, OperationId, OperationRow,
 };
@@ -18,13 +19,6 @@ use crate::intent::{KeyMode, View};
 use crate::keymap::Keymap;
 use crate::query::Query;
 use crate::store::StateCounts;
-
-/// The two operation lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListId {
-    Queue,
-    All,
-}
 
 /// What keys mean right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,5 +211,80 @@ impl App {
             text: text.into(),
             error: true,
         });
+    }
+}
+
+/// How the pane on screen is scrolled and paged, whichever it is.
+impl App {
+    pub(super) fn cursor(&self, pane: Pane) -> &dyn PaneCursor {
+        match pane {
+            Pane::Operations(id) => &self.list(id).window,
+            Pane::Audit => &self.audit,
+            Pane::Drills => &self.drills,
+        }
+    }
+
+    pub(super) fn cursor_mut(&mut self, pane: Pane) -> &mut dyn PaneCursor {
+        match pane {
+            Pane::Operations(id) => &mut self.list_mut(id).window,
+            Pane::Audit => &mut self.audit,
+            Pane::Drills => &mut self.drills,
+        }
+    }
+
+    /// The effect that loads a page of `pane`; `None` for a pane not read
+    /// from the ledger.
+    pub(super) fn load_page(
+        &self,
+        pane: Pane,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+    ) -> Option<Effect> {
+        let source = match pane {
+            Pane::Operations(list) => PageSource::Operations {
+                list,
+                query: self.list(list).query.clone(),
+            },
+            Pane::Audit => PageSource::Audit,
+            Pane::Drills => return None,
+        };
+        Some(Effect::LoadPage {
+            source,
+            fetch,
+            merge,
+            limit,
+        })
+    }
+
+    /// Puts a loaded page into its pane.
+    pub(super) fn merge_page(&mut self, fetch: Fetch, merge: Merge, limit: usize, rows: PageRows) {
+        let height = self.visible_rows();
+        match rows {
+            PageRows::Operations { list, rows } => {
+                self.list_mut(list)
+                    .window
+                    .merge(fetch, merge, rows, limit, height);
+            }
+            PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
+        }
+    }
+
+    /// The counts the header shows, for the lists' current queries.
+    pub(super) fn count_request(&self) -> Effect {
+        Effect::Count(vec![
+            (ListId::Queue, self.queue.query.clone()),
+            (ListId::All, self.all.query.clone()),
+        ])
+    }
+
+    /// The operation under the cursor of the pane on screen: a list's row,
+    /// or the operation an audit row decided.
+    pub fn selected_operation(&self) -> Option<OperationId> {
+        match self.pane() {
+            Pane::Operations(id) => self.list(id).window.selected().map(|r| r.id),
+            Pane::Audit => self.audit.selected().map(|d| d.op_id),
+            Pane::Drills => None,
+        }
     }
 }

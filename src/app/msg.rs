@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::model::ListId;
+use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge};
 use crate::domain::{
     Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
@@ -30,6 +30,16 @@ pub enum PageRows {
         rows: Vec<OperationRow>,
     },
     Audit(Vec<Decision>),
+}
+
+impl PageRows {
+    /// The pane these rows belong to.
+    pub fn pane(&self) -> Pane {
+        match self {
+            PageRows::Operations { list, .. } => Pane::Operations(*list),
+            PageRows::Audit(_) => Pane::Audit,
+        }
+    }
 }
 
 /// What the shell must do for the model.

@@ -3,7 +3,7 @@
 //! Pure: returns the loads it needs as effects.
 
 use super::filtering::clear_filter;
-use super::model::{App, DetailPane, ListId, Mode};
+use super::model::{App, DetailPane, Mode};
 use super::msg::Effect;
 use super::window::{Fetch, Merge, PAGE};
 use crate::intent::View;
@@ -42,15 +42,8 @@ pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
     {
         effects.push(Effect::LoadDetail(pane.id));
     }
-    effects.push(count_effect(app));
+    effects.push(app.count_request());
     effects
-}
-
-pub(super) fn count_effect(app: &App) -> Effect {
-    Effect::Count(vec![
-        (ListId::Queue, app.queue.query.clone()),
-        (ListId::All, app.all.query.clone()),
-    ])
 }
 
 pub(super) fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {

@@ -1,15 +1,19 @@
 //! What the view on screen scrolls through: one [`Pane`] (an operation
 //! list, the audit trail or the drills) and the one [`PaneCursor`] they all
 //! answer to, so moving, jumping and rereading are one path for every view
-//! instead of a branch per list. Pure: it says which page to load, never
-//! loads it.
+//! instead of a branch per list (the `App` methods that pick a pane's
+//! cursor and page request live in `model`). Pure: no loading here.
 
-use super::model::{App, ListId};
-use super::msg::{Effect, PageRows, PageSource};
 use super::window::{Fetch, Keyed, Merge, Window};
-use crate::domain::OperationId;
 use crate::drill::{self, Analysis};
 use crate::intent::View;
+
+/// The two operation lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListId {
+    Queue,
+    All,
+}
 
 /// The content of a view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,16 +38,6 @@ impl Pane {
         match self {
             Pane::Operations(id) => Some(id),
             Pane::Audit | Pane::Drills => None,
-        }
-    }
-}
-
-impl PageRows {
-    /// The pane these rows belong to.
-    pub fn pane(&self) -> Pane {
-        match self {
-            PageRows::Operations { list, .. } => Pane::Operations(*list),
-            PageRows::Audit(_) => Pane::Audit,
         }
     }
 }
@@ -115,71 +109,5 @@ impl PaneCursor for DrillsPane {
 
     fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
         None
-    }
-}
-
-impl App {
-    pub(super) fn cursor(&self, pane: Pane) -> &dyn PaneCursor {
-        match pane {
-            Pane::Operations(id) => &self.list(id).window,
-            Pane::Audit => &self.audit,
-            Pane::Drills => &self.drills,
-        }
-    }
-
-    pub(super) fn cursor_mut(&mut self, pane: Pane) -> &mut dyn PaneCursor {
-        match pane {
-            Pane::Operations(id) => &mut self.list_mut(id).window,
-            Pane::Audit => &mut self.audit,
-            Pane::Drills => &mut self.drills,
-        }
-    }
-
-    /// The effect that loads a page of `pane`; `None` for a pane not read
-    /// from the ledger.
-    pub(super) fn load_page(
-        &self,
-        pane: Pane,
-        fetch: Fetch,
-        merge: Merge,
-        limit: usize,
-    ) -> Option<Effect> {
-        let source = match pane {
-            Pane::Operations(list) => PageSource::Operations {
-                list,
-                query: self.list(list).query.clone(),
-            },
-            Pane::Audit => PageSource::Audit,
-            Pane::Drills => return None,
-        };
-        Some(Effect::LoadPage {
-            source,
-            fetch,
-            merge,
-            limit,
-        })
-    }
-
-    /// Puts a loaded page into its pane.
-    pub(super) fn merge_page(&mut self, fetch: Fetch, merge: Merge, limit: usize, rows: PageRows) {
-        let height = self.visible_rows();
-        match rows {
-            PageRows::Operations { list, rows } => {
-                self.list_mut(list)
-                    .window
-                    .merge(fetch, merge, rows, limit, height);
-            }
-            PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
-        }
-    }
-
-    /// The operation under the cursor of the pane on screen: a list's row,
-    /// or the operation an audit row decided.
-    pub fn selected_operation(&self) -> Option<OperationId> {
-        match self.pane() {
-            Pane::Operations(id) => self.list(id).window.selected().map(|r| r.id),
-            Pane::Audit => self.audit.selected().map(|d| d.op_id),
-            Pane::Drills => None,
-        }
     }
 }

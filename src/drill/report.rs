@@ -59,14 +59,12 @@ pub enum LineKind {
 /// The text report of one file, line by line: what `settle drill show`
 /// prints and the console's Drills view draws.
 pub fn text_lines(file: &DrillFile, analysis: &Analysis) -> Vec<ReportLine> {
-    let mut out = Vec::new();
-    let mut push = |kind, text: String| out.push(ReportLine { kind, text });
     let claimed = match file.passed {
         Some(true) => "says passed",
         Some(false) => "says failed",
         None => "says nothing about passing",
     };
-    push(
+    let mut out = vec![line(
         LineKind::Heading,
         format!(
             "{}: {}, generated {}, {} case(s), {claimed}",
@@ -75,38 +73,16 @@ pub fn text_lines(file: &DrillFile, analysis: &Analysis) -> Vec<ReportLine> {
             sanitize(file.generated_at.as_deref().unwrap_or("(unknown)")),
             file.cases.len(),
         ),
-    );
+    )];
     if !file.extra.is_empty() {
-        push(
-            LineKind::Detail,
-            format!("  producer: {}", raw_fields(&file.extra)),
-        );
+        let producer = format!("  producer: {}", raw_fields(&file.extra));
+        out.push(line(LineKind::Detail, producer));
     }
     for warning in &file.warnings {
-        push(
-            LineKind::Detail,
-            format!("  warning: {}", sanitize(warning)),
-        );
+        let warning = format!("  warning: {}", sanitize(warning));
+        out.push(line(LineKind::Detail, warning));
     }
-
-    if analysis.cases.is_empty() {
-        push(LineKind::Detail, "  (no cases)".to_string());
-    } else {
-        let header = [
-            "CASE", "STRATEGY", "ATTEMPTS", "EFFECTS", "CALLER", "PASSED", "VERDICT",
-        ]
-        .map(String::from)
-        .to_vec();
-        let rows: Vec<Vec<String>> = std::iter::once(header)
-            .chain(analysis.cases.iter().map(case_row))
-            .collect();
-        let kinds = std::iter::once(LineKind::Detail)
-            .chain(analysis.cases.iter().map(|c| LineKind::Case(c.verdict)));
-        for (kind, text) in kinds.zip(aligned(&rows)) {
-            push(kind, text);
-        }
-    }
-
+    out.extend(case_table(analysis));
     let counts = [
         Verdict::Safe,
         Verdict::DuplicateEffect,
@@ -114,43 +90,68 @@ pub fn text_lines(file: &DrillFile, analysis: &Analysis) -> Vec<ReportLine> {
         Verdict::Conflict,
     ]
     .map(|v| format!("{} {}", analysis.count(v), v.as_str()));
-    push(
+    out.push(line(
         LineKind::Totals {
             duplicates: analysis.count(Verdict::DuplicateEffect),
         },
         format!("verdicts: {}", counts.join(", ")),
-    );
+    ));
+    out.extend(finding_lines(analysis));
+    let with_extra: Vec<_> = file.cases.iter().filter(|c| !c.extra.is_empty()).collect();
+    if !with_extra.is_empty() {
+        out.push(line(LineKind::Detail, "unknown fields (raw):".to_string()));
+        for case in with_extra {
+            let raw = format!("  {}: {}", sanitize(&case.case), raw_fields(&case.extra));
+            out.push(line(LineKind::Detail, raw));
+        }
+    }
+    out
+}
 
-    if !analysis.findings.is_empty() {
-        push(LineKind::Detail, "findings:".to_string());
-        for finding in &analysis.findings {
+fn line(kind: LineKind, text: String) -> ReportLine {
+    ReportLine { kind, text }
+}
+
+/// The table of cases: a header and one aligned line per case.
+fn case_table(analysis: &Analysis) -> Vec<ReportLine> {
+    if analysis.cases.is_empty() {
+        return vec![line(LineKind::Detail, "  (no cases)".to_string())];
+    }
+    let header = [
+        "CASE", "STRATEGY", "ATTEMPTS", "EFFECTS", "CALLER", "PASSED", "VERDICT",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = std::iter::once(header)
+        .chain(analysis.cases.iter().map(case_row))
+        .collect();
+    let kinds = std::iter::once(LineKind::Detail)
+        .chain(analysis.cases.iter().map(|c| LineKind::Case(c.verdict)));
+    kinds
+        .zip(aligned(&rows))
+        .map(|(kind, text)| line(kind, text))
+        .collect()
+}
+
+fn finding_lines(analysis: &Analysis) -> Vec<ReportLine> {
+    if analysis.findings.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once(line(LineKind::Detail, "findings:".to_string()))
+        .chain(analysis.findings.iter().map(|finding| {
             let case = finding
                 .case
                 .as_deref()
                 .map(|c| format!("{}: ", sanitize(c)))
                 .unwrap_or_default();
-            push(
-                LineKind::Finding(finding.severity),
-                format!(
-                    "  {:<7} {case}{}",
-                    finding.severity.as_str(),
-                    sanitize(&finding.text)
-                ),
+            let text = format!(
+                "  {:<7} {case}{}",
+                finding.severity.as_str(),
+                sanitize(&finding.text)
             );
-        }
-    }
-
-    let with_extra: Vec<_> = file.cases.iter().filter(|c| !c.extra.is_empty()).collect();
-    if !with_extra.is_empty() {
-        push(LineKind::Detail, "unknown fields (raw):".to_string());
-        for case in with_extra {
-            push(
-                LineKind::Detail,
-                format!("  {}: {}", sanitize(&case.case), raw_fields(&case.extra)),
-            );
-        }
-    }
-    out
+            line(LineKind::Finding(finding.severity), text)
+        }))
+        .collect()
 }
 
 fn case_row(case: &CaseAnalysis) -> Vec<String> {
