@@ -187,6 +187,54 @@ fn drills() {
     insta::assert_snapshot!(snap(&h));
 }
 
+/// The Drills view picks each line's look from the analysis: a duplicate
+/// case and an error finding stand out, a safe case and a note do not.
+#[test]
+fn drills_mark_duplicates_and_errors_from_the_analysis() {
+    use ratatui::style::Color;
+    let mut h = sized(100, 40);
+    let path = std::path::Path::new("sample-data/drill-results.json");
+    h.app.drills.files = vec![crate::effects::read_drill(path)];
+    h.keys("3");
+    let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+    terminal.draw(|f| super::render(&h.app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    // The colour of the last cell of `text` on the first row it starts
+    // (the pane's border is column 0).
+    let colour_of = |text: &str| {
+        (0..40u16)
+            .find_map(|y| {
+                let row: String = (1..99u16).map(|x| buffer[(x, y)].symbol()).collect();
+                row.starts_with(text)
+                    .then(|| buffer[(text.len() as u16, y)].fg)
+            })
+            .unwrap_or_else(|| panic!("no row starts with {text:?}"))
+    };
+    assert_eq!(colour_of("naive_retry "), Color::Red);
+    assert_eq!(colour_of("verdicts: "), Color::Red);
+    assert_eq!(colour_of("  error   naive_retry"), Color::Red);
+    assert_ne!(colour_of("stable_key "), Color::Red);
+    assert_ne!(colour_of("  note    naive_retry"), Color::Red);
+}
+
+/// Scrolling the Drills view goes through the same cursor as the lists
+/// and stops at the last line.
+#[test]
+fn drills_scroll_and_stop_at_the_end() {
+    let mut h = sized(100, 30);
+    let path = std::path::Path::new("sample-data/drill-results.json");
+    h.app.drills.files = vec![crate::effects::read_drill(path)];
+    h.keys("3 j j");
+    assert_eq!(h.app.drills.scroll, 2);
+    h.keys("pgdn pgdn pgdn pgdn pgdn");
+    let at_end = h.app.drills.scroll;
+    h.keys("j");
+    assert_eq!(h.app.drills.scroll, at_end);
+    assert!(at_end > 2);
+    h.keys("k");
+    assert_eq!(h.app.drills.scroll, at_end - 1);
+}
+
 #[test]
 fn read_only_header() {
     let mut h = sized(100, 24);
