@@ -16,6 +16,14 @@ use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
 
+// What goes to a worker thread and what comes back must be `Send`; this
+// fails to compile the day either type stops being so.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Effect>();
+    send::<Msg>();
+};
+
 /// Performs one effect against the ledger at `now` and returns what came of
 /// it. Counts run here only when no worker takes them (tests).
 pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {

@@ -1,6 +1,7 @@
-//! The shell: the only module that touches the terminal and the clock. It
-//! turns terminal events into intents through the keymap, feeds them to the
-//! pure [`app::update`], has [`effects`] perform what it asks and feeds the
+//! The shell: the only module that touches the terminal and the clock, and
+//! the owner of the screen thread's ledger connection. It turns terminal
+//! events into intents through the keymap, feeds them to the pure
+//! [`app::update`], has [`effects`] perform what it asks and feeds the
 //! answers back through [`app::apply`]. Counts go to the [`Counter`]
 //! worker, so a full scan never blocks the screen; `PRAGMA data_version` is
 //! polled on the input timeout (never a busy loop) so other processes'
