@@ -13,17 +13,23 @@
 //!   colour, keymap) for the CLI, the console and the demo alike;
 //!   [`labels`] words states and decisions the same way for both.
 //! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
-//!   only module that touches the terminal, and drives the pure
-//!   [`app`] model (`update`) and [`ui`] (`render`) through the [`keymap`].
+//!   only module that touches the terminal: it turns keys into [`intent`]s
+//!   through the [`keymap`], drives the pure [`app`] model (`update`,
+//!   `apply`) and [`ui`] (`render`), and hands effects to [`effects`]
+//!   (blocking ledger calls answering with messages) and the [`counter`]
+//!   worker.
 //! - [`text`] makes untrusted ledger text safe to print.
 
 pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod counter;
 pub mod domain;
 pub mod drill;
+pub mod effects;
 pub mod error;
+pub mod intent;
 pub mod keymap;
 pub mod labels;
 pub mod query;
