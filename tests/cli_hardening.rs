@@ -1,0 +1,146 @@
+//! The CLI against awkward ledgers and hostile text (issue 9): ambiguous
+//! addresses, CSV cells that a spreadsheet would run, truncated lists that
+//! must say so, refusals in the ledger's words. The real binary, checked with
+//! SQL afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+use common::*;
+use std::path::Path;
+
+fn decide(ledger: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["decide", ledger.to_str().unwrap()];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--operator", "tester"]);
+    settle(&all)
+}
+
+/// A service ledger created with plain SQL, as given (no UNIQUE constraint
+/// when `unique` is false), holding `rows` of
+/// `(id, account, op_type, key, state)`.
+fn service_ledger(path: &Path, unique: bool, rows: &[(i64, &str, &str, &str, &str)]) {
+    let schema = if unique {
+        SERVICE_SCHEMA.to_string()
+    } else {
+        SERVICE_SCHEMA.replace(", UNIQUE (account, op_type, idem_key)", "")
+    };
+    let conn = sql(path);
+    conn.execute_batch(&schema).unwrap();
+    for (id, account, op_type, key, state) in rows {
+        conn.execute(
+            "INSERT INTO operations VALUES (?1, ?2, ?3, ?4, 'sha256:ab', NULL, ?5, NULL, 3,
+                NULL, NULL, NULL, '2026-11-06T10:15:00Z', '2026-11-06T10:16:00Z', 1)",
+            rusqlite::params![id, account, op_type, key, state],
+        )
+        .unwrap();
+    }
+}
+
+// --- point 7: ambiguous addresses ---------------------------------------
+
+#[test]
+fn an_address_naming_two_operations_is_refused_with_both_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("dup.db");
+    service_ledger(
+        &l,
+        false,
+        &[
+            (1, "acme", "create_report", "k-1", "unknown"),
+            (2, "acme", "create_report", "k-2", "unknown"),
+            (3, "acme", "create_report", "k-1", "unknown"),
+        ],
+    );
+    let ls = l.to_str().unwrap();
+
+    let out = settle(&["show", ls, "acme/create_report/k-1"]);
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("ambiguous") && err.contains("1, 3"), "{err}");
+    assert!(stdout(&out).is_empty(), "nothing shown for a guess");
+
+    let out = decide(
+        &l,
+        &["acme/create_report/k-1", "--not-applied", "--evidence", "x"],
+    );
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
+    assert!(stderr(&out).contains("1, 3"), "{}", stderr(&out));
+    assert_eq!(query_i64(&l, "SELECT COUNT(*) FROM decisions"), 0);
+    assert_eq!(state(&l, 1), "unknown");
+    assert_eq!(state(&l, 3), "unknown");
+
+    // The unique address and the ids still work.
+    assert_eq!(code(&settle(&["show", ls, "acme/create_report/k-2"])), 0);
+    assert_eq!(code(&settle(&["show", ls, "3"])), 0);
+}
+
+// --- point 11: refusals and writes in the ledger's words -------------------
+
+#[test]
+fn reopening_an_applied_decision_takes_back_its_result_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    assert_eq!(
+        query_i64(
+            &l,
+            "SELECT COUNT(*) FROM operations WHERE id = 1 AND result_id IS NULL"
+        ),
+        1
+    );
+    let out = decide(&l, &["1", "--applied", "--result-id", "report-8812"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let d = query_i64(&l, "SELECT MAX(id) FROM decisions");
+    let out = decide(&l, &["1", "--reopen", &d.to_string()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(state(&l, 1), "unknown");
+    assert_eq!(
+        query_i64(
+            &l,
+            "SELECT COUNT(*) FROM operations WHERE id = 1 AND result_id IS NULL"
+        ),
+        1,
+        "the reopened operation still names the result of the undone decision"
+    );
+}
+
+#[test]
+fn a_refusal_names_an_unknown_state_by_its_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("weird.db");
+    service_ledger(&l, true, &[(1, "acme", "t", "k-1", "weird_state")]);
+    let out = decide(&l, &["1", "--not-applied", "--evidence", "x"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("\"weird_state\""), "{err}");
+    assert!(!err.contains("Unrecognized"), "Rust debug text: {err}");
+}
+
+#[test]
+fn an_unwritable_file_says_to_check_its_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let before = dump(&l);
+    std::fs::set_permissions(&l, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let out = decide(&l, &["1", "--not-applied", "--evidence", "x"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("not writable") && err.contains("permissions"), "{err}");
+    assert!(!err.contains("--read-only"), "no --read-only was given: {err}");
+    assert_eq!(before, dump(&l), "nothing written");
+}
+
+#[test]
+fn an_unwritable_folder_says_the_wal_files_live_there() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let folder = l.parent().unwrap().to_path_buf();
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let out = decide(&l, &["1", "--not-applied", "--evidence", "x"]);
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("folder") && err.contains("-wal"), "{err}");
+    assert!(!err.contains("--read-only"), "no --read-only was given: {err}");
+}
