@@ -125,8 +125,14 @@ fn an_unwritable_file_says_to_check_its_permissions() {
     let out = decide(&l, &["1", "--not-applied", "--evidence", "x"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("not writable") && err.contains("permissions"), "{err}");
-    assert!(!err.contains("--read-only"), "no --read-only was given: {err}");
+    assert!(
+        err.contains("not writable") && err.contains("permissions"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("--read-only"),
+        "no --read-only was given: {err}"
+    );
     assert_eq!(before, dump(&l), "nothing written");
 }
 
@@ -142,5 +148,72 @@ fn an_unwritable_folder_says_the_wal_files_live_there() {
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("folder") && err.contains("-wal"), "{err}");
-    assert!(!err.contains("--read-only"), "no --read-only was given: {err}");
+    assert!(
+        !err.contains("--read-only"),
+        "no --read-only was given: {err}"
+    );
+}
+
+// --- point 8: CSV formula injection, forged stand-ins -----------------------
+
+#[test]
+fn csv_cells_a_spreadsheet_would_run_are_neutralised_and_json_stays_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("csv.db");
+    service_ledger(
+        &l,
+        true,
+        &[
+            (
+                1,
+                "=HYPERLINK(\"http://evil\",\"x\")",
+                "t",
+                "k-1",
+                "unknown",
+            ),
+            (2, "@SUM(A1)", "+cmd", "-2+3", "unknown"),
+        ],
+    );
+    let ls = l.to_str().unwrap();
+    let out = settle(&["list", ls, "--format", "csv"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let csv = stdout(&out);
+    assert!(
+        csv.contains(r#""'=HYPERLINK(""http://evil"",""x"")""#),
+        "{csv}"
+    );
+    assert!(csv.contains(r#","'@SUM(A1)","'+cmd","'-2+3","#), "{csv}");
+    for line in csv.lines().skip(1) {
+        for cell in line.split(',') {
+            assert!(!cell.starts_with(['=', '+', '@']), "{cell} in {line}");
+        }
+    }
+
+    let out = settle(&["list", ls, "--format", "jsonl"]);
+    let json = stdout(&out);
+    assert!(json.contains(r#""account":"@SUM(A1)""#), "{json}");
+    assert!(
+        json.contains(r#""account":"=HYPERLINK(\"http://evil\",\"x\")""#),
+        "{json}"
+    );
+}
+
+#[test]
+fn a_literal_escape_glyph_in_the_data_does_not_pass_for_a_real_escape() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("glyph.db");
+    service_ledger(
+        &l,
+        true,
+        &[
+            (1, "acme", "t", "real\u{1b}[31m", "unknown"),
+            (2, "acme", "t", "fake␛[31m", "unknown"),
+        ],
+    );
+    let out = settle(&["list", l.to_str().unwrap()]);
+    let table = stdout(&out);
+    assert!(table.contains("real␛[31m"), "{table}");
+    assert!(table.contains("fake<U+241B>[31m"), "{table}");
+    assert!(!table.contains("fake␛"), "{table}");
+    assert!(!table.contains('\u{1b}'), "{table}");
 }

@@ -59,12 +59,59 @@ pub fn csv_line(fields: &[String]) -> String {
 }
 
 /// RFC 4180 quoting, with control characters made visible: CSV lands on
-/// terminals too.
+/// terminals too. A cell a spreadsheet would run as a formula (it starts
+/// with `=`, `+`, `-`, `@`, TAB or CR) gets a leading `'` and quotes, as
+/// OWASP's "CSV Injection" page recommends; a plain number such as `-3`
+/// is data and stays as it is.
 fn csv_field(value: &str) -> String {
     let clean = sanitize(value);
-    if clean.contains([',', '"']) || clean.starts_with(' ') || clean.ends_with(' ') {
+    if is_formula(value) {
+        format!("\"'{}\"", clean.replace('"', "\"\""))
+    } else if clean.contains([',', '"']) || clean.starts_with(' ') || clean.ends_with(' ') {
         format!("\"{}\"", clean.replace('"', "\"\""))
     } else {
         clean.into_owned()
+    }
+}
+
+/// Whether a spreadsheet would read `value` as a formula.
+fn is_formula(value: &str) -> bool {
+    value.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_plain_number(value)
+}
+
+/// `-3`, `+1.5`: a sign, digits, at most one decimal point.
+fn is_plain_number(value: &str) -> bool {
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
+    !whole.is_empty()
+        && !fraction.is_empty()
+        && whole
+            .chars()
+            .chain(fraction.chars())
+            .all(|c| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formula_cells_are_neutralised_and_numbers_kept() {
+        let cells = [
+            "=HYPERLINK(\"http://x\",\"y\")",
+            "+1+cmd|' /C calc'!A0",
+            "-2+3",
+            "@SUM(A1)",
+            "\t=1",
+            "\r=1",
+            "-3",
+            "+1.5",
+            "a=b",
+        ]
+        .map(String::from);
+        assert_eq!(
+            csv_line(&cells),
+            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",\"'+1+cmd|' /C calc'!A0\",\"'-2+3\",\"'@SUM(A1)\",\"'⇥=1\",\"'␍=1\",-3,+1.5,a=b"
+        );
     }
 }
