@@ -217,3 +217,109 @@ fn a_literal_escape_glyph_in_the_data_does_not_pass_for_a_real_escape() {
     assert!(!table.contains("fake␛"), "{table}");
     assert!(!table.contains('\u{1b}'), "{table}");
 }
+
+// --- point 6: no silent truncation ------------------------------------------
+
+fn many_operations(path: &Path, n: i64) {
+    let rows: Vec<(i64, String)> = (1..=n).map(|i| (i, format!("k-{i}"))).collect();
+    let rows: Vec<(i64, &str, &str, &str, &str)> = rows
+        .iter()
+        .map(|(i, k)| (*i, "acme", "t", k.as_str(), "unknown"))
+        .collect();
+    service_ledger(path, true, &rows);
+}
+
+#[test]
+fn list_machine_formats_write_every_row_and_the_table_says_what_it_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("many.db");
+    many_operations(&l, 150);
+    let ls = l.to_str().unwrap();
+
+    for format in ["jsonl", "csv"] {
+        let out = settle(&["list", ls, "--format", format]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let header = usize::from(format == "csv");
+        assert_eq!(stdout(&out).lines().count(), 150 + header, "{format}");
+        assert!(!stderr(&out).contains("more match"), "{}", stderr(&out));
+    }
+    let out = settle(&["list", ls, "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 150);
+
+    let out = settle(&["list", ls]);
+    assert_eq!(stdout(&out).lines().count(), 101, "header and 100 rows");
+    assert!(
+        stderr(&out).contains("showing the newest 100 of 150 operations; 50 more match"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A limit the script asked for still says what it left out.
+    let out = settle(&["list", ls, "--format", "jsonl", "--limit", "10"]);
+    assert_eq!(stdout(&out).lines().count(), 10);
+    assert!(
+        stderr(&out).contains("showing the newest 10 of 150 operations; 140 more match"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = settle(&["list", ls, "--limit", "0"]);
+    assert!(
+        !stderr(&out).contains("no operations match"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("showing the newest 0 of 150 operations"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn audit_says_how_many_decisions_it_left_out_and_offers_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let ls = l.to_str().unwrap();
+    // applied, then reopen, again and again: one operation, many decisions.
+    for _ in 0..26 {
+        let out = decide(&l, &["1", "--applied", "--result-id", "report-8812"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let d = query_i64(&l, "SELECT MAX(id) FROM decisions");
+        let out = decide(&l, &["1", "--reopen", &d.to_string()]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let total = usize::try_from(query_i64(&l, "SELECT COUNT(*) FROM decisions")).unwrap();
+    assert!(total > 50, "{total}");
+
+    let out = settle(&["audit", ls]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 50);
+    let notice = format!(
+        "showing the newest 50 of {total} decisions; {} more match (--limit N or --all)",
+        total - 50
+    );
+    assert!(stderr(&out).contains(&notice), "{}", stderr(&out));
+
+    let out = settle(&["audit", ls, "--all"]);
+    assert_eq!(stdout(&out).lines().count(), total);
+    assert!(!stderr(&out).contains("more match"), "{}", stderr(&out));
+
+    for format in ["jsonl", "csv"] {
+        let out = settle(&["audit", ls, "--format", format]);
+        let header = usize::from(format == "csv");
+        assert_eq!(stdout(&out).lines().count(), total + header, "{format}");
+    }
+    let out = settle(&["audit", ls, "--format", "json"]);
+    let rows: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), total);
+
+    let out = settle(&["audit", ls, "--limit", "0"]);
+    assert!(!stderr(&out).contains("no decisions"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("showing the newest 0 of {total} decisions")),
+        "{}",
+        stderr(&out)
+    );
+}

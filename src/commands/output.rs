@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+use crate::cli::ListFormat;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::text::sanitize;
@@ -15,6 +16,33 @@ use crate::text::sanitize;
 /// the configuration allows it (`NO_COLOR`).
 pub fn colour(config: &Config) -> bool {
     config.colour && io::stdout().is_terminal()
+}
+
+/// How many rows a list writes for `--limit` and `--all`: the table, for
+/// people, stops at `table_default`; the machine formats write every row
+/// unless told otherwise, because scripts expect the whole set (issue 9,
+/// point 6).
+pub fn rows_wanted(
+    format: ListFormat,
+    limit: Option<usize>,
+    all: bool,
+    table_default: usize,
+) -> usize {
+    match (all, limit, format) {
+        (true, _, _) => usize::MAX,
+        (false, Some(n), _) => n,
+        (false, None, ListFormat::Table) => table_default,
+        (false, None, _) => usize::MAX,
+    }
+}
+
+/// The notice for rows a limit left out: `settle: showing the newest 100 of
+/// 2500 operations; 2400 more match (--limit N or --all)`.
+pub fn left_out(what: &str, shown: usize, total: usize) -> String {
+    format!(
+        "settle: showing the newest {shown} of {total} {what}; {} more match (--limit N or --all)",
+        total.saturating_sub(shown)
+    )
 }
 
 /// Writes to stdout. A closed pipe (`settle list | head`) is not an error:
