@@ -142,4 +142,19 @@ mod tests {
             "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",\"'+1+cmd|' /C calc'!A0\",\"'-2+3\",\"'@SUM(A1)\",\"'⇥=1\",\"'␍=1\",-3,+1.5,a=b"
         );
     }
+
+    proptest::proptest! {
+        /// Whatever the ledger holds, a CSV cell carries no control
+        /// character and never starts a formula (a plain number aside).
+        #[test]
+        fn no_cell_is_a_formula_or_carries_a_control(value in "\\PC*|[=+@\t\r-].*") {
+            let cell = csv_field(&value);
+            proptest::prop_assert!(!cell.chars().any(char::is_control), "{cell:?}");
+            let unquoted = cell.strip_prefix('"').unwrap_or(&cell);
+            proptest::prop_assert!(
+                !unquoted.starts_with(['=', '+', '-', '@']) || is_plain_number(&value),
+                "{cell:?}"
+            );
+        }
+    }
 }
