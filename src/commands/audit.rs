@@ -1,6 +1,7 @@
-//! `settle audit`: the decisions, newest first, in the list formats. A
-//! decision's words come from [`crate::labels`], shared with `show` and the
-//! console.
+//! `settle audit`: the decisions, newest first, in the list formats, read a
+//! page at a time; like `list`, it says on stderr how many decisions a limit
+//! left out. A decision's words come from [`crate::labels`], shared with
+//! `show` and the console.
 
 use serde_json::{Value, json};
 
