@@ -237,7 +237,12 @@ fn read_only_opens_write_nothing_not_even_adoption() {
         "t",
     ]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+    // The reason, not advice about a --read-only nobody gave (issue 9).
+    assert!(
+        stderr(&out).contains("not writable") && stderr(&out).contains("permissions"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(before, std::fs::read(&l).unwrap());
     assert_eq!(query_i64(&l, "PRAGMA user_version"), 0);
 }

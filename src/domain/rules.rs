@@ -333,7 +333,10 @@ fn state_check(kind: DecisionKind, detail: &OperationDetail, now: DateTime<Utc>)
             } else {
                 RuleCheck::fail(
                     Rule::StateAllows,
-                    format!("state {state:?} is not a ledger-v1 state; no decision applies"),
+                    format!(
+                        "state {:?} is not a ledger-v1 state; no decision applies",
+                        state.as_str()
+                    ),
                 )
             }
         }

@@ -198,16 +198,28 @@ impl Ledger {
                 "{spec:?} is neither an operation id nor account/op_type/key"
             )));
         };
-        self.conn
-            .query_row(
-                "SELECT id FROM operations WHERE account = ?1 AND op_type = ?2 AND idem_key = ?3",
-                params![account, op_type, key],
-                |r| r.get(0),
+        // Every match, not the first: a ledger created without the UNIQUE
+        // constraint may hold two, and guessing would decide on the wrong one.
+        let ids = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM operations WHERE account = ?1 AND op_type = ?2 AND idem_key = ?3
+                 ORDER BY id",
             )
-            .optional()
-            .map_err(|e| self.err("finding the operation", e))?
-            .map(OperationId)
-            .ok_or_else(not_found)
+            .and_then(|mut stmt| {
+                stmt.query_map(params![account, op_type, key], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<i64>>>()
+            })
+            .map_err(|e| self.err("finding the operation", e))?;
+        match ids[..] {
+            [] => Err(not_found()),
+            [id] => Ok(OperationId(id)),
+            _ => Err(Error::Ambiguous {
+                path: self.path.clone(),
+                spec: spec.to_string(),
+                ids: ids.into_iter().map(OperationId).collect(),
+            }),
+        }
     }
 
     /// The operation with its attempts, events, decisions, retry requests and
