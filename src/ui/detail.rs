@@ -315,7 +315,7 @@ mod tests {
             detail: Some("D".repeat(1 << 20)),
         });
         let mut h = Harness::with(&[op]);
-        h.act(crate::app::Action::Resize(100, 30));
+        h.receive(crate::app::Msg::Resize(100, 30));
         h.keys("enter");
 
         let pane = h.app.detail.as_ref().unwrap();
