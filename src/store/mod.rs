@@ -246,3 +246,6 @@ fn writable(path: &Path) -> bool {
     let dir_ok = std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly());
     file_ok && dir_ok
 }
+
+#[cfg(test)]
+mod tests;

@@ -34,14 +34,21 @@ const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, 
 /// The states an operation in the triage queue can have, as the partial
 /// index `settle_operations_queue` and the queue predicate both spell it
 /// (SQLite uses a partial index only when the query repeats its condition).
-pub(super) fn queue_candidates_sql() -> String {
+/// The unary `+` keeps the planner off `settle_operations_state`, which
+/// would read the states one after the other and sort the whole queue.
+pub(super) fn queue_candidates_sql(column: &str) -> String {
     let words: Vec<String> = State::QUEUE
         .iter()
         .chain([State::Reserved].iter())
         .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
         .collect();
-    format!("state IN ({})", words.join(", "))
+    format!("+{column} IN ({})", words.join(", "))
 }
+
+/// The reserved rows the index `settle_operations_reserved_lease` holds;
+/// `+` as in [`queue_candidates_sql`], so that index, not the state index,
+/// counts the stale ones.
+pub(super) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 
 /// A lease as seconds since the epoch, whatever form a service wrote it in:
 /// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
@@ -202,7 +209,7 @@ impl Ledger {
             .conn
             .query_row(
                 &format!(
-                    "SELECT COUNT(*) FROM operations WHERE state = 'reserved' AND {} <= ?1",
+                    "SELECT COUNT(*) FROM operations WHERE {STALE_CANDIDATES} AND {} <= ?1",
                     instant_sql("lease_expires_at")
                 ),
                 [now.timestamp()],
@@ -385,7 +392,7 @@ fn where_clause(query: &Query, now: DateTime<Utc>, derived: bool) -> (Vec<String
         // The candidates term is repeated verbatim so the partial index
         // settle_operations_queue (already in id order) serves the page.
         let now = param(&mut values, Value::Integer(now.timestamp()));
-        clause.push(format!("o.{}", queue_candidates_sql()));
+        clause.push(queue_candidates_sql("o.state"));
         clause.push(format!(
             "(o.state <> 'reserved' OR {} <= {now})",
             instant_sql("o.lease_expires_at")
@@ -397,7 +404,11 @@ fn where_clause(query: &Query, now: DateTime<Utc>, derived: bool) -> (Vec<String
             .iter()
             .map(|s| param(&mut values, Value::Text(s.as_str().to_string())))
             .collect();
-        clause.push(format!("o.state IN ({})", list.join(", ")));
+        // One state: its run of settle_operations_state is in id order.
+        // Several: walking the id order and filtering beats reading each
+        // state's run and sorting them all (`+` keeps the index out).
+        let plus = if list.len() > 1 { "+" } else { "" };
+        clause.push(format!("{plus}o.state IN ({})", list.join(", ")));
     }
     for (column, patterns) in [
         ("o.account", &query.accounts),

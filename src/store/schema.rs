@@ -234,14 +234,15 @@ fn domain_indexes() -> Vec<(&'static str, String)> {
             "settle_operations_queue",
             format!(
                 "operations (id) WHERE {}",
-                super::read::queue_candidates_sql()
+                super::read::queue_candidates_sql("state")
             ),
         ),
         (
             "settle_operations_reserved_lease",
             format!(
-                "operations ({}) WHERE state = 'reserved'",
-                super::read::instant_sql("lease_expires_at")
+                "operations ({}) WHERE {}",
+                super::read::instant_sql("lease_expires_at"),
+                super::read::STALE_CANDIDATES
             ),
         ),
     ]
