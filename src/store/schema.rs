@@ -280,11 +280,6 @@ fn console_steps() -> Vec<(String, String)> {
             .collect::<Vec<_>>()
             .join("\n"),
     ));
-    steps.push((
-        "creating the summary index".to_string(),
-        "CREATE INDEX IF NOT EXISTS settle_op_summary_attempts ON settle_op_summary (attempts, op_id);"
-            .to_string(),
-    ));
     steps
 }
 
@@ -294,14 +289,7 @@ fn console_object_names() -> Vec<String> {
     let mut names: Vec<String> = CONSOLE_INDEXES.iter().map(|(n, _)| n.to_string()).collect();
     names.extend(domain_indexes().into_iter().map(|(n, _)| n.to_string()));
     names.extend(triggers().into_iter().map(|(n, _, _)| n.to_string()));
-    names.extend(
-        [
-            "settle_op_summary",
-            "settle_state_counts",
-            "settle_op_summary_attempts",
-        ]
-        .map(String::from),
-    );
+    names.extend(["settle_op_summary", "settle_state_counts"].map(String::from));
     names
 }
 
