@@ -52,13 +52,18 @@ pub(super) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 
 /// A lease as seconds since the epoch, whatever form a service wrote it in:
 /// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
-/// seconds. No lease is 0 (stale: nobody owns it, see
+/// seconds (a TEXT column stores them as digits: [`crate::domain::parse_time`]
+/// reads the same forms). No lease is 0 (stale: nobody owns it, see
 /// [`crate::domain::stale_reservation`]); text that is not a time is NULL
 /// (never stale). The index `settle_operations_reserved_lease` is on this
 /// exact expression.
 pub(super) fn instant_sql(column: &str) -> String {
     format!(
-        "(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) IN ('integer', 'real') THEN {column} ELSE unixepoch({column}) END)"
+        "(CASE WHEN {column} IS NULL THEN 0 \
+         WHEN typeof({column}) IN ('integer', 'real') \
+           OR ({column} GLOB '[0-9]*' AND {column} NOT GLOB '*[^0-9.]*') \
+           THEN CAST({column} AS INTEGER) \
+         ELSE unixepoch({column}) END)"
     )
 }
 
