@@ -174,7 +174,7 @@ fn triggers() -> Vec<(&'static str, &'static str, String)> {
         (
             "settle_attempts_insert",
             "AFTER INSERT ON attempts",
-            attempts("NEW.op_id"),
+            SUMMARY_ATTEMPT_INSERTED.to_string(),
         ),
         (
             "settle_attempts_update",
@@ -194,7 +194,7 @@ fn triggers() -> Vec<(&'static str, &'static str, String)> {
         (
             "settle_events_insert",
             "AFTER INSERT ON events",
-            event("NEW.op_id"),
+            SUMMARY_EVENT_INSERTED.to_string(),
         ),
         (
             "settle_events_update",
