@@ -133,6 +133,9 @@ impl Term {
                 return;
             }
         }
+        // Said, because a killed settle may leave its WAL behind and change
+        // what the next figure opens.
+        eprintln!("  (pid {} did not exit within 10 s of q; killed)", self.pid);
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
