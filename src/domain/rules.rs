@@ -439,3 +439,6 @@ fn reopen_check(draft: &DecisionDraft, detail: &OperationDetail) -> RuleCheck {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;
