@@ -1,10 +1,12 @@
-//! The command line: clap types, and their resolution into what the commands
-//! need (operator identity, formats). Parsing only; nothing here opens a
-//! ledger or prints.
+//! The command line: clap types, and the [`Flags`] that
+//! [`crate::config`] resolves into settings. Parsing only; nothing here
+//! opens a ledger or prints.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::config::Flags;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 ok, 1 error, 2 usage, 3 refused by a rule of the contract,
@@ -57,24 +59,23 @@ pub struct ConsoleArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct OperatorArg {
-    /// Who is deciding, for the audit trail [default: $SETTLE_OPERATOR, else the login name].
-    #[arg(long, env = "SETTLE_OPERATOR", value_name = "NAME")]
+    /// Who is deciding, for the audit trail [default: $SETTLE_OPERATOR, else the account name of your uid].
+    #[arg(long, value_name = "NAME")]
     pub operator: Option<String>,
 }
 
-impl OperatorArg {
-    /// `--operator`, else `SETTLE_OPERATOR`, else the login name. `None` when
-    /// none is known: decisions then refuse rather than record "unknown".
-    pub fn resolve(&self) -> Option<String> {
-        self.operator
-            .clone()
-            .or_else(|| {
-                ["USER", "LOGNAME", "USERNAME"]
-                    .iter()
-                    .find_map(|v| std::env::var(v).ok())
-            })
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
+impl Cli {
+    /// The flags that settings are resolved from (see [`crate::config`]).
+    pub fn flags(&self) -> Flags {
+        let operator = match &self.command {
+            Some(Command::Decide(args)) => args.operator.operator.clone(),
+            _ => self.console.operator.operator.clone(),
+        };
+        Flags {
+            operator,
+            read_only: self.console.read_only,
+            keymap: self.console.keymap.clone(),
+        }
     }
 }
 
@@ -126,9 +127,9 @@ pub struct ListArgs {
     /// A filter: state:S account:A type:T key:K attempts>N err:TEXT, free text.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,
-    /// At most this many rows.
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    pub limit: usize,
+    /// At most this many rows [default: 100 for table; every row for json, jsonl and csv, so a pipeline never loses rows]. When rows are left out, stderr says how many.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
     /// Every matching row, read a page at a time (overrides --limit).
     #[arg(long)]
     pub all: bool,
@@ -215,8 +216,12 @@ pub struct DecideArgs {
 pub struct AuditArgs {
     /// The ledger (SQLite file).
     pub ledger: PathBuf,
-    #[arg(long, default_value_t = 50, value_name = "N")]
-    pub limit: usize,
+    /// At most this many decisions [default: 50 for table; every decision for json, jsonl and csv, so a pipeline never loses rows]. When decisions are left out, stderr says how many.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Every decision, read a page at a time (overrides --limit).
+    #[arg(long)]
+    pub all: bool,
     /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,

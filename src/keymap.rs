@@ -1,44 +1,15 @@
-//! Keys to actions: `(mode, key) -> Action`, read from the default keymap in
+//! Keys to intents: `(mode, key) -> Intent`, read from the default keymap in
 //! `assets/keymap` and an optional user file in the same format. Help and the
-//! footer hints are generated from the same bindings, so they cannot drift
-//! from what the keys do. Pure: parses text and maps keys; never reads the
-//! terminal or a file (the shell hands it the user file's text).
+//! footer hints are generated from the same bindings and the intents' own
+//! words, so they cannot drift from what the keys do. Depends on `intent`
+//! alone, never on the model. Pure: parses text and maps keys; never reads
+//! the terminal or a file (the shell hands it the user file's text).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::app::{Action, View};
-use crate::domain::DecisionKind;
+pub use crate::intent::{Intent, KeyMode};
 
 pub const DEFAULT: &str = include_str!("../assets/keymap");
-
-/// Which bindings apply. `Any` bindings apply in every mode after the
-/// mode's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyMode {
-    Any,
-    List,
-    Filter,
-    Form,
-    Help,
-}
-
-impl KeyMode {
-    fn parse(word: &str) -> Option<KeyMode> {
-        Some(match word {
-            "any" => KeyMode::Any,
-            "list" => KeyMode::List,
-            "filter" => KeyMode::Filter,
-            "form" => KeyMode::Form,
-            "help" => KeyMode::Help,
-            _ => return None,
-        })
-    }
-
-    /// Modes where printable keys type text unless bound.
-    fn types_text(self) -> bool {
-        matches!(self, KeyMode::Filter | KeyMode::Form)
-    }
-}
 
 /// A key as the keymap names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -155,181 +126,12 @@ impl Key {
     }
 }
 
-/// Every action a key can be bound to: its name in the keymap file, the
-/// action, a short hint for the footer and what help says it does.
-type Bindable = (&'static str, Action, &'static str, &'static str);
-
-fn bindable() -> Vec<Bindable> {
-    use DecisionKind::*;
-    vec![
-        ("quit", Action::Quit, "quit", "quit the console"),
-        ("help", Action::Help, "help", "this help"),
-        ("next_view", Action::NextView, "next view", "next view"),
-        ("prev_view", Action::PrevView, "prev view", "previous view"),
-        (
-            "view_queue",
-            Action::ShowView(View::Queue),
-            "queue",
-            "triage queue: unknown, exhausted, conflict, stale reserved",
-        ),
-        (
-            "view_all",
-            Action::ShowView(View::All),
-            "all",
-            "all operations",
-        ),
-        (
-            "view_drills",
-            Action::ShowView(View::Drills),
-            "drills",
-            "drill files and their verdicts",
-        ),
-        (
-            "view_audit",
-            Action::ShowView(View::Audit),
-            "audit",
-            "audit trail: decisions, newest first",
-        ),
-        ("move_down", Action::MoveDown, "down", "next row"),
-        ("move_up", Action::MoveUp, "up", "previous row"),
-        ("page_down", Action::PageDown, "page down", "a screen down"),
-        ("page_up", Action::PageUp, "page up", "a screen up"),
-        ("first", Action::First, "newest", "newest row"),
-        ("last", Action::Last, "oldest", "oldest row"),
-        (
-            "toggle_detail",
-            Action::ToggleDetail,
-            "detail",
-            "show or hide the operation's detail",
-        ),
-        (
-            "detail_down",
-            Action::DetailDown,
-            "scroll detail",
-            "scroll the detail down",
-        ),
-        (
-            "detail_up",
-            Action::DetailUp,
-            "scroll detail",
-            "scroll the detail up",
-        ),
-        (
-            "filter",
-            Action::StartFilter,
-            "filter",
-            "filter the list (live as you type)",
-        ),
-        (
-            "toggle_mark",
-            Action::ToggleMark,
-            "mark",
-            "mark or unmark the row; decisions apply to marked rows",
-        ),
-        (
-            "decide_applied",
-            Action::Decide(Applied),
-            "applied",
-            "record applied: the effect exists",
-        ),
-        (
-            "decide_not_applied",
-            Action::Decide(NotApplied),
-            "not applied",
-            "record not applied: evidence that no effect occurred",
-        ),
-        (
-            "decide_retry",
-            Action::Decide(RetrySameKey),
-            "retry",
-            "ask a worker to retry with the same key",
-        ),
-        (
-            "decide_cancel_retry",
-            Action::Decide(CancelRetry),
-            "cancel retry",
-            "cancel a retry still queued",
-        ),
-        (
-            "undo",
-            Action::Undo,
-            "undo",
-            "undo my last decision of this session",
-        ),
-        ("reload", Action::Reload, "reload", "reread the ledger"),
-        (
-            "back",
-            Action::Back,
-            "back",
-            "close the detail, clear marks, then the filter",
-        ),
-        (
-            "accept",
-            Action::Accept,
-            "keep filter",
-            "keep the filter and return to the list",
-        ),
-        (
-            "confirm",
-            Action::Confirm,
-            "record",
-            "record the decision if every check passes",
-        ),
-        ("next_field", Action::NextField, "next field", "next field"),
-        (
-            "prev_field",
-            Action::PrevField,
-            "prev field",
-            "previous field",
-        ),
-        (
-            "delete_char",
-            Action::DeleteChar,
-            "delete",
-            "delete the last character",
-        ),
-        (
-            "toggle_override",
-            Action::ToggleOverride,
-            "override",
-            "override a committed effect (needs a note)",
-        ),
-    ]
-}
-
-/// The short hint for a bindable action in `mode` (Esc means something
-/// different in each).
-pub fn hint(mode: KeyMode, action: &Action) -> &'static str {
-    match (mode, action) {
-        (KeyMode::Form, Action::Back) => "cancel",
-        (KeyMode::Filter, Action::Back) => "clear filter",
-        (KeyMode::Help, Action::Back) => "close",
-        _ => bindable()
-            .into_iter()
-            .find(|(_, a, _, _)| a == action)
-            .map_or("", |(_, _, short, _)| short),
-    }
-}
-
-/// What help says a bindable action does in `mode`.
-pub fn describe(mode: KeyMode, action: &Action) -> &'static str {
-    match (mode, action) {
-        (KeyMode::Form, Action::Back) => "cancel: nothing is recorded",
-        (KeyMode::Filter, Action::Back) => "clear the filter",
-        (KeyMode::Help, Action::Back) => "close help",
-        _ => bindable()
-            .into_iter()
-            .find(|(_, a, _, _)| a == action)
-            .map_or("", |(_, _, _, long)| long),
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Binding {
     pub mode: KeyMode,
     pub key: Key,
     /// `None` unbinds the key (a user line with action `none`).
-    pub action: Option<Action>,
+    pub intent: Option<Intent>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -362,29 +164,29 @@ impl Keymap {
         })
     }
 
-    /// The action `key` means in `mode`.
-    pub fn resolve(&self, mode: KeyMode, key: Key) -> Option<Action> {
+    /// The intent `key` means in `mode`.
+    pub fn resolve(&self, mode: KeyMode, key: Key) -> Option<Intent> {
         for m in [mode, KeyMode::Any] {
             if let Some(b) = self.bindings.iter().find(|b| b.mode == m && b.key == key) {
-                return b.action.clone();
+                return b.intent;
             }
         }
         match key.name {
-            KeyName::Char(c) if mode.types_text() && !key.ctrl => Some(Action::Input(c)),
+            KeyName::Char(c) if mode.types_text() && !key.ctrl => Some(Intent::Input(c)),
             _ => None,
         }
     }
 
-    /// The bindings valid in `mode`, one line per action with all its keys,
+    /// The bindings valid in `mode`, one line per intent with all its keys,
     /// in keymap order: `(keys, description)`.
     pub fn help(&self, mode: KeyMode) -> Vec<(String, &'static str)> {
-        let mut out: Vec<(Action, Vec<String>)> = Vec::new();
+        let mut out: Vec<(Intent, Vec<String>)> = Vec::new();
         for b in self
             .bindings
             .iter()
             .filter(|b| b.mode == mode || b.mode == KeyMode::Any)
         {
-            let Some(action) = &b.action else { continue };
+            let Some(intent) = b.intent else { continue };
             // A key the mode rebinds is shadowed for `Any`.
             if b.mode == KeyMode::Any
                 && self
@@ -394,33 +196,35 @@ impl Keymap {
             {
                 continue;
             }
-            match out.iter_mut().find(|(a, _)| a == action) {
+            match out.iter_mut().find(|(i, _)| *i == intent) {
                 Some((_, keys)) => keys.push(b.key.label()),
-                None => out.push((action.clone(), vec![b.key.label()])),
+                None => out.push((intent, vec![b.key.label()])),
             }
         }
+        // Every bound intent came from a keymap line naming it, so it has
+        // words; `filter_map` only keeps the types honest.
         out.into_iter()
-            .map(|(a, keys)| (keys.join("/"), describe(mode, &a)))
+            .filter_map(|(i, keys)| Some((keys.join("/"), i.words(mode)?.description)))
             .collect()
     }
 
-    /// Short hints for the footer: the first key of each of `actions` that
+    /// Short hints for the footer: the first key of each of `intents` that
     /// is bound in `mode`.
-    pub fn hints(&self, mode: KeyMode, actions: &[Action]) -> Vec<(String, &'static str)> {
-        actions
+    pub fn hints(&self, mode: KeyMode, intents: &[Intent]) -> Vec<(String, &'static str)> {
+        intents
             .iter()
-            .filter_map(|a| {
-                let b = self.bindings.iter().find(|b| {
-                    (b.mode == mode || b.mode == KeyMode::Any) && b.action.as_ref() == Some(a)
-                })?;
-                Some((b.key.label(), hint(mode, a)))
+            .filter_map(|i| {
+                let b = self
+                    .bindings
+                    .iter()
+                    .find(|b| (b.mode == mode || b.mode == KeyMode::Any) && b.intent == Some(*i))?;
+                Some((b.key.label(), i.words(mode)?.hint))
             })
             .collect()
     }
 }
 
 fn parse(text: &str) -> Result<Vec<Binding>, String> {
-    let table = bindable();
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -428,7 +232,7 @@ fn parse(text: &str) -> Result<Vec<Binding>, String> {
             continue;
         }
         let words: Vec<&str> = line.split_whitespace().collect();
-        let [mode, key, action] = words.as_slice() else {
+        let [mode, key, name] = words.as_slice() else {
             return Err(format!(
                 "line {}: {line:?}: expected MODE KEY ACTION",
                 n + 1
@@ -441,21 +245,23 @@ fn parse(text: &str) -> Result<Vec<Binding>, String> {
             )
         })?;
         let key = Key::parse(key).ok_or_else(|| format!("line {}: unknown key {key:?}", n + 1))?;
-        let action = if *action == "none" {
+        let intent = if *name == "none" {
             None
         } else {
-            let found = table.iter().find(|(name, ..)| name == action);
-            let Some((_, a, ..)) = found else {
-                let names: Vec<&str> = table.iter().map(|(n, ..)| *n).collect();
+            let Some(intent) = Intent::named(name) else {
+                let names: Vec<&str> = Intent::BINDABLE
+                    .iter()
+                    .filter_map(|i| Some(i.words(KeyMode::Any)?.name))
+                    .collect();
                 return Err(format!(
-                    "line {}: unknown action {action:?}; actions are {}",
+                    "line {}: unknown action {name:?}; actions are {}",
                     n + 1,
                     names.join(", ")
                 ));
             };
-            Some(a.clone())
+            Some(intent)
         };
-        out.push(Binding { mode, key, action });
+        out.push(Binding { mode, key, intent });
     }
     Ok(out)
 }
@@ -463,17 +269,18 @@ fn parse(text: &str) -> Result<Vec<Binding>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::DecisionKind;
     use proptest::prelude::*;
 
     #[test]
     fn the_default_keymap_parses_and_binds_the_essentials() {
         let k = Keymap::load(None).unwrap();
         let key = |s| Key::parse(s).unwrap();
-        assert_eq!(k.resolve(KeyMode::List, key("j")), Some(Action::MoveDown));
-        assert_eq!(k.resolve(KeyMode::Form, key("ctrl-c")), Some(Action::Quit));
+        assert_eq!(k.resolve(KeyMode::List, key("j")), Some(Intent::MoveDown));
+        assert_eq!(k.resolve(KeyMode::Form, key("ctrl-c")), Some(Intent::Quit));
         assert_eq!(
             k.resolve(KeyMode::Filter, key("j")),
-            Some(Action::Input('j'))
+            Some(Intent::Input('j'))
         );
         assert_eq!(k.resolve(KeyMode::List, key("x")), None);
     }
@@ -484,7 +291,7 @@ mod tests {
         let key = |s| Key::parse(s).unwrap();
         assert_eq!(
             k.resolve(KeyMode::List, key("x")),
-            Some(Action::Decide(DecisionKind::Applied))
+            Some(Intent::Decide(DecisionKind::Applied))
         );
         assert_eq!(k.resolve(KeyMode::List, key("a")), None);
         assert!(

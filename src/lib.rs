@@ -9,19 +9,29 @@
 //! - [`domain`] is the ledger's vocabulary and the decision rules, pure.
 //! - [`query`] parses the filter language shared by the CLI and the console.
 //! - [`drill`] reads `retry-drill/1` results and analyses them honestly.
+//! - [`config`] resolves flags and environment once (operator, read-only,
+//!   colour, keymap) for the CLI, the console and the demo alike;
+//!   [`labels`] words states and decisions the same way for both.
 //! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
-//!   only module that touches the terminal, and drives the pure
-//!   [`app`] model (`update`) and [`ui`] (`render`) through the [`keymap`].
+//!   only module that touches the terminal: it turns keys into [`intent`]s
+//!   through the [`keymap`], drives the pure [`app`] model (`update`,
+//!   `apply`) and [`ui`] (`render`), and hands effects to [`effects`]
+//!   (blocking ledger calls answering with messages) and the [`counter`]
+//!   worker.
 //! - [`text`] makes untrusted ledger text safe to print.
 
 pub mod app;
 pub mod cli;
 pub mod commands;
-pub mod demo;
+pub mod config;
+pub mod counter;
 pub mod domain;
 pub mod drill;
+pub mod effects;
 pub mod error;
+pub mod intent;
 pub mod keymap;
+pub mod labels;
 pub mod query;
 pub mod store;
 pub mod synth;
@@ -29,4 +39,5 @@ pub mod text;
 pub mod tui;
 pub mod ui;
 
+pub use commands::demo;
 pub use error::{Error, Result};

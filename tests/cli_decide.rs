@@ -340,35 +340,51 @@ fn operations_are_found_by_natural_key() {
     assert!(stderr(&out).contains("no operation"), "{}", stderr(&out));
 }
 
+/// The account name of this process's uid, as `/etc/passwd` says: what
+/// `settle` must record when neither `--operator` nor `SETTLE_OPERATOR` is
+/// given, whatever `$USER` says.
+fn account_of_this_uid() -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .find_map(|line| {
+            let f: Vec<&str> = line.split(':').collect();
+            (f.len() > 2 && f[2] == uid.to_string()).then(|| f[0].to_string())
+        })
+}
+
+fn decide_applied(l: &std::path::Path, op: &str) -> std::process::Command {
+    let mut cmd = bin();
+    cmd.args([
+        "decide",
+        l.to_str().unwrap(),
+        op,
+        "--applied",
+        "--evidence",
+        "x",
+    ]);
+    cmd
+}
+
 #[test]
 fn deciding_needs_an_operator() {
     let dir = tempfile::tempdir().unwrap();
     let l = demo_ledger(dir.path());
-    let out = bin()
-        .args([
-            "decide",
-            l.to_str().unwrap(),
-            "2",
-            "--applied",
-            "--evidence",
-            "x",
-        ])
-        .env_remove("USER")
-        .env_remove("LOGNAME")
-        .env_remove("USERNAME")
+    // An empty name is no name: refused as a usage error, nothing written.
+    let before = dump(&l);
+    let out = decide_applied(&l, "2")
+        .args(["--operator", " "])
         .output()
         .unwrap();
     assert_eq!(code(&out), 2, "{}", stderr(&out));
-    let out = bin()
-        .args([
-            "decide",
-            l.to_str().unwrap(),
-            "2",
-            "--applied",
-            "--evidence",
-            "x",
-        ])
+    assert!(stderr(&out).contains("who is deciding"), "{}", stderr(&out));
+    assert_eq!(before, dump(&l));
+
+    let out = decide_applied(&l, "2")
         .env("SETTLE_OPERATOR", "from-env")
+        .env("USER", "someone-else")
         .output()
         .unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -376,6 +392,33 @@ fn deciding_needs_an_operator() {
         query_text(&l, "SELECT operator FROM decisions WHERE op_id = 2"),
         "from-env"
     );
+}
+
+#[test]
+fn without_a_name_given_the_decision_is_recorded_under_the_uid_account_not_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    // $USER lies (as under `su`) or is absent (cron, containers): the
+    // account of the uid is who decided.
+    let out = decide_applied(&l, "2")
+        .env("USER", "not-the-uid-account")
+        .env_remove("LOGNAME")
+        .output()
+        .unwrap();
+    match account_of_this_uid() {
+        Some(account) => {
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+            assert_eq!(
+                query_text(&l, "SELECT operator FROM decisions WHERE op_id = 2"),
+                account
+            );
+        }
+        // A uid without an account falls back to $USER.
+        None => assert_eq!(
+            query_text(&l, "SELECT operator FROM decisions WHERE op_id = 2"),
+            "not-the-uid-account"
+        ),
+    }
 }
 
 #[test]
@@ -419,4 +462,35 @@ fn a_decision_waits_for_a_worker_holding_the_write_lock_then_sees_its_change() {
         0
     );
     assert_eq!(state(&l, 2), "completed");
+}
+
+#[test]
+fn show_says_when_the_key_really_expires_and_the_refusal_says_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    // Operation 3: the row sets no key expiry, the contract keeps keys 1d,
+    // and it was created more than a day ago.
+    let out = settle(&["show", l.to_str().unwrap(), "3"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("key expires"))
+        .unwrap();
+    assert!(line.contains("passed"), "{line}");
+    assert!(line.contains("contract retention 1d"), "{line}");
+    let refusal = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("retry_same_key"))
+        .unwrap();
+    assert_eq!(refusal.matches("expired").count(), 1, "{refusal}");
+    // Scripts get the same answer: created_at + 1d, not the row's null.
+    let out = settle(&["show", l.to_str().unwrap(), "3", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let op = &json["operation"];
+    assert!(op["key_expires_at"].is_null(), "{op}");
+    let created = chrono::DateTime::parse_from_rfc3339(op["created_at"].as_str().unwrap()).unwrap();
+    let expiry =
+        chrono::DateTime::parse_from_rfc3339(op["key_expiry"]["at"].as_str().unwrap()).unwrap();
+    assert_eq!(expiry - created, chrono::Duration::days(1));
 }

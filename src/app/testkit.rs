@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use tempfile::TempDir;
 
-use super::{Action, App, Effect, update};
+use super::{App, Effect, Intent, Msg, apply, update};
 use crate::domain::{
     NewAttempt, NewEvent, NewOperation, OpTypeContract, Outcome, State, parse_time,
 };
@@ -175,22 +175,43 @@ impl Harness {
             ledger,
             _dir: dir,
         };
-        h.act(Action::ShowView(super::View::Queue));
+        h.act(Intent::ShowView(super::View::Queue));
         h
     }
 
-    /// Applies `action`, performs every effect against the ledger and
-    /// feeds the results back; returns the effects `update` asked for.
-    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+    /// Applies `intent`, performs every effect against the ledger and
+    /// feeds the results back; returns the effects the model asked for.
+    pub fn act(&mut self, intent: Intent) -> Vec<Effect> {
+        let effects = update(&mut self.app, intent);
+        self.settle(effects)
+    }
+
+    /// Applies what the shell would report, then as [`Harness::act`].
+    pub fn receive(&mut self, msg: Msg) -> Vec<Effect> {
+        let effects = apply(&mut self.app, msg);
+        self.settle(effects)
+    }
+
+    /// Performs `effects` synchronously (counts included, as no worker
+    /// runs here) and feeds the answers back until nothing is left.
+    fn settle(&mut self, effects: Vec<Effect>) -> Vec<Effect> {
         let mut asked = Vec::new();
-        let mut queue = std::collections::VecDeque::from([action]);
-        while let Some(action) = queue.pop_front() {
-            for effect in update(&mut self.app, action) {
+        let mut answers = std::collections::VecDeque::new();
+        let mut pending = effects;
+        loop {
+            for effect in pending {
                 asked.push(effect.clone());
-                queue.extend(crate::tui::perform(&mut self.ledger, self.app.now, effect));
+                answers.extend(crate::effects::perform(
+                    &mut self.ledger,
+                    self.app.now,
+                    effect,
+                ));
             }
+            let Some(msg) = answers.pop_front() else {
+                return asked;
+            };
+            pending = apply(&mut self.app, msg);
         }
-        asked
     }
 
     /// Presses each space-separated key of `script` through the keymap.
@@ -198,8 +219,8 @@ impl Harness {
         let mut effects = Vec::new();
         for token in script.split_whitespace() {
             let key = Key::parse(token).unwrap_or_else(|| panic!("no key {token:?}"));
-            if let Some(action) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
-                effects.extend(self.act(action));
+            if let Some(intent) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
+                effects.extend(self.act(intent));
             }
         }
         effects
@@ -213,8 +234,8 @@ impl Harness {
                 name: crate::keymap::KeyName::Char(c),
                 ctrl: false,
             };
-            if let Some(action) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
-                effects.extend(self.act(action));
+            if let Some(intent) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
+                effects.extend(self.act(intent));
             }
         }
         effects

@@ -3,7 +3,7 @@
 use super::testkit::{Harness, fixture, now};
 use super::window::MAX_BUFFER;
 use super::*;
-use crate::domain::{DecisionDraft, NewOperation, State};
+use crate::domain::{DecisionDraft, DecisionKind, NewOperation, OperationId, State};
 
 fn keys_in(h: &Harness) -> Vec<String> {
     h.app
@@ -234,7 +234,7 @@ fn live_changes_appear_and_the_cursor_stays_on_its_operation() {
     let mut new = fixture().pop().unwrap();
     new.idem_key = "k-new".into();
     h.ledger.import(&[new], &[]).unwrap();
-    h.act(Action::LedgerChanged);
+    h.receive(Msg::LedgerChanged);
     assert_eq!(keys_in(&h)[0], "k-new");
     assert_eq!(h.selected_key(), "k-order");
     assert_eq!(h.app.last_change, Some(now()));
@@ -380,7 +380,7 @@ mod random {
             height in 6u16..50,
         ) {
             let mut h = Harness::with(&many(150));
-            h.act(Action::Resize(90, height));
+            h.receive(Msg::Resize(90, height));
             for i in script {
                 h.keys(TOKENS[i]);
                 if let Some(list) = h.app.current_list() {
@@ -403,7 +403,7 @@ fn an_error_stays_until_the_next_key_but_not_past_it() {
     h.app.read_only = true;
     h.keys("a");
     assert!(h.app.status.as_ref().unwrap().error);
-    h.act(Action::LedgerChanged);
+    h.receive(Msg::LedgerChanged);
     assert!(
         h.app.status.as_ref().unwrap().error,
         "a live refresh keeps it"
@@ -441,14 +441,14 @@ fn enter_in_the_audit_trail_shows_the_decision_s_operation() {
 #[test]
 fn lost_live_updates_are_said_until_the_ledger_answers_again() {
     let mut h = Harness::new();
-    h.act(Action::LiveLost("database is locked".into()));
+    h.receive(Msg::LiveLost("database is locked".into()));
     assert!(h.app.live_error.is_some());
     let status = h.app.status.clone().unwrap();
     assert!(
         status.error && status.text.contains("may be stale"),
         "{status:?}"
     );
-    let effects = h.act(Action::LiveRestored);
+    let effects = h.receive(Msg::LiveRestored);
     assert!(h.app.live_error.is_none());
     assert!(
         effects.iter().any(|e| matches!(e, Effect::LoadPage { .. })),

@@ -3,6 +3,7 @@
 //! database, the terminal or the clock (callers pass `now`).
 
 pub mod evidence;
+pub mod key_expiry;
 pub mod rules;
 
 use std::fmt;
@@ -432,12 +433,24 @@ pub fn format_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Parses a ledger time. Accepts any RFC 3339 offset (services are not all
-/// careful) and returns UTC; `None` for text that is not a time.
+/// Parses a ledger time. Services are not all careful, so besides RFC 3339
+/// with any offset it takes SQLite's `datetime('now')` form (UTC) and epoch
+/// seconds: the forms the store's SQL compares as instants too (see
+/// `store::read::instant_sql`), so a lease is stale in both or in neither.
+/// Returns UTC; `None` for text that is not a time.
 pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text.trim())
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
+        return Some(t.and_utc());
+    }
+    // Epoch seconds, as the store's SQL reads them: digits, maybe a fraction.
+    let epoch = text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let seconds: f64 = text.parse().ok().filter(|_| epoch)?;
+    DateTime::from_timestamp(seconds.floor() as i64, 0)
 }
 
 /// An operation to insert with its history, as a service would have written
@@ -501,5 +514,77 @@ pub fn age(time: &str, now: DateTime<Utc>) -> String {
     match parse_time(time) {
         Some(t) => human_duration((now - t).num_seconds()),
         None => "?".to_string(),
+    }
+}
+
+/// Where a page starts, for any list ordered newest first by row id
+/// (operations by [`OperationId`], the audit trail by [`DecisionId`]; the
+/// console's window asks with plain `i64` and maps it with [`Seek::map`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seek<Id = OperationId> {
+    /// The newest rows.
+    First,
+    /// The rows that follow (are older than) this id.
+    After(Id),
+    /// The rows that precede (are newer than) this id; returned in list
+    /// order, newest first, ending just before the id.
+    Before(Id),
+    /// The oldest rows, in list order.
+    Last,
+}
+
+impl<Id> Seek<Id> {
+    /// The same place, with the id turned into another type.
+    pub fn map<J>(self, f: impl FnOnce(Id) -> J) -> Seek<J> {
+        match self {
+            Seek::First => Seek::First,
+            Seek::After(id) => Seek::After(f(id)),
+            Seek::Before(id) => Seek::Before(f(id)),
+            Seek::Last => Seek::Last,
+        }
+    }
+}
+
+/// Operations per state, for the header and `settle list` summaries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StateCounts {
+    /// Every state word present, with its count, in [`State::KNOWN`] order
+    /// and unrecognised words after.
+    pub by_state: Vec<(State, i64)>,
+    /// `reserved` operations whose lease has passed (part of the queue).
+    pub stale_reserved: i64,
+    pub total: i64,
+}
+
+impl StateCounts {
+    pub fn get(&self, state: &State) -> i64 {
+        self.by_state
+            .iter()
+            .find(|(s, _)| s == state)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// Size of the triage queue.
+    pub fn queue(&self) -> i64 {
+        State::QUEUE.iter().map(|s| self.get(s)).sum::<i64>() + self.stale_reserved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leases_in_every_form_a_service_writes_compare_as_instants() {
+        let now = parse_time("2026-06-01T12:00:00Z").unwrap();
+        let stale = |lease| stale_reservation(&State::Reserved, Some(lease), now);
+        assert!(stale("2026-06-01T13:00:00+02:00"), "11:00 UTC has passed");
+        assert!(!stale("2026-06-01T12:30:00Z"));
+        assert!(stale("2026-06-01 11:59:59"));
+        assert!(!stale("2026-06-01 12:00:01.5"));
+        assert!(stale("1780300000"), "epoch seconds before now");
+        assert!(!stale("1790000000"));
+        assert!(!stale("soon"), "text that is not a time is never stale");
+        assert!(stale_reservation(&State::Reserved, None, now));
     }
 }

@@ -4,8 +4,9 @@
 //! inside the write transaction, so what the operator saw and what is enforced
 //! cannot drift apart.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 
+use super::key_expiry::KeyExpiry;
 use super::{DecisionDraft, DecisionKind, OperationDetail, State, format_time, parse_time};
 
 /// Which rule a check is about. The words are what refusals and the form say.
@@ -39,7 +40,7 @@ impl Rule {
             Rule::EvidenceGiven => "evidence given",
             Rule::CommittedEffect => "committed effect seen",
             Rule::ContractIdempotent => "contract idempotent",
-            Rule::KeyNotExpired => "key not expired",
+            Rule::KeyNotExpired => "key retention",
             Rule::DeadlineNotPassed => "deadline not passed",
             Rule::Budget => "attempt budget",
             Rule::RetryStillQueued => "retry still queued",
@@ -227,7 +228,7 @@ pub fn check(
                 },
             });
             let used = detail.attempts_used();
-            checks.push(if op.state == State::Exhausted || used >= op.max_attempts {
+            checks.push(if spends_extra_attempt(detail) {
                 RuleCheck::note(
                     Rule::Budget,
                     format!(
@@ -282,6 +283,14 @@ pub fn check_kind(
     check(&draft, detail, now)
 }
 
+/// Whether a `retry_same_key` on this operation spends an attempt beyond
+/// `max_attempts`: the budget is used up, or the service already gave up
+/// (`exhausted`). The decision transaction records it with the decision.
+pub fn spends_extra_attempt(detail: &OperationDetail) -> bool {
+    let op = &detail.operation;
+    op.state == State::Exhausted || detail.attempts_used() >= op.max_attempts
+}
+
 /// The first failing check, which is what a refusal reports.
 pub fn refusal(checks: &[RuleCheck]) -> Option<&RuleCheck> {
     checks.iter().find(|c| c.verdict.is_fail())
@@ -332,7 +341,10 @@ fn state_check(kind: DecisionKind, detail: &OperationDetail, now: DateTime<Utc>)
             } else {
                 RuleCheck::fail(
                     Rule::StateAllows,
-                    format!("state {state:?} is not a ledger-v1 state; no decision applies"),
+                    format!(
+                        "state {:?} is not a ledger-v1 state; no decision applies",
+                        state.as_str()
+                    ),
                 )
             }
         }
@@ -351,49 +363,20 @@ fn state_check(kind: DecisionKind, detail: &OperationDetail, now: DateTime<Utc>)
 }
 
 fn key_expiry_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
-    let op = &detail.operation;
-    let mut expiries: Vec<(DateTime<Utc>, String)> = Vec::new();
-    if let Some(text) = op.key_expires_at.as_deref() {
-        match parse_time(text) {
-            Some(t) => expiries.push((t, format!("key_expires_at {text}"))),
-            None => {
-                return RuleCheck::fail(
-                    Rule::KeyNotExpired,
-                    format!("key_expires_at {text:?} is not an RFC 3339 time"),
-                );
-            }
+    match super::key_expiry::key_expiry(detail) {
+        KeyExpiry::Never => {
+            RuleCheck::pass(Rule::KeyNotExpired, "the receiver never forgets the key")
         }
-    }
-    if let Some(retention) = detail.contract.as_ref().and_then(|c| c.key_retention_s) {
-        match parse_time(&op.created_at) {
-            Some(created) => {
-                let until = created + Duration::seconds(retention);
-                expiries.push((
-                    until,
-                    format!(
-                        "created_at + key retention {} = {}",
-                        super::human_duration(retention),
-                        format_time(until)
-                    ),
-                ));
-            }
-            None => {
-                return RuleCheck::fail(
-                    Rule::KeyNotExpired,
-                    format!("created_at {:?} is not an RFC 3339 time", op.created_at),
-                );
-            }
-        }
-    }
-    match expiries.into_iter().min_by_key(|(t, _)| *t) {
-        None => RuleCheck::pass(Rule::KeyNotExpired, "the receiver never forgets the key"),
-        Some((t, why)) if t > now => {
-            RuleCheck::pass(Rule::KeyNotExpired, format!("kept until {why}"))
-        }
-        Some((_, why)) => RuleCheck::fail(
+        KeyExpiry::Unreadable(why) => RuleCheck::fail(Rule::KeyNotExpired, why),
+        KeyExpiry::At { at, why } if at > now => RuleCheck::pass(
+            Rule::KeyNotExpired,
+            format!("kept until {} ({why})", format_time(at)),
+        ),
+        KeyExpiry::At { at, why } => RuleCheck::fail(
             Rule::KeyNotExpired,
             format!(
-                "key expired ({why}): the receiver may have forgotten it, a retry could duplicate"
+                "key expired at {} ({why}): the receiver may have forgotten it, a retry could duplicate",
+                format_time(at)
             ),
         ),
     }

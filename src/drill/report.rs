@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 use unicode_width::UnicodeWidthStr;
 
-use super::analysis::{Analysis, CaseAnalysis};
+use super::analysis::{Analysis, CaseAnalysis, Severity, Verdict};
 use super::read::DrillFile;
 use crate::text::sanitize;
 
@@ -24,81 +24,134 @@ pub fn render_text(files: &[(DrillFile, Analysis)]) -> String {
         if i > 0 {
             out.push('\n');
         }
-        render_file(file, analysis, &mut out);
+        for line in text_lines(file, analysis) {
+            out.push_str(&line.text);
+            out.push('\n');
+        }
     }
     out
 }
 
-fn render_file(file: &DrillFile, analysis: &Analysis, out: &mut String) {
+/// One line of the text report, with what it says about the drill, so a
+/// screen can pick its look from the analysis rather than from the words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportLine {
+    pub kind: LineKind,
+    /// Sanitised, without a newline.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineKind {
+    /// The file's first line: its path, format and claim.
+    Heading,
+    /// Producer fields, reader warnings, the table's header, raw fields.
+    Detail,
+    /// One case of the table.
+    Case(Verdict),
+    /// The verdict totals.
+    Totals {
+        duplicates: usize,
+    },
+    Finding(Severity),
+}
+
+/// The text report of one file, line by line: what `settle drill show`
+/// prints and the console's Drills view draws.
+pub fn text_lines(file: &DrillFile, analysis: &Analysis) -> Vec<ReportLine> {
     let claimed = match file.passed {
         Some(true) => "says passed",
         Some(false) => "says failed",
         None => "says nothing about passing",
     };
-    out.push_str(&format!(
-        "{}: {}, generated {}, {} case(s), {claimed}\n",
-        sanitize(&file.source.display().to_string()),
-        sanitize(&file.format),
-        sanitize(file.generated_at.as_deref().unwrap_or("(unknown)")),
-        file.cases.len(),
-    ));
+    let mut out = vec![line(
+        LineKind::Heading,
+        format!(
+            "{}: {}, generated {}, {} case(s), {claimed}",
+            sanitize(&file.source.display().to_string()),
+            sanitize(&file.format),
+            sanitize(file.generated_at.as_deref().unwrap_or("(unknown)")),
+            file.cases.len(),
+        ),
+    )];
     if !file.extra.is_empty() {
-        out.push_str(&format!("  producer: {}\n", raw_fields(&file.extra)));
+        let producer = format!("  producer: {}", raw_fields(&file.extra));
+        out.push(line(LineKind::Detail, producer));
     }
     for warning in &file.warnings {
-        out.push_str(&format!("  warning: {}\n", sanitize(warning)));
+        let warning = format!("  warning: {}", sanitize(warning));
+        out.push(line(LineKind::Detail, warning));
     }
-
-    if analysis.cases.is_empty() {
-        out.push_str("  (no cases)\n");
-    } else {
-        let header = [
-            "CASE", "STRATEGY", "ATTEMPTS", "EFFECTS", "CALLER", "PASSED", "VERDICT",
-        ]
-        .map(String::from)
-        .to_vec();
-        let rows: Vec<Vec<String>> = std::iter::once(header)
-            .chain(analysis.cases.iter().map(case_row))
-            .collect();
-        out.push_str(&aligned(&rows));
-    }
-
+    out.extend(case_table(analysis));
     let counts = [
-        super::Verdict::Safe,
-        super::Verdict::DuplicateEffect,
-        super::Verdict::Unresolved,
-        super::Verdict::Conflict,
+        Verdict::Safe,
+        Verdict::DuplicateEffect,
+        Verdict::Unresolved,
+        Verdict::Conflict,
     ]
     .map(|v| format!("{} {}", analysis.count(v), v.as_str()));
-    out.push_str(&format!("verdicts: {}\n", counts.join(", ")));
+    out.push(line(
+        LineKind::Totals {
+            duplicates: analysis.count(Verdict::DuplicateEffect),
+        },
+        format!("verdicts: {}", counts.join(", ")),
+    ));
+    out.extend(finding_lines(analysis));
+    let with_extra: Vec<_> = file.cases.iter().filter(|c| !c.extra.is_empty()).collect();
+    if !with_extra.is_empty() {
+        out.push(line(LineKind::Detail, "unknown fields (raw):".to_string()));
+        for case in with_extra {
+            let raw = format!("  {}: {}", sanitize(&case.case), raw_fields(&case.extra));
+            out.push(line(LineKind::Detail, raw));
+        }
+    }
+    out
+}
 
-    if !analysis.findings.is_empty() {
-        out.push_str("findings:\n");
-        for finding in &analysis.findings {
+fn line(kind: LineKind, text: String) -> ReportLine {
+    ReportLine { kind, text }
+}
+
+/// The table of cases: a header and one aligned line per case.
+fn case_table(analysis: &Analysis) -> Vec<ReportLine> {
+    if analysis.cases.is_empty() {
+        return vec![line(LineKind::Detail, "  (no cases)".to_string())];
+    }
+    let header = [
+        "CASE", "STRATEGY", "ATTEMPTS", "EFFECTS", "CALLER", "PASSED", "VERDICT",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows: Vec<Vec<String>> = std::iter::once(header)
+        .chain(analysis.cases.iter().map(case_row))
+        .collect();
+    let kinds = std::iter::once(LineKind::Detail)
+        .chain(analysis.cases.iter().map(|c| LineKind::Case(c.verdict)));
+    kinds
+        .zip(aligned(&rows))
+        .map(|(kind, text)| line(kind, text))
+        .collect()
+}
+
+fn finding_lines(analysis: &Analysis) -> Vec<ReportLine> {
+    if analysis.findings.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once(line(LineKind::Detail, "findings:".to_string()))
+        .chain(analysis.findings.iter().map(|finding| {
             let case = finding
                 .case
                 .as_deref()
                 .map(|c| format!("{}: ", sanitize(c)))
                 .unwrap_or_default();
-            out.push_str(&format!(
-                "  {:<7} {case}{}\n",
+            let text = format!(
+                "  {:<7} {case}{}",
                 finding.severity.as_str(),
                 sanitize(&finding.text)
-            ));
-        }
-    }
-
-    let with_extra: Vec<_> = file.cases.iter().filter(|c| !c.extra.is_empty()).collect();
-    if !with_extra.is_empty() {
-        out.push_str("unknown fields (raw):\n");
-        for case in with_extra {
-            out.push_str(&format!(
-                "  {}: {}\n",
-                sanitize(&case.case),
-                raw_fields(&case.extra)
-            ));
-        }
-    }
+            );
+            line(LineKind::Finding(finding.severity), text)
+        }))
+        .collect()
 }
 
 fn case_row(case: &CaseAnalysis) -> Vec<String> {
@@ -131,8 +184,8 @@ fn yes_no(b: bool) -> &'static str {
 
 /// Left-aligned columns two spaces apart, measured in terminal cells so
 /// wide characters do not push later columns out of line. Cells must already
-/// be sanitised.
-fn aligned(rows: &[Vec<String>]) -> String {
+/// be sanitised. One string per row, without a newline.
+fn aligned(rows: &[Vec<String>]) -> Vec<String> {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -143,7 +196,7 @@ fn aligned(rows: &[Vec<String>]) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
@@ -153,8 +206,7 @@ fn aligned(rows: &[Vec<String>]) -> String {
                 line.push_str(&" ".repeat(pad));
             }
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        out.push(line.trim_end().to_string());
     }
     out
 }

@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Paragraph, Row, Table};
 use super::clean;
 use super::theme::Theme;
 use crate::app::App;
+use crate::labels;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered().title(" Audit: decisions, newest first ");
@@ -28,25 +29,14 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         .skip(w.top)
         .take(height)
         .map(|(i, d)| {
-            let what = [
-                d.result_id.as_ref().map(|r| format!("result {}", clean(r))),
-                d.undoes.map(|u| format!("undoes {u}")),
-                d.evidence
-                    .as_ref()
-                    .map(|e| format!("evidence: {}", clean(e))),
-                d.note.as_ref().map(|n| format!("note: {}", clean(n))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ");
+            let what = labels::decision_particulars(d).join("; ");
             let row = Row::new(vec![
                 d.id.to_string(),
                 clean(&d.decided_at),
                 clean(&d.operator),
                 format!("#{}", d.op_id),
                 clean(&d.decision),
-                format!("{} → {}", clean(&d.from_state), clean(&d.to_state)),
+                labels::decision_change(d),
                 what,
             ]);
             if i == w.cursor {

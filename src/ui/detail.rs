@@ -13,7 +13,7 @@ use super::theme::Theme;
 use super::{clean, duration};
 use crate::app::App;
 use crate::domain::{OperationDetail, evidence, parse_time};
-use crate::text::sanitize_multiline;
+use crate::labels;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered();
@@ -75,11 +75,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         field(
             theme,
             "state",
-            if op.is_stale_reservation(app.now) {
-                "reserved (stale: lease passed)".to_string()
-            } else {
-                clean(op.state.as_str())
-            },
+            labels::state_label_long(&op.state, op.is_stale_reservation(app.now)),
         ),
         field(theme, "version", op.version.to_string()),
         Line::raw(""),
@@ -88,7 +84,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     let summary = evidence::summarize(detail, app.now);
     out.push(heading(theme, "Evidence"));
     for fact in &summary.facts {
-        out.push(Line::raw(format!("  • {}", clean(fact))));
+        out.push(Line::raw(format!("  • {}", labels::long_text(fact))));
     }
     out.push(Line::from(vec![
         Span::styled("  → ", theme.note()),
@@ -111,11 +107,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         field(
             theme,
             "key expires",
-            when(
-                app,
-                op.key_expires_at.as_deref(),
-                "never (receiver keeps it)",
-            ),
+            labels::key_expiry_text(detail, app.now),
         ),
         field(
             theme,
@@ -133,6 +125,44 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         Line::raw(""),
     ]);
 
+    timeline_lines(theme, detail, &mut out);
+
+    out.push(heading(theme, "Decisions"));
+    if detail.decisions.is_empty() {
+        out.push(Line::styled("  none", theme.dim()));
+    }
+    for d in &detail.decisions {
+        out.push(Line::raw(format!(
+            "  {} {}",
+            short_time(&d.decided_at),
+            labels::decision_line(d)
+        )));
+    }
+    for r in &detail.retry_requests {
+        out.push(Line::raw(format!(
+            "  retry request {} by {}: {}",
+            r.id,
+            clean(&r.requested_by),
+            clean(&r.status)
+        )));
+    }
+    out.push(Line::raw(""));
+
+    out.push(heading(theme, "Params"));
+    match &op.params {
+        None => out.push(Line::styled("  not retained by the service", theme.dim())),
+        Some(p) => {
+            for line in labels::pretty_params(p) {
+                out.push(Line::raw(format!("  {line}")));
+            }
+        }
+    }
+    out
+}
+
+/// The Timeline section: attempts and events in time order, each with the
+/// gap since the one before.
+fn timeline_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
     out.push(heading(theme, "Timeline"));
     let timeline = timeline(detail);
     if timeline.is_empty() {
@@ -158,60 +188,6 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         ]));
     }
     out.push(Line::raw(""));
-
-    out.push(heading(theme, "Decisions"));
-    if detail.decisions.is_empty() {
-        out.push(Line::styled("  none", theme.dim()));
-    }
-    for d in &detail.decisions {
-        let mut text = format!(
-            "  {} {} {} {} → {}",
-            short_time(&d.decided_at),
-            clean(&d.operator),
-            clean(&d.decision),
-            clean(&d.from_state),
-            clean(&d.to_state)
-        );
-        if let Some(r) = &d.result_id {
-            text.push_str(&format!(" result {}", clean(r)));
-        }
-        if let Some(u) = d.undoes {
-            text.push_str(&format!(" (undoes decision {u})"));
-        }
-        out.push(Line::raw(text));
-        for (label, value) in [("evidence", &d.evidence), ("note", &d.note)] {
-            if let Some(v) = value {
-                out.push(Line::styled(
-                    format!("      {label}: {}", clean(v)),
-                    theme.dim(),
-                ));
-            }
-        }
-    }
-    for r in &detail.retry_requests {
-        out.push(Line::raw(format!(
-            "  retry request {} by {}: {}",
-            r.id,
-            clean(&r.requested_by),
-            clean(&r.status)
-        )));
-    }
-    out.push(Line::raw(""));
-
-    out.push(heading(theme, "Params"));
-    match &op.params {
-        None => out.push(Line::styled("  not retained by the service", theme.dim())),
-        Some(p) => {
-            let pretty = serde_json::from_str::<serde_json::Value>(p)
-                .ok()
-                .and_then(|v| serde_json::to_string_pretty(&v).ok())
-                .unwrap_or_else(|| p.clone());
-            for line in sanitize_multiline(&pretty).lines() {
-                out.push(Line::raw(format!("  {line}")));
-            }
-        }
-    }
-    out
 }
 
 /// `MM-DD HH:MM:SS` of a ledger time, or the text as it is.
@@ -252,7 +228,7 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
                 let mut text =
                     format!("attempt {} ended: {}", a.attempt, clean(a.outcome.as_str()));
                 if let Some(e) = &a.error {
-                    text.push_str(&format!(" ({})", clean(e)));
+                    text.push_str(&format!(" ({})", labels::long_text(e)));
                 }
                 (parse_time(end), end.clone(), text)
             }
@@ -281,7 +257,7 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
             None => clean(&e.event),
         };
         if let Some(d) = &e.detail {
-            text.push_str(&format!(" {}", clean(d)));
+            text.push_str(&format!(" {}", labels::long_text(d)));
         }
         items.push(Moment {
             at: parse_time(&e.at),
@@ -294,4 +270,75 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
     }
     items.sort_by_key(|m| (m.at.is_none(), m.at, m.attempt, m.rank, m.seq));
     items.into_iter().map(|m| (m.text_at, m.text)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use crate::app::testkit::{Harness, fixture};
+    use crate::domain::NewEvent;
+    use crate::labels::{SHOWN_BYTES, more_bytes};
+
+    /// The frame as text, one line per row.
+    fn draw(h: &Harness) -> String {
+        let (width, height) = h.app.size;
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// 10 MB of parameters, a 1 MB error and a 1 MB event detail: the
+    /// detail draws the first part of each and says what it left out,
+    /// instead of formatting megabytes on every frame (issue 9, point 4).
+    #[test]
+    fn a_detail_with_10_mb_of_params_draws_a_capped_part_and_says_so() {
+        let mut op = fixture().pop().unwrap();
+        let items: Vec<String> = (0..1_000_000).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+        let params = format!(r#"{{"items":[{}]}}"#, items.join(","));
+        assert!(params.len() > 10_000_000);
+        op.params = Some(params.clone());
+        op.attempts[0].error = Some("E".repeat(1 << 20));
+        op.events.push(NewEvent {
+            attempt: Some(1),
+            at: "2026-11-06T10:00:31Z".into(),
+            event: "provider_error".into(),
+            detail: Some("D".repeat(1 << 20)),
+        });
+        let mut h = Harness::with(&[op]);
+        h.receive(crate::app::Msg::Resize(100, 30));
+        h.keys("enter");
+
+        let pane = h.app.detail.as_ref().unwrap();
+        let detail = pane.detail.as_ref().unwrap();
+        let lines = super::lines(&h.app, crate::ui::theme::Theme { color: false }, detail);
+        let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        let formatted: usize = text.iter().map(String::len).sum();
+        assert!(formatted < 8 * SHOWN_BYTES, "{formatted} bytes formatted");
+        let cap = more_bytes(params.len() - SHOWN_BYTES);
+        assert_eq!(text.last().unwrap().trim(), cap);
+        let one_mb_cut = more_bytes((1 << 20) - SHOWN_BYTES);
+        assert_eq!(
+            text.iter().filter(|l| l.contains(&one_mb_cut)).count(),
+            2,
+            "error and event detail"
+        );
+
+        // Scrolled to the end, the screen shows the line saying what was cut.
+        h.app.detail.as_mut().unwrap().scroll = u16::MAX;
+        let frame = draw(&h);
+        assert!(
+            frame.contains("more bytes, `settle show --format json`"),
+            "{frame}"
+        );
+    }
 }

@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use super::clean;
 use super::theme::Theme;
-use crate::app::{Action, App, Mode};
+use crate::app::{App, Intent, Mode};
 use crate::domain::DecisionKind;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
@@ -44,33 +44,33 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         alert(theme, frame, status, &s.text);
     }
 
-    let actions: Vec<Action> = match app.mode {
+    let actions: Vec<Intent> = match app.mode {
         Mode::Normal => vec![
-            Action::Help,
-            Action::ToggleDetail,
-            Action::StartFilter,
-            Action::ToggleMark,
-            Action::Decide(DecisionKind::Applied),
-            Action::Decide(DecisionKind::NotApplied),
-            Action::Decide(DecisionKind::RetrySameKey),
-            Action::Decide(DecisionKind::CancelRetry),
-            Action::Undo,
-            Action::Quit,
+            Intent::Help,
+            Intent::ToggleDetail,
+            Intent::StartFilter,
+            Intent::ToggleMark,
+            Intent::Decide(DecisionKind::Applied),
+            Intent::Decide(DecisionKind::NotApplied),
+            Intent::Decide(DecisionKind::RetrySameKey),
+            Intent::Decide(DecisionKind::CancelRetry),
+            Intent::Undo,
+            Intent::Quit,
         ],
-        Mode::Filter => vec![Action::Accept, Action::Back, Action::DeleteChar],
+        Mode::Filter => vec![Intent::Accept, Intent::Back, Intent::DeleteChar],
         Mode::Form => vec![
-            Action::Confirm,
-            Action::Back,
-            Action::NextField,
-            Action::ToggleOverride,
-            Action::Help,
+            Intent::Confirm,
+            Intent::Back,
+            Intent::NextField,
+            Intent::ToggleOverride,
+            Intent::Help,
         ],
-        Mode::Help => vec![Action::Back],
+        Mode::Help => vec![Intent::Back],
     };
     // Keys that would only say "read-only" are not advertised.
-    let actions: Vec<Action> = actions
+    let actions: Vec<Intent> = actions
         .into_iter()
-        .filter(|a| !(app.read_only && matches!(a, Action::Decide(_) | Action::Undo)))
+        .filter(|a| !(app.read_only && matches!(a, Intent::Decide(_) | Intent::Undo)))
         .collect();
     let mut spans = Vec::new();
     if app.read_only && app.mode == Mode::Normal {

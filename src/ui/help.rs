@@ -24,7 +24,9 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0);
-    let close = app.keymap.hints(KeyMode::Help, &[crate::app::Action::Back]);
+    let close = app
+        .keymap
+        .hints(KeyMode::Help, &[crate::intent::Intent::Back]);
     let close_keys = close.first().map(|(k, _)| k.clone()).unwrap_or_default();
     let screen = frame.area();
     // One column when it fits; two side by side on a short terminal, so

@@ -10,6 +10,7 @@ use super::theme::Theme;
 use super::{age, clean};
 use crate::app::{App, ListState, View};
 use crate::domain::OperationRow;
+use crate::labels;
 use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
@@ -123,11 +124,8 @@ fn table_row(
     widths: &[usize],
 ) -> Row<'static> {
     let cut = |column: usize, text: String| fit(&text, widths.get(column).copied().unwrap_or(0));
-    let state = if row.is_stale_reservation(app.now) {
-        "reserved (stale)".to_string()
-    } else {
-        clean(row.state.as_str())
-    };
+    let stale = row.is_stale_reservation(app.now);
+    let state = labels::state_label(&row.state, stale);
     let marked = list.marks.contains(&row.id);
     let last = match (&row.last_event, &row.last_error) {
         (Some(e), _) => clean(e),
@@ -137,7 +135,7 @@ fn table_row(
     let cells = vec![
         Cell::from(if marked { "*" } else { " " }).style(theme.marked()),
         Cell::from(row.id.to_string()).style(theme.dim()),
-        Cell::from(state).style(theme.state(&row.state)),
+        Cell::from(state).style(theme.row_state(&row.state, stale)),
         Cell::from(age(&row.updated_at, app.now)),
         Cell::from(cut(4, clean(&row.account))),
         Cell::from(cut(5, clean(&row.op_type))),

@@ -5,7 +5,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use crate::app::testkit::{Harness, fixture};
-use crate::app::{Action, App, DrillFile};
+use crate::app::{App, LoadedDrill, Msg};
 use crate::domain::NewOperation;
 
 /// The frame as text, one line per row, trailing spaces trimmed.
@@ -27,7 +27,7 @@ fn draw(app: &App, width: u16, height: u16) -> String {
 
 fn sized(width: u16, height: u16) -> Harness {
     let mut h = Harness::new();
-    h.act(Action::Resize(width, height));
+    h.receive(Msg::Resize(width, height));
     h
 }
 
@@ -149,7 +149,7 @@ fn filter_with_a_parse_error() {
 #[test]
 fn empty_ledger() {
     let mut h = Harness::with(&[]);
-    h.act(Action::Resize(80, 24));
+    h.receive(Msg::Resize(80, 24));
     insta::assert_snapshot!(snap(&h));
 }
 
@@ -167,7 +167,7 @@ fn long_values_are_cut_not_wrapped() {
     long.idem_key = format!("k-{}", "0123456789".repeat(12));
     let ops: Vec<NewOperation> = vec![long];
     let mut h = Harness::with(&ops);
-    h.act(Action::Resize(100, 24));
+    h.receive(Msg::Resize(100, 24));
     h.keys("enter");
     insta::assert_snapshot!(snap(&h));
 }
@@ -176,21 +176,63 @@ fn long_values_are_cut_not_wrapped() {
 fn drills() {
     let mut h = sized(100, 30);
     let path = std::path::Path::new("sample-data/drill-results.json");
-    let file = crate::drill::read::read_file(path).unwrap();
-    let analysis = crate::drill::analysis::analyse(&file);
-    let text = crate::drill::report::render_text(&[(file, analysis)]);
-    h.app.drills = vec![
-        DrillFile {
-            path: path.display().to_string(),
-            summary: Ok(text.lines().map(str::to_string).collect()),
-        },
-        DrillFile {
+    h.app.drills.files = vec![
+        crate::effects::read_drill(path),
+        LoadedDrill {
             path: "missing.json".into(),
-            summary: Err("missing.json: cannot read: No such file or directory".into()),
+            analysis: Err("missing.json: cannot read: No such file or directory".into()),
         },
     ];
     h.keys("3");
     insta::assert_snapshot!(snap(&h));
+}
+
+/// The Drills view picks each line's look from the analysis: a duplicate
+/// case and an error finding stand out, a safe case and a note do not.
+#[test]
+fn drills_mark_duplicates_and_errors_from_the_analysis() {
+    use ratatui::style::Color;
+    let mut h = sized(100, 40);
+    let path = std::path::Path::new("sample-data/drill-results.json");
+    h.app.drills.files = vec![crate::effects::read_drill(path)];
+    h.keys("3");
+    let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
+    terminal.draw(|f| super::render(&h.app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    // The colour of the last cell of `text` on the first row it starts
+    // (the pane's border is column 0).
+    let colour_of = |text: &str| {
+        (0..40u16)
+            .find_map(|y| {
+                let row: String = (1..99u16).map(|x| buffer[(x, y)].symbol()).collect();
+                row.starts_with(text)
+                    .then(|| buffer[(text.len() as u16, y)].fg)
+            })
+            .unwrap_or_else(|| panic!("no row starts with {text:?}"))
+    };
+    assert_eq!(colour_of("naive_retry "), Color::Red);
+    assert_eq!(colour_of("verdicts: "), Color::Red);
+    assert_eq!(colour_of("  error   naive_retry"), Color::Red);
+    assert_ne!(colour_of("stable_key "), Color::Red);
+    assert_ne!(colour_of("  note    naive_retry"), Color::Red);
+}
+
+/// Scrolling the Drills view goes through the same cursor as the lists
+/// and stops at the last line.
+#[test]
+fn drills_scroll_and_stop_at_the_end() {
+    let mut h = sized(100, 30);
+    let path = std::path::Path::new("sample-data/drill-results.json");
+    h.app.drills.files = vec![crate::effects::read_drill(path)];
+    h.keys("3 j j");
+    assert_eq!(h.app.drills.scroll, 2);
+    h.keys("pgdn pgdn pgdn pgdn pgdn");
+    let at_end = h.app.drills.scroll;
+    h.keys("j");
+    assert_eq!(h.app.drills.scroll, at_end);
+    assert!(at_end > 2);
+    h.keys("k");
+    assert_eq!(h.app.drills.scroll, at_end - 1);
 }
 
 #[test]
@@ -265,7 +307,7 @@ fn a_version_conflict_in_the_status_line() {
 #[test]
 fn header_says_not_live_when_polling_fails() {
     let mut h = sized(100, 12);
-    h.act(Action::LiveLost("disk I/O error".into()));
+    h.receive(Msg::LiveLost("disk I/O error".into()));
     let text = snap(&h);
     assert!(
         text.lines().next().unwrap().contains("✕ not live"),

@@ -5,6 +5,7 @@
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::domain::State;
+use crate::labels;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Theme {
@@ -69,14 +70,14 @@ impl Theme {
         Style::new().add_modifier(Modifier::UNDERLINED | Modifier::BOLD)
     }
 
+    /// A state's colour, the CLI's too: [`labels::state_color`].
     pub fn state(self, state: &State) -> Style {
-        match state {
-            State::Unknown | State::Exhausted => self.fg(Color::Yellow),
-            State::Conflict => self.fg(Color::Red),
-            State::Reserved | State::RetryPending => self.fg(Color::Cyan),
-            State::Completed => self.fg(Color::Green),
-            State::NotApplied => self.fg(Color::Blue),
-            State::Unrecognized(_) => self.fg(Color::Magenta),
-        }
+        self.row_state(state, false)
+    }
+
+    /// A row's state, yellow when it is a stale reservation (it waits in
+    /// the triage queue).
+    pub fn row_state(self, state: &State, stale: bool) -> Style {
+        self.fg(labels::state_color(state, stale))
     }
 }

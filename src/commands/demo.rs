@@ -10,15 +10,16 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use crate::cli::ListFormat;
+use crate::config::Config;
 use crate::domain::{DecisionDraft, DecisionKind, OperationId};
 use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
 
 /// The sample ledger, as a service's SQL script.
-pub const SAMPLE_LEDGER_SQL: &str = include_str!("../sample-data/ledger.sql");
+pub const SAMPLE_LEDGER_SQL: &str = include_str!("../../sample-data/ledger.sql");
 /// Results of the reference retry drill, copied in as data.
-pub const SAMPLE_DRILL_JSON: &str = include_str!("../sample-data/drill-results.json");
+pub const SAMPLE_DRILL_JSON: &str = include_str!("../../sample-data/drill-results.json");
 
 /// Operator name on the decision the sample history already holds.
 const SAMPLE_OPERATOR: &str = "sample-oncall";
@@ -52,7 +53,7 @@ pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<Demo> {
         doing: "writing the sample drill results".to_string(),
         source,
     })?;
-    let mut ledger = crate::commands::open(&ledger_path, false)?;
+    let mut ledger = super::open(&ledger_path, false)?;
     // An earlier shift asked for a same-key retry of refund rfd-11977: this
     // puts a retry_pending operation with a queued request in the sample.
     let retried = OperationId(15);
@@ -78,7 +79,16 @@ pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<Demo> {
     })
 }
 
-pub fn run(dir: Option<PathBuf>, no_console: bool, now: DateTime<Utc>) -> Result<()> {
+/// `settle demo`: builds the sample in `dir` (a new temp folder by default)
+/// and opens the console on it, or prints the queue and what to try when
+/// there is no terminal. `config` comes with the demo's operator policy
+/// ([`Config::for_demo`]).
+pub fn run(
+    dir: Option<PathBuf>,
+    no_console: bool,
+    config: Config,
+    now: DateTime<Utc>,
+) -> Result<()> {
     let dir = dir.unwrap_or_else(|| {
         std::env::temp_dir().join(format!(
             "settle-demo-{}-{}",
@@ -91,18 +101,18 @@ pub fn run(dir: Option<PathBuf>, no_console: bool, now: DateTime<Utc>) -> Result
     if !no_console && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         // The console opens the ledger itself, with its own connections.
         drop(demo.ledger);
-        return crate::tui::run(crate::tui::Options {
-            ledger: demo.ledger_path,
-            drills: vec![demo.drill_path],
-            operator: crate::cli::OperatorArg { operator: None }
-                .resolve()
-                .unwrap_or_else(|| "demo".to_string()),
-            read_only: false,
-            keymap: None,
-        });
+        return crate::tui::run(&demo.ledger_path, &[demo.drill_path], &config);
     }
     println!("The triage queue of the sample ledger:\n");
-    crate::commands::write_list(&demo.ledger, &Query::queue(), ListFormat::Table, 100, now)?;
+    let colour = super::output::colour(&config);
+    super::list::write_list(
+        &demo.ledger,
+        &Query::queue(),
+        ListFormat::Table,
+        100,
+        colour,
+        now,
+    )?;
     let l = demo.ledger_path.display();
     let d = demo.drill_path.display();
     println!(

@@ -1,0 +1,290 @@
+//! The console's model as plain data: [`App`] and the state it is made of.
+//! No database handle, channel or clock lives here; what changes it is
+//! `update` (an intent) and `apply` (a message from the shell).
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use ratatui::layout::Rect;
+
+use super::form::DecisionForm;
+use super::layout;
+use super::msg::{Effect, PageRows, PageSource};
+use super::pane::{DrillsPane, ListId, Pane, PaneCursor};
+use super::window::{Fetch, Merge, Window};
+use crate::domain::{
+    Decision, DecisionId, DecisionReceipt, OperationDetail, OperationId, OperationRow,
+};
+use crate::intent::{KeyMode, View};
+use crate::keymap::Keymap;
+use crate::query::Query;
+use crate::store::StateCounts;
+
+/// What keys mean right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    Filter,
+    Form,
+    Help,
+}
+
+impl Mode {
+    pub fn key_mode(self) -> KeyMode {
+        match self {
+            Mode::Normal => KeyMode::List,
+            Mode::Filter => KeyMode::Filter,
+            Mode::Form => KeyMode::Form,
+            Mode::Help => KeyMode::Help,
+        }
+    }
+}
+
+/// One operation list: its base query, the operator's filter, the rows held
+/// and the marks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListState {
+    pub base: Query,
+    pub filter_text: String,
+    /// The filter text does not parse; the list keeps the last good query.
+    pub filter_error: Option<String>,
+    pub query: Query,
+    pub window: Window<OperationRow>,
+    pub marks: BTreeSet<OperationId>,
+    /// Matching operations, from the worker; `None` until it answers.
+    pub count: Option<i64>,
+}
+
+impl ListState {
+    fn new(base: Query) -> Self {
+        ListState {
+            query: base.clone(),
+            base,
+            filter_text: String::new(),
+            filter_error: None,
+            window: Window::default(),
+            marks: BTreeSet::new(),
+            count: None,
+        }
+    }
+}
+
+/// The operation shown in the detail pane.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetailPane {
+    pub id: OperationId,
+    /// `None` while loading.
+    pub detail: Option<Box<OperationDetail>>,
+    pub scroll: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    pub error: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct App {
+    pub ledger_path: String,
+    pub operator: String,
+    pub read_only: bool,
+    /// False under NO_COLOR: the theme uses only bold, dim and reverse.
+    pub color: bool,
+    pub keymap: Keymap,
+    pub now: DateTime<Utc>,
+    pub size: (u16, u16),
+    pub view: View,
+    pub mode: Mode,
+    pub queue: ListState,
+    pub all: ListState,
+    pub audit: Window<Decision>,
+    pub drills: DrillsPane,
+    pub detail_open: bool,
+    pub detail: Option<DetailPane>,
+    pub form: Option<DecisionForm>,
+    pub counts: Option<StateCounts>,
+    /// When the ledger last changed under us (another process wrote).
+    pub last_change: Option<DateTime<Utc>>,
+    /// Why live polling failed, while it does; the header says "not live".
+    pub live_error: Option<String>,
+    pub status: Option<Status>,
+    /// Decisions this operator recorded in this session, oldest first: what
+    /// `u` undoes.
+    pub session: Vec<DecisionReceipt>,
+    /// The session decision an undo form in flight compensates.
+    pub pending_undo: Option<DecisionId>,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(
+        ledger_path: String,
+        operator: String,
+        read_only: bool,
+        keymap: Keymap,
+        now: DateTime<Utc>,
+    ) -> App {
+        App {
+            ledger_path,
+            operator,
+            read_only,
+            color: true,
+            keymap,
+            now,
+            size: (80, 24),
+            view: View::Queue,
+            mode: Mode::Normal,
+            queue: ListState::new(Query::queue()),
+            all: ListState::new(Query::default()),
+            audit: Window::default(),
+            drills: DrillsPane::default(),
+            detail_open: false,
+            detail: None,
+            form: None,
+            counts: None,
+            last_change: None,
+            live_error: None,
+            status: None,
+            session: Vec::new(),
+            pending_undo: None,
+            quit: false,
+        }
+    }
+
+    pub fn list(&self, id: ListId) -> &ListState {
+        match id {
+            ListId::Queue => &self.queue,
+            ListId::All => &self.all,
+        }
+    }
+
+    pub(super) fn list_mut(&mut self, id: ListId) -> &mut ListState {
+        match id {
+            ListId::Queue => &mut self.queue,
+            ListId::All => &mut self.all,
+        }
+    }
+
+    /// The pane on screen.
+    pub fn pane(&self) -> Pane {
+        Pane::of(self.view)
+    }
+
+    /// The operation list on screen, if the view is one.
+    pub fn current_list(&self) -> Option<&ListState> {
+        self.pane().list().map(|id| self.list(id))
+    }
+
+    pub fn screen(&self) -> layout::Screen {
+        let area = Rect::new(0, 0, self.size.0, self.size.1);
+        layout::screen(area, self.detail_open && self.view.shows_detail())
+    }
+
+    /// Data rows visible in the list pane.
+    pub fn visible_rows(&self) -> usize {
+        layout::list_rows(self.screen().list)
+    }
+
+    /// Which operations a decision applies to: the marked rows, or the row
+    /// under the cursor.
+    pub fn decision_targets(&self) -> Vec<OperationId> {
+        let Some(list) = self.current_list() else {
+            return Vec::new();
+        };
+        if list.marks.is_empty() {
+            list.window.selected().map(|r| r.id).into_iter().collect()
+        } else {
+            list.marks.iter().rev().copied().collect()
+        }
+    }
+
+    pub(super) fn info(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    pub(super) fn error(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: true,
+        });
+    }
+}
+
+/// How the pane on screen is scrolled and paged, whichever it is.
+impl App {
+    pub(super) fn cursor(&self, pane: Pane) -> &dyn PaneCursor {
+        match pane {
+            Pane::Operations(id) => &self.list(id).window,
+            Pane::Audit => &self.audit,
+            Pane::Drills => &self.drills,
+        }
+    }
+
+    pub(super) fn cursor_mut(&mut self, pane: Pane) -> &mut dyn PaneCursor {
+        match pane {
+            Pane::Operations(id) => &mut self.list_mut(id).window,
+            Pane::Audit => &mut self.audit,
+            Pane::Drills => &mut self.drills,
+        }
+    }
+
+    /// The effect that loads a page of `pane`; `None` for a pane not read
+    /// from the ledger.
+    pub(super) fn load_page(
+        &self,
+        pane: Pane,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+    ) -> Option<Effect> {
+        let source = match pane {
+            Pane::Operations(list) => PageSource::Operations {
+                list,
+                query: self.list(list).query.clone(),
+            },
+            Pane::Audit => PageSource::Audit,
+            Pane::Drills => return None,
+        };
+        Some(Effect::LoadPage {
+            source,
+            fetch,
+            merge,
+            limit,
+        })
+    }
+
+    /// Puts a loaded page into its pane.
+    pub(super) fn merge_page(&mut self, fetch: Fetch, merge: Merge, limit: usize, rows: PageRows) {
+        let height = self.visible_rows();
+        match rows {
+            PageRows::Operations { list, rows } => {
+                self.list_mut(list)
+                    .window
+                    .merge(fetch, merge, rows, limit, height);
+            }
+            PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
+        }
+    }
+
+    /// The counts the header shows, for the lists' current queries.
+    pub(super) fn count_request(&self) -> Effect {
+        Effect::Count(vec![
+            (ListId::Queue, self.queue.query.clone()),
+            (ListId::All, self.all.query.clone()),
+        ])
+    }
+
+    /// The operation under the cursor of the pane on screen: a list's row,
+    /// or the operation an audit row decided.
+    pub fn selected_operation(&self) -> Option<OperationId> {
+        match self.pane() {
+            Pane::Operations(id) => self.list(id).window.selected().map(|r| r.id),
+            Pane::Audit => self.audit.selected().map(|d| d.op_id),
+            Pane::Drills => None,
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! What crosses between the model and the shell: the [`Effect`]s `update`
+//! asks for and the [`Msg`]s the shell reports back once it performed them
+//! (or when the clock, the terminal size or the ledger changed). Plain data,
+//! `Send`, so effects can be performed on another thread later.
+
+use chrono::{DateTime, Utc};
+
+use super::pane::{ListId, Pane};
+use super::window::{Fetch, Merge};
+use crate::domain::{
+    Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
+};
+use crate::query::Query;
+use crate::store::StateCounts;
+
+/// Which rows a page request reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageSource {
+    /// One of the operation lists, through its current query.
+    Operations { list: ListId, query: Query },
+    /// The audit trail, newest decision first.
+    Audit,
+}
+
+/// The rows a page request returned, tagged with where they go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageRows {
+    Operations {
+        list: ListId,
+        rows: Vec<OperationRow>,
+    },
+    Audit(Vec<Decision>),
+}
+
+impl PageRows {
+    /// The pane these rows belong to.
+    pub fn pane(&self) -> Pane {
+        match self {
+            PageRows::Operations { list, .. } => Pane::Operations(*list),
+            PageRows::Audit(_) => Pane::Audit,
+        }
+    }
+}
+
+/// What the shell must do for the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    LoadPage {
+        source: PageSource,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+    },
+    LoadDetail(OperationId),
+    LoadFormDetails(Vec<OperationId>),
+    RecordDecisions(Vec<DecisionDraft>),
+    /// Off the screen path: the worker answers with `CountsLoaded`.
+    Count(Vec<(ListId, Query)>),
+}
+
+/// How one decision the shell tried to record ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecisionOutcome {
+    Recorded(DecisionReceipt),
+    /// A rule refused it; nothing was written.
+    Refused {
+        rule: String,
+        reason: String,
+    },
+    /// Someone else changed the operation first; nothing was written.
+    Conflict {
+        state: String,
+        found: i64,
+        last_writer: Option<String>,
+    },
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionResult {
+    pub op: OperationId,
+    pub outcome: DecisionOutcome,
+}
+
+/// What the shell reports: results of effects, the clock, the terminal's
+/// size and the ledger's liveness. Never what a key meant (that is an
+/// [`crate::intent::Intent`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Msg {
+    /// The shell's clock, each tick.
+    Tick(DateTime<Utc>),
+    Resize(u16, u16),
+    PageLoaded {
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+        rows: PageRows,
+    },
+    DetailLoaded(Box<OperationDetail>),
+    FormDetailsLoaded(Vec<OperationDetail>),
+    DecisionsRecorded(Vec<DecisionResult>),
+    CountsLoaded {
+        counts: StateCounts,
+        lists: Vec<(ListId, i64)>,
+    },
+    /// Another process committed to the ledger.
+    LedgerChanged,
+    /// Asking the ledger whether it changed failed: the screen may be stale.
+    LiveLost(String),
+    /// The ledger answers again after [`Msg::LiveLost`].
+    LiveRestored,
+    LoadFailed(String),
+    /// Something worth telling that is not a failure (the ledger was
+    /// adopted or migrated on open).
+    Notice(String),
+}

@@ -1,0 +1,152 @@
+//! Moving around: views, the cursor of whichever pane is on screen, the
+//! detail that follows it, Esc stepping back, and rereading what is shown.
+//! Pure: returns the loads it needs as effects.
+
+use super::filtering::clear_filter;
+use super::model::{App, DetailPane, Mode};
+use super::msg::Effect;
+use super::window::{Fetch, Merge, PAGE};
+use crate::intent::View;
+
+pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
+    app.view = view;
+    app.mode = Mode::Normal;
+    refresh(app)
+}
+
+/// Tab and shift-Tab: the next or previous view, wrapping around.
+pub(super) fn cycle_view(app: &mut App, forward: bool) -> Vec<Effect> {
+    let at = View::ALL.iter().position(|v| *v == app.view).unwrap_or(0);
+    let n = View::ALL.len();
+    let next = if forward {
+        (at + 1) % n
+    } else {
+        (at + n - 1) % n
+    };
+    show_view(app, View::ALL[next])
+}
+
+/// Rereads what is on screen in place: the pane's rows, the detail, and
+/// the counts.
+pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
+    let pane = app.pane();
+    let mut effects: Vec<Effect> = app
+        .cursor(pane)
+        .refresh_request()
+        .and_then(|(fetch, merge, limit)| app.load_page(pane, fetch, merge, limit))
+        .into_iter()
+        .collect();
+    if app.detail_open
+        && app.view.shows_detail()
+        && let Some(pane) = &app.detail
+    {
+        effects.push(Effect::LoadDetail(pane.id));
+    }
+    effects.push(app.count_request());
+    effects
+}
+
+pub(super) fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {
+    let height = app.visible_rows();
+    let pane = app.pane();
+    let wanted = app.cursor_mut(pane).move_by(delta, height);
+    let mut effects: Vec<Effect> = wanted
+        .and_then(|(fetch, merge)| app.load_page(pane, fetch, merge, PAGE))
+        .into_iter()
+        .collect();
+    effects.extend(follow_cursor(app, false));
+    effects
+}
+
+/// Home and End: the newest or oldest page, cursor on its first row.
+pub(super) fn jump(app: &mut App, fetch: Fetch) -> Vec<Effect> {
+    app.load_page(app.pane(), fetch, Merge::Replace { keep: None }, PAGE)
+        .into_iter()
+        .collect()
+}
+
+/// Keeps the detail pane on the cursor's operation.
+pub(super) fn follow_cursor(app: &mut App, force: bool) -> Vec<Effect> {
+    // A view without a detail (Drills) leaves the pane as it was, for when
+    // the operator comes back.
+    if !app.detail_open || !app.view.shows_detail() {
+        return Vec::new();
+    }
+    let Some(id) = app.selected_operation() else {
+        app.detail = None;
+        return Vec::new();
+    };
+    if !force && app.detail.as_ref().is_some_and(|d| d.id == id) {
+        return Vec::new();
+    }
+    app.detail = Some(DetailPane {
+        id,
+        detail: None,
+        scroll: 0,
+    });
+    vec![Effect::LoadDetail(id)]
+}
+
+pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
+    if !app.view.shows_detail() {
+        return Vec::new();
+    }
+    app.detail_open = !app.detail_open;
+    if app.detail_open {
+        follow_cursor(app, true)
+    } else {
+        Vec::new()
+    }
+}
+
+pub(super) fn scroll_detail(app: &mut App, down: bool) -> Vec<Effect> {
+    if let Some(d) = app.detail.as_mut().filter(|_| app.detail_open) {
+        d.scroll = if down {
+            d.scroll.saturating_add(3)
+        } else {
+            d.scroll.saturating_sub(3)
+        };
+    }
+    Vec::new()
+}
+
+/// Esc: leaves help, cancels a form, clears the filter being typed; in the
+/// list it closes the detail, then clears marks, then the filter.
+pub(super) fn back(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Help => {
+            app.mode = if app.form.is_some() {
+                Mode::Form
+            } else {
+                Mode::Normal
+            };
+            Vec::new()
+        }
+        Mode::Form => {
+            app.form = None;
+            app.pending_undo = None;
+            app.mode = Mode::Normal;
+            app.info("cancelled: nothing recorded");
+            Vec::new()
+        }
+        Mode::Filter => {
+            app.mode = Mode::Normal;
+            clear_filter(app)
+        }
+        Mode::Normal => {
+            if app.detail_open {
+                app.detail_open = false;
+                return Vec::new();
+            }
+            let Some(id) = app.pane().list() else {
+                return Vec::new();
+            };
+            if !app.list(id).marks.is_empty() {
+                app.list_mut(id).marks.clear();
+                app.info("marks cleared");
+                return Vec::new();
+            }
+            clear_filter(app)
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! What the view on screen scrolls through: one [`Pane`] (an operation
+//! list, the audit trail or the drills) and the one [`PaneCursor`] they all
+//! answer to, so moving, jumping and rereading are one path for every view
+//! instead of a branch per list (the `App` methods that pick a pane's
+//! cursor and page request live in `model`). Pure: no loading here.
+
+use super::window::{Fetch, Keyed, Merge, Window};
+use crate::drill::{self, Analysis};
+use crate::intent::View;
+
+/// The two operation lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListId {
+    Queue,
+    All,
+}
+
+/// The content of a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Operations(ListId),
+    Audit,
+    Drills,
+}
+
+impl Pane {
+    pub fn of(view: View) -> Pane {
+        match view {
+            View::Queue => Pane::Operations(ListId::Queue),
+            View::All => Pane::Operations(ListId::All),
+            View::Audit => Pane::Audit,
+            View::Drills => Pane::Drills,
+        }
+    }
+
+    /// The operation list this pane shows, if it is one.
+    pub fn list(self) -> Option<ListId> {
+        match self {
+            Pane::Operations(id) => Some(id),
+            Pane::Audit | Pane::Drills => None,
+        }
+    }
+}
+
+/// A cursor over a pane's content, whatever the rows are.
+pub trait PaneCursor {
+    /// Moves by `delta` rows on a screen `height` rows high; says which
+    /// page to load when the move left the rows held.
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)>;
+    /// Keeps the cursor on screen after the height or the rows changed.
+    fn scroll_to_cursor(&mut self, height: usize);
+    /// The request that rereads what is on screen in place; `None` for
+    /// content that does not come from the ledger.
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)>;
+}
+
+impl<T: Keyed> PaneCursor for Window<T> {
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
+        Window::move_by(self, delta, height)
+    }
+
+    fn scroll_to_cursor(&mut self, height: usize) {
+        Window::scroll_to_cursor(self, height);
+    }
+
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
+        Some(Window::refresh_request(self))
+    }
+}
+
+/// A drill file given with `--drill`, and what reading it produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedDrill {
+    pub path: String,
+    /// The file and its analysis, or why it could not be read.
+    pub analysis: Result<Box<(drill::DrillFile, Analysis)>, String>,
+}
+
+impl LoadedDrill {
+    /// Lines the Drills view draws for this file, the blank after it
+    /// included: the report's lines, or the path and the error.
+    pub fn line_count(&self) -> usize {
+        let body = match &self.analysis {
+            Ok(loaded) => drill::report::text_lines(&loaded.0, &loaded.1).len(),
+            Err(_) => 2,
+        };
+        body + 1
+    }
+}
+
+/// The Drills view: the files, read once at start, and how far it scrolled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrillsPane {
+    pub files: Vec<LoadedDrill>,
+    /// First line on screen.
+    pub scroll: u16,
+}
+
+impl PaneCursor for DrillsPane {
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
+        let lines: usize = self.files.iter().map(LoadedDrill::line_count).sum();
+        let max = lines.saturating_sub(height) as isize;
+        let at = (self.scroll as isize + delta).clamp(0, max.max(0));
+        self.scroll = u16::try_from(at).unwrap_or(u16::MAX);
+        None
+    }
+
+    fn scroll_to_cursor(&mut self, _height: usize) {}
+
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
+        None
+    }
+}

@@ -1,0 +1,185 @@
+//! The two entry points that change the model: [`update`] for what the
+//! operator meant and [`apply`] for what the shell reports. Each is one
+//! `match` that hands the work to a handler (navigation, filtering,
+//! decisions) and returns the effects the shell must perform.
+
+use super::decisions::{
+    confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
+    toggle_override, undo,
+};
+use super::filtering::{edit_filter, start_filter};
+use super::model::{App, Mode};
+use super::msg::{Effect, Msg};
+use super::navigation::{
+    back, cycle_view, follow_cursor, jump, move_cursor, refresh, scroll_detail, show_view,
+    toggle_detail,
+};
+use super::window::Fetch;
+use crate::intent::Intent;
+
+/// Applies what the operator meant and returns what the shell must do.
+pub fn update(app: &mut App, intent: Intent) -> Vec<Effect> {
+    // A refusal or conflict stays on screen until the operator acts, then
+    // gets out of the way.
+    if app.status.as_ref().is_some_and(|s| s.error) {
+        app.status = None;
+    }
+    let effects = obey(app, intent);
+    keep_cursor_on_screen(app);
+    effects
+}
+
+/// Applies what the shell reports and returns what it must do next.
+pub fn apply(app: &mut App, msg: Msg) -> Vec<Effect> {
+    let effects = learn(app, msg);
+    keep_cursor_on_screen(app);
+    effects
+}
+
+/// Anything may change the list pane's height (detail opened, resize, a
+/// page replaced): keep the cursor on screen whatever happened.
+fn keep_cursor_on_screen(app: &mut App) {
+    let height = app.visible_rows();
+    let pane = app.pane();
+    app.cursor_mut(pane).scroll_to_cursor(height);
+}
+
+fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
+    match intent {
+        Intent::Quit => {
+            app.quit = true;
+            Vec::new()
+        }
+        Intent::Help => {
+            app.mode = Mode::Help;
+            Vec::new()
+        }
+        Intent::NextView => cycle_view(app, true),
+        Intent::PrevView => cycle_view(app, false),
+        Intent::ShowView(view) => show_view(app, view),
+        Intent::MoveDown => move_cursor(app, 1),
+        Intent::MoveUp => move_cursor(app, -1),
+        Intent::Scroll(n) => move_cursor(app, n),
+        Intent::PageDown => {
+            let n = app.visible_rows() as isize;
+            move_cursor(app, n)
+        }
+        Intent::PageUp => {
+            let n = app.visible_rows() as isize;
+            move_cursor(app, -n)
+        }
+        Intent::First => jump(app, Fetch::First),
+        Intent::Last => jump(app, Fetch::Last),
+        Intent::ToggleDetail => toggle_detail(app),
+        Intent::DetailDown => scroll_detail(app, true),
+        Intent::DetailUp => scroll_detail(app, false),
+        Intent::StartFilter => start_filter(app),
+        Intent::Accept => {
+            app.mode = Mode::Normal;
+            Vec::new()
+        }
+        Intent::Input(c) => edit(app, Some(c)),
+        Intent::DeleteChar => edit(app, None),
+        Intent::ToggleMark => toggle_mark(app),
+        Intent::Decide(kind) => open_form(app, kind, None),
+        Intent::Undo => undo(app),
+        Intent::Reload => {
+            app.info("reloaded");
+            refresh(app)
+        }
+        Intent::Back => back(app),
+        Intent::Confirm => match app.mode {
+            Mode::Filter => {
+                app.mode = Mode::Normal;
+                Vec::new()
+            }
+            Mode::Form => confirm_form(app),
+            Mode::Normal | Mode::Help => Vec::new(),
+        },
+        Intent::NextField => cycle_field(app, true),
+        Intent::PrevField => cycle_field(app, false),
+        Intent::ToggleOverride => toggle_override(app),
+    }
+}
+
+/// A typed character (or a deletion, `None`) goes to whatever takes text.
+fn edit(app: &mut App, c: Option<char>) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => edit_filter(app, c),
+        Mode::Form => edit_form(app, c),
+        Mode::Normal | Mode::Help => Vec::new(),
+    }
+}
+
+fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Tick(now) => {
+            app.now = now;
+            Vec::new()
+        }
+        Msg::Resize(w, h) => {
+            app.size = (w, h);
+            move_cursor(app, 0)
+        }
+        Msg::PageLoaded {
+            fetch,
+            merge,
+            limit,
+            rows,
+        } => {
+            let pane = rows.pane();
+            app.merge_page(fetch, merge, limit, rows);
+            if app.pane() == pane {
+                follow_cursor(app, false)
+            } else {
+                Vec::new()
+            }
+        }
+        Msg::DetailLoaded(detail) => {
+            if let Some(pane) = app.detail.as_mut()
+                && pane.id == detail.operation.id
+            {
+                pane.detail = Some(detail);
+            }
+            Vec::new()
+        }
+        Msg::FormDetailsLoaded(details) => {
+            if let Some(form) = app.form.as_mut() {
+                form.details_loaded(details);
+            }
+            Vec::new()
+        }
+        Msg::DecisionsRecorded(results) => decisions_recorded(app, results),
+        Msg::CountsLoaded { counts, lists } => {
+            app.counts = Some(counts);
+            for (id, n) in lists {
+                app.list_mut(id).count = Some(n);
+            }
+            Vec::new()
+        }
+        Msg::LedgerChanged => {
+            app.last_change = Some(app.now);
+            refresh(app)
+        }
+        Msg::LiveLost(message) => {
+            app.error(format!(
+                "live updates stopped, the screen may be stale: {message}"
+            ));
+            app.live_error = Some(message);
+            Vec::new()
+        }
+        Msg::LiveRestored => {
+            app.live_error = None;
+            app.info("live updates resumed".to_string());
+            refresh(app)
+        }
+        Msg::LoadFailed(message) => {
+            app.error(message);
+            Vec::new()
+        }
+        Msg::Notice(message) => {
+            app.info(message);
+            Vec::new()
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! `settle LEDGER`: opens the console on a ledger with the resolved
+//! [`Config`]; the console itself lives in [`crate::tui`].
+
+use crate::cli::ConsoleArgs;
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+pub fn run(args: ConsoleArgs, config: &Config) -> Result<()> {
+    let Some(ledger) = args.ledger else {
+        return Err(Error::Usage(
+            "name a ledger to open (settle LEDGER), or try `settle demo`".to_string(),
+        ));
+    };
+    crate::tui::run(&ledger, &args.drills, config)
+}

@@ -1,0 +1,74 @@
+//! `settle decide`: records one decision through the store (atomic, audited,
+//! version-guarded) under the operator [`crate::config`] resolved, and says
+//! what was written. Refuses with a usage error when no operator is known.
+
+use chrono::{DateTime, Utc};
+
+use super::output::emit;
+use crate::cli::DecideArgs;
+use crate::config::Config;
+use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
+use crate::error::{Error, Result};
+
+pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
+    let operator = config
+        .operator
+        .clone()
+        .map_err(|why| Error::Usage(format!("who is deciding? {why}")))?;
+    let kind = kind(args);
+    let mut ledger = super::open_for_writing(&args.ledger)?;
+    let id = ledger.resolve(&args.op)?;
+    let expected_version = match args.expect_version {
+        Some(v) => v,
+        None => ledger.detail(id)?.operation.version,
+    };
+    let draft = DecisionDraft {
+        op_id: id,
+        kind,
+        result_id: args.result_id.clone(),
+        evidence: args.evidence.clone(),
+        note: args.note.clone(),
+        override_committed: args.override_committed,
+        operator,
+        expected_version,
+        undoes: args.reopen.map(DecisionId),
+    };
+    let receipt = ledger.record_decision(&draft, now)?;
+    let mut line = format!(
+        "recorded decision {}: operation {} {} -> {} (version {})",
+        receipt.decision_id,
+        receipt.op_id,
+        receipt.from_state,
+        receipt.to_state,
+        receipt.new_version
+    );
+    if let Some(r) = receipt.retry_request_id {
+        line.push_str(&format!(
+            "; retry request {r} {}",
+            if kind == DecisionKind::CancelRetry {
+                "cancelled"
+            } else {
+                "queued"
+            }
+        ));
+    }
+    if receipt.extra_attempt {
+        line.push_str("; spends one attempt beyond the budget");
+    }
+    emit(|out| writeln!(out, "{line}"))
+}
+
+/// The kind the flags name; clap's group makes exactly one of them present.
+fn kind(args: &DecideArgs) -> DecisionKind {
+    if args.applied {
+        DecisionKind::Applied
+    } else if args.not_applied {
+        DecisionKind::NotApplied
+    } else if args.retry_same_key {
+        DecisionKind::RetrySameKey
+    } else if args.cancel_retry {
+        DecisionKind::CancelRetry
+    } else {
+        DecisionKind::Reopen
+    }
+}

@@ -1,0 +1,241 @@
+//! `settle list`: operations matching a filter, newest first, as a table for
+//! people or json, jsonl and csv for scripts. Pages through the ledger so
+//! `--all` over millions of rows holds one page in memory.
+
+use std::io::{self, Write};
+
+use chrono::{DateTime, Utc};
+use ratatui::style::Color;
+use serde_json::{Value, json};
+
+use super::output::{colour, csv_line, emit, emit_page, left_out, rows_wanted};
+use crate::cli::{ListArgs, ListFormat};
+use crate::config::Config;
+use crate::domain::{OperationRow, age};
+use crate::error::Result;
+use crate::labels;
+use crate::query::Query;
+use crate::store::{Ledger, Seek};
+use crate::text::{pad, sanitize};
+
+pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
+    let mut query = match args.filter.as_deref() {
+        Some(f) => Query::parse(f)?,
+        None => Query::default(),
+    };
+    query.queue |= args.queue;
+    if !args.state.is_empty() {
+        query = query.and(Query::parse(&format!("state:{}", args.state.join(",")))?);
+    }
+    let ledger = super::open(&args.ledger, args.read_only)?;
+    let want = rows_wanted(args.format, args.limit, args.all, 100);
+    write_list(&ledger, &query, args.format, want, colour(config), now)
+}
+
+/// Prints up to `want` operations matching `query`, a page at a time. When
+/// it stops before the end, stderr says how many were left out, in every
+/// format: a pipeline never loses rows silently.
+pub(crate) fn write_list(
+    ledger: &Ledger,
+    query: &Query,
+    format: ListFormat,
+    want: usize,
+    colour: bool,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    const PAGE: usize = 1000;
+    let mut widths: Option<TableWidths> = None;
+    let mut seek = Seek::First;
+    let mut shown = 0usize;
+    let mut more = false;
+    while shown < want {
+        let take = PAGE.min(want - shown);
+        let mut page = ledger.page(query, seek, take + 1, now)?;
+        more = page.len() > take;
+        page.truncate(take);
+        let widths = widths.get_or_insert_with(|| TableWidths::of(&page, now));
+        let first = shown == 0;
+        let open = emit_page(|out| {
+            for (i, row) in page.iter().enumerate() {
+                let header = first && i == 0;
+                match format {
+                    ListFormat::Table if header => widths.header(out)?,
+                    ListFormat::Csv if header => writeln!(out, "{CSV_HEADER}")?,
+                    ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
+                    _ => {}
+                }
+                match format {
+                    ListFormat::Table => widths.row(out, row, now, colour)?,
+                    ListFormat::Json => write!(out, "{}", row_json(row, now))?,
+                    ListFormat::Jsonl => writeln!(out, "{}", row_json(row, now))?,
+                    ListFormat::Csv => writeln!(out, "{}", row_csv(row, now))?,
+                }
+            }
+            Ok(())
+        })?;
+        shown += page.len();
+        match page.last() {
+            Some(last) if more && open => seek = Seek::After(last.id),
+            _ => break,
+        }
+    }
+    let empty = shown == 0;
+    if format == ListFormat::Json {
+        emit(|out| writeln!(out, "{}", if empty { "[]" } else { "\n]" }))?;
+    }
+    // `want == 0` reads nothing, so only a count can tell whether rows match.
+    let stopped_early = shown >= want && (more || want == 0);
+    let total = if stopped_early {
+        usize::try_from(ledger.count(query, now)?).unwrap_or(usize::MAX)
+    } else {
+        shown
+    };
+    if total > shown {
+        eprintln!("{}", left_out("operations", shown, total));
+    } else if empty && format == ListFormat::Table {
+        eprintln!("settle: no operations match");
+    }
+    Ok(())
+}
+
+fn row_json(row: &OperationRow, now: DateTime<Utc>) -> Value {
+    json!({
+        "id": row.id.0,
+        "state": row.state.as_str(),
+        "stale_reservation": row.is_stale_reservation(now),
+        "account": row.account,
+        "op_type": row.op_type,
+        "idem_key": row.idem_key,
+        "attempts": row.attempts,
+        "max_attempts": row.max_attempts,
+        "last_event": row.last_event,
+        "last_error": row.last_error,
+        "result_id": row.result_id,
+        "lease_expires_at": row.lease_expires_at,
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
+        "version": row.version,
+    })
+}
+
+const CSV_HEADER: &str = "id,state,stale_reservation,account,op_type,idem_key,attempts,max_attempts,last_event,last_error,result_id,created_at,updated_at,version";
+
+fn row_csv(row: &OperationRow, now: DateTime<Utc>) -> String {
+    let fields = [
+        row.id.to_string(),
+        row.state.to_string(),
+        row.is_stale_reservation(now).to_string(),
+        row.account.clone(),
+        row.op_type.clone(),
+        row.idem_key.clone(),
+        row.attempts.to_string(),
+        row.max_attempts.to_string(),
+        row.last_event.clone().unwrap_or_default(),
+        row.last_error.clone().unwrap_or_default(),
+        row.result_id.clone().unwrap_or_default(),
+        row.created_at.clone(),
+        row.updated_at.clone(),
+        row.version.to_string(),
+    ];
+    csv_line(&fields)
+}
+
+/// Column widths for the table format, measured on the first page and
+/// capped so one long value cannot push the rest off the screen. The key is
+/// last and never cut: it is what operators copy.
+struct TableWidths {
+    state: usize,
+    account: usize,
+    op_type: usize,
+    last_event: usize,
+}
+
+impl TableWidths {
+    fn of(rows: &[OperationRow], now: DateTime<Utc>) -> Self {
+        let w = |f: &dyn Fn(&OperationRow) -> usize, min: usize, max: usize| {
+            rows.iter().map(f).max().unwrap_or(0).clamp(min, max)
+        };
+        TableWidths {
+            state: w(&|r| label(r, now).chars().count(), 5, 16),
+            account: w(&|r| display_width(&r.account), 7, 24),
+            op_type: w(&|r| display_width(&r.op_type), 4, 22),
+            last_event: w(
+                &|r| display_width(r.last_event.as_deref().unwrap_or("-")),
+                10,
+                18,
+            ),
+        }
+    }
+
+    fn header(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "{:>8}  {:<sw$}  {:>5}  {:>8}  {:<aw$}  {:<tw$}  {:<ew$}  KEY",
+            "ID",
+            "STATE",
+            "AGE",
+            "ATTEMPTS",
+            "ACCOUNT",
+            "TYPE",
+            "LAST EVENT",
+            sw = self.state,
+            aw = self.account,
+            tw = self.op_type,
+            ew = self.last_event,
+        )
+    }
+
+    fn row(
+        &self,
+        out: &mut dyn Write,
+        row: &OperationRow,
+        now: DateTime<Utc>,
+        colour: bool,
+    ) -> io::Result<()> {
+        let state = pad(&label(row, now), self.state);
+        let state = if colour {
+            let stale = row.is_stale_reservation(now);
+            format!(
+                "\x1b[{}m{state}\x1b[0m",
+                ansi(labels::state_color(&row.state, stale))
+            )
+        } else {
+            state
+        };
+        writeln!(
+            out,
+            "{:>8}  {state}  {:>5}  {:>8}  {}  {}  {}  {}",
+            row.id.0,
+            age(&row.updated_at, now),
+            format!("{}/{}", row.attempts, row.max_attempts),
+            pad(&sanitize(&row.account), self.account),
+            pad(&sanitize(&row.op_type), self.op_type),
+            pad(
+                &sanitize(row.last_event.as_deref().unwrap_or("-")),
+                self.last_event
+            ),
+            sanitize(&row.idem_key),
+        )
+    }
+}
+
+fn label(row: &OperationRow, now: DateTime<Utc>) -> String {
+    labels::state_label(&row.state, row.is_stale_reservation(now))
+}
+
+/// The SGR foreground code of a palette colour (the states use only these).
+fn ansi(color: Color) -> &'static str {
+    match color {
+        Color::Red => "31",
+        Color::Green => "32",
+        Color::Yellow => "33",
+        Color::Blue => "34",
+        Color::Magenta => "35",
+        Color::Cyan => "36",
+        _ => "0",
+    }
+}
+
+fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(sanitize(s).as_ref())
+}

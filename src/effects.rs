@@ -1,0 +1,147 @@
+//! Performs the model's [`Effect`]s against the ledger and answers with
+//! [`Msg`]s: plain blocking functions over owned values, so the same code
+//! runs on the screen's thread today, in the test kit, and on a worker
+//! thread that sends its answers back later. Never touches the terminal
+//! and never sees the `App`.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use crate::app::{
+    DecisionOutcome, DecisionResult, Effect, ListId, LoadedDrill, Msg, PageRows, PageSource,
+};
+use crate::domain::{DecisionId, OperationId};
+use crate::error::{Error, Result};
+use crate::query::Query;
+use crate::store::Ledger;
+
+// What goes to a worker thread and what comes back must be `Send`; this
+// fails to compile the day either type stops being so.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<Effect>();
+    send::<Msg>();
+};
+
+/// Performs one effect against the ledger at `now` and returns what came of
+/// it. Counts run here only when no worker takes them (tests).
+pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
+    let failed = |e: Error| vec![Msg::LoadFailed(first_line(&e))];
+    match effect {
+        Effect::LoadPage {
+            source,
+            fetch,
+            merge,
+            limit,
+        } => {
+            let rows = match source {
+                PageSource::Operations { list, query } => ledger
+                    .page(&query, fetch.map(OperationId), limit, now)
+                    .map(|rows| PageRows::Operations { list, rows }),
+                PageSource::Audit => ledger
+                    .audit_page(fetch.map(DecisionId), limit)
+                    .map(PageRows::Audit),
+            };
+            match rows {
+                Ok(rows) => vec![Msg::PageLoaded {
+                    fetch,
+                    merge,
+                    limit,
+                    rows,
+                }],
+                Err(e) => failed(e),
+            }
+        }
+        Effect::LoadDetail(id) => match ledger.detail(id) {
+            Ok(d) => vec![Msg::DetailLoaded(Box::new(d))],
+            Err(e) => failed(e),
+        },
+        Effect::LoadFormDetails(ids) => {
+            let mut details = Vec::new();
+            let mut out = Vec::new();
+            for id in ids {
+                match ledger.detail(id) {
+                    Ok(d) => details.push(d),
+                    Err(e) => out.push(Msg::LoadFailed(first_line(&e))),
+                }
+            }
+            out.insert(0, Msg::FormDetailsLoaded(details));
+            out
+        }
+        Effect::RecordDecisions(drafts) => {
+            let results = drafts
+                .iter()
+                .map(|draft| DecisionResult {
+                    op: draft.op_id,
+                    outcome: outcome(ledger.record_decision(draft, now)),
+                })
+                .collect();
+            vec![Msg::DecisionsRecorded(results)]
+        }
+        Effect::Count(lists) => {
+            vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
+        }
+    }
+}
+
+/// What the model needs to know of one attempt to record a decision.
+fn outcome(result: Result<crate::domain::DecisionReceipt>) -> DecisionOutcome {
+    match result {
+        Ok(receipt) => DecisionOutcome::Recorded(receipt),
+        Err(Error::Refused { rule, reason, .. }) => DecisionOutcome::Refused {
+            rule: rule.label().to_string(),
+            reason,
+        },
+        Err(Error::VersionConflict {
+            state,
+            found,
+            last_writer,
+            ..
+        }) => DecisionOutcome::Conflict {
+            state,
+            found,
+            last_writer,
+        },
+        Err(e) => DecisionOutcome::Failed(first_line(&e)),
+    }
+}
+
+/// The state counts and each list's total at `now`.
+pub fn count(ledger: &Ledger, lists: &[(ListId, Query)], now: DateTime<Utc>) -> Result<Msg> {
+    let counts = ledger.state_counts(now)?;
+    let mut totals = Vec::new();
+    for (id, query) in lists {
+        // The unfiltered lists are already counted by state; only a filter
+        // needs a scan of its own.
+        let n = if query.is_empty() {
+            counts.total
+        } else if *query == Query::queue() {
+            counts.queue()
+        } else {
+            ledger.count(query, now)?
+        };
+        totals.push((*id, n));
+    }
+    Ok(Msg::CountsLoaded {
+        counts,
+        lists: totals,
+    })
+}
+
+/// Reads and analyses a `--drill` file once, at start; the view shows the
+/// same report as `settle drill show`, or why the file could not be read.
+pub fn read_drill(path: &Path) -> LoadedDrill {
+    LoadedDrill {
+        path: path.display().to_string(),
+        analysis: crate::drill::load(path)
+            .map(Box::new)
+            .map_err(|e| first_line(&e)),
+    }
+}
+
+/// Errors carry a "what to do" line for the CLI; the status line has room
+/// for the first.
+pub fn first_line(e: &Error) -> String {
+    e.to_string().lines().next().unwrap_or_default().to_string()
+}

@@ -1,0 +1,295 @@
+//! What a key can mean ([`Intent`]), the screens a key can name ([`View`])
+//! and the modes keys are read in ([`KeyMode`]), with every intent's name in
+//! the keymap file, footer hint and help text in one exhaustive `match`.
+//! Depends on nothing but domain words: the keymap reads it and the model
+//! obeys it, so neither needs the other. Never holds what the shell reports
+//! back; that is `app::Msg`.
+
+use crate::domain::DecisionKind;
+
+/// The screens, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Queue,
+    All,
+    Drills,
+    Audit,
+}
+
+impl View {
+    pub const ALL: [View; 4] = [View::Queue, View::All, View::Drills, View::Audit];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Queue => "Queue",
+            View::All => "All",
+            View::Drills => "Drills",
+            View::Audit => "Audit",
+        }
+    }
+
+    /// Views whose rows name an operation, so Enter can show its detail:
+    /// the two lists, and the audit trail (a decision's operation).
+    pub fn shows_detail(self) -> bool {
+        matches!(self, View::Queue | View::All | View::Audit)
+    }
+}
+
+/// Which bindings apply. `Any` bindings apply in every mode after the
+/// mode's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyMode {
+    Any,
+    List,
+    Filter,
+    Form,
+    Help,
+}
+
+impl KeyMode {
+    pub fn parse(word: &str) -> Option<KeyMode> {
+        Some(match word {
+            "any" => KeyMode::Any,
+            "list" => KeyMode::List,
+            "filter" => KeyMode::Filter,
+            "form" => KeyMode::Form,
+            "help" => KeyMode::Help,
+            _ => return None,
+        })
+    }
+
+    /// Modes where printable keys type text unless bound.
+    pub fn types_text(self) -> bool {
+        matches!(self, KeyMode::Filter | KeyMode::Form)
+    }
+}
+
+/// What the operator meant by a key (or the mouse wheel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Intent {
+    Quit,
+    Help,
+    NextView,
+    PrevView,
+    ShowView(View),
+    MoveDown,
+    MoveUp,
+    /// Mouse wheel: rows to move (negative is up).
+    Scroll(isize),
+    PageDown,
+    PageUp,
+    First,
+    Last,
+    ToggleDetail,
+    DetailDown,
+    DetailUp,
+    StartFilter,
+    ToggleMark,
+    Decide(DecisionKind),
+    Undo,
+    Reload,
+    Back,
+    Accept,
+    Confirm,
+    NextField,
+    PrevField,
+    DeleteChar,
+    ToggleOverride,
+    /// A printable key typed into the filter or a form field.
+    Input(char),
+}
+
+/// How an intent is named in the keymap file, hinted in the footer and
+/// described in help.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Words {
+    pub name: &'static str,
+    pub hint: &'static str,
+    pub description: &'static str,
+}
+
+const fn words(name: &'static str, hint: &'static str, description: &'static str) -> Words {
+    Words {
+        name,
+        hint,
+        description,
+    }
+}
+
+impl Intent {
+    /// Every intent a keymap line can name, in help order.
+    pub const BINDABLE: [Intent; 32] = {
+        use DecisionKind::*;
+        [
+            Intent::Quit,
+            Intent::Help,
+            Intent::NextView,
+            Intent::PrevView,
+            Intent::ShowView(View::Queue),
+            Intent::ShowView(View::All),
+            Intent::ShowView(View::Drills),
+            Intent::ShowView(View::Audit),
+            Intent::MoveDown,
+            Intent::MoveUp,
+            Intent::PageDown,
+            Intent::PageUp,
+            Intent::First,
+            Intent::Last,
+            Intent::ToggleDetail,
+            Intent::DetailDown,
+            Intent::DetailUp,
+            Intent::StartFilter,
+            Intent::ToggleMark,
+            Intent::Decide(Applied),
+            Intent::Decide(NotApplied),
+            Intent::Decide(RetrySameKey),
+            Intent::Decide(CancelRetry),
+            Intent::Undo,
+            Intent::Reload,
+            Intent::Back,
+            Intent::Accept,
+            Intent::Confirm,
+            Intent::NextField,
+            Intent::PrevField,
+            Intent::DeleteChar,
+            Intent::ToggleOverride,
+        ]
+    };
+
+    /// The bindable intent a keymap file calls `name`.
+    pub fn named(name: &str) -> Option<Intent> {
+        Intent::BINDABLE
+            .into_iter()
+            .find(|i| i.words(KeyMode::Any).is_some_and(|w| w.name == name))
+    }
+
+    /// The intent's words in `mode` (Esc means something different in
+    /// each); `None` for intents no keymap line can name: the wheel's
+    /// scroll, a typed character, and decision kinds no key records.
+    pub fn words(self, mode: KeyMode) -> Option<Words> {
+        use DecisionKind::*;
+        Some(match self {
+            Intent::Quit => words("quit", "quit", "quit the console"),
+            Intent::Help => words("help", "help", "this help"),
+            Intent::NextView => words("next_view", "next view", "next view"),
+            Intent::PrevView => words("prev_view", "prev view", "previous view"),
+            Intent::ShowView(View::Queue) => words(
+                "view_queue",
+                "queue",
+                "triage queue: unknown, exhausted, conflict, stale reserved",
+            ),
+            Intent::ShowView(View::All) => words("view_all", "all", "all operations"),
+            Intent::ShowView(View::Drills) => {
+                words("view_drills", "drills", "drill files and their verdicts")
+            }
+            Intent::ShowView(View::Audit) => words(
+                "view_audit",
+                "audit",
+                "audit trail: decisions, newest first",
+            ),
+            Intent::MoveDown => words("move_down", "down", "next row"),
+            Intent::MoveUp => words("move_up", "up", "previous row"),
+            Intent::PageDown => words("page_down", "page down", "a screen down"),
+            Intent::PageUp => words("page_up", "page up", "a screen up"),
+            Intent::First => words("first", "newest", "newest row"),
+            Intent::Last => words("last", "oldest", "oldest row"),
+            Intent::ToggleDetail => words(
+                "toggle_detail",
+                "detail",
+                "show or hide the operation's detail",
+            ),
+            Intent::DetailDown => words("detail_down", "scroll detail", "scroll the detail down"),
+            Intent::DetailUp => words("detail_up", "scroll detail", "scroll the detail up"),
+            Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
+            Intent::ToggleMark => words(
+                "toggle_mark",
+                "mark",
+                "mark or unmark the row; decisions apply to marked rows",
+            ),
+            Intent::Decide(Applied) => words(
+                "decide_applied",
+                "applied",
+                "record applied: the effect exists",
+            ),
+            Intent::Decide(NotApplied) => words(
+                "decide_not_applied",
+                "not applied",
+                "record not applied: evidence that no effect occurred",
+            ),
+            Intent::Decide(RetrySameKey) => words(
+                "decide_retry",
+                "retry",
+                "ask a worker to retry with the same key",
+            ),
+            Intent::Decide(CancelRetry) => words(
+                "decide_cancel_retry",
+                "cancel retry",
+                "cancel a retry still queued",
+            ),
+            Intent::Undo => words("undo", "undo", "undo my last decision of this session"),
+            Intent::Reload => words("reload", "reload", "reread the ledger"),
+            Intent::Back => match mode {
+                KeyMode::Form => words("back", "cancel", "cancel: nothing is recorded"),
+                KeyMode::Filter => words("back", "clear filter", "clear the filter"),
+                KeyMode::Help => words("back", "close", "close help"),
+                KeyMode::Any | KeyMode::List => words(
+                    "back",
+                    "back",
+                    "close the detail, clear marks, then the filter",
+                ),
+            },
+            Intent::Accept => words(
+                "accept",
+                "keep filter",
+                "keep the filter and return to the list",
+            ),
+            Intent::Confirm => words(
+                "confirm",
+                "record",
+                "record the decision if every check passes",
+            ),
+            Intent::NextField => words("next_field", "next field", "next field"),
+            Intent::PrevField => words("prev_field", "prev field", "previous field"),
+            Intent::DeleteChar => words("delete_char", "delete", "delete the last character"),
+            Intent::ToggleOverride => words(
+                "toggle_override",
+                "override",
+                "override a committed effect (needs a note)",
+            ),
+            Intent::Decide(Reopen) | Intent::Scroll(_) | Intent::Input(_) => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bindable_intent_has_words_and_a_unique_name() {
+        let mut names: Vec<&str> = Intent::BINDABLE
+            .iter()
+            .map(|i| i.words(KeyMode::List).map_or("", |w| w.name))
+            .collect();
+        assert!(!names.contains(&""), "an intent without words: {names:?}");
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Intent::BINDABLE.len());
+        for name in names {
+            assert_eq!(
+                Intent::named(name)
+                    .and_then(|i| i.words(KeyMode::List))
+                    .map(|w| w.name),
+                Some(name)
+            );
+        }
+    }
+
+    #[test]
+    fn esc_says_what_it_does_in_each_mode() {
+        let hint = |mode| Intent::Back.words(mode).map(|w| w.hint);
+        assert_eq!(hint(KeyMode::Form), Some("cancel"));
+        assert_eq!(hint(KeyMode::Filter), Some("clear filter"));
+        assert_eq!(hint(KeyMode::Help), Some("close"));
+    }
+}
