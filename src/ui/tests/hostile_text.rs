@@ -19,7 +19,7 @@ fn forbidden(c: char) -> bool {
 
 /// Text a hostile or careless service might write: mostly the characters
 /// that do harm, with letters between so sequences are well-formed.
-pub(crate) fn hostile() -> impl Strategy<Value = String> {
+fn hostile() -> impl Strategy<Value = String> {
     let c = prop_oneof![
         3 => proptest::char::range('a', 'z'),
         2 => proptest::char::range('\u{0}', '\u{1f}'),
