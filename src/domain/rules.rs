@@ -422,3 +422,6 @@ fn reopen_check(draft: &DecisionDraft, detail: &OperationDetail) -> RuleCheck {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

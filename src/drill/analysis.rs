@@ -548,3 +548,6 @@ fn duplicate_effects(
     }
     duplicate
 }
+
+#[cfg(test)]
+mod tests;
