@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
 use super::Ledger;
@@ -71,16 +71,8 @@ pub fn link(prev: &str, cells: &[Cell]) -> String {
             Cell::Real(f) => {
                 message.extend_from_slice(format!("r{:016x};", f.to_bits()).as_bytes());
             }
-            Cell::Text(bytes) | Cell::Blob(bytes) => {
-                let tag = if matches!(cell, Cell::Text(_)) {
-                    't'
-                } else {
-                    'b'
-                };
-                message.extend_from_slice(format!("{tag}{}:", bytes.len()).as_bytes());
-                message.extend_from_slice(bytes);
-                message.push(b';');
-            }
+            Cell::Text(bytes) => sized(&mut message, 't', bytes),
+            Cell::Blob(bytes) => sized(&mut message, 'b', bytes),
         }
     }
     Sha256::digest(&message)
@@ -91,21 +83,26 @@ pub fn link(prev: &str, cells: &[Cell]) -> String {
         })
 }
 
+/// `<tag><byte length>:<bytes>;`
+fn sized(message: &mut Vec<u8>, tag: char, bytes: &[u8]) {
+    message.extend_from_slice(format!("{tag}{}:", bytes.len()).as_bytes());
+    message.extend_from_slice(bytes);
+    message.push(b';');
+}
+
 /// The chain hash of the newest decision, where the next one links on.
 pub(super) fn head(conn: &Connection) -> rusqlite::Result<String> {
-    conn.query_row(
-        "SELECT chain_hash FROM decisions ORDER BY id DESC LIMIT 1",
-        [],
-        |r| r.get::<_, Option<String>>(0),
-    )
-    .or_else(|e| match e {
-        rusqlite::Error::QueryReturnedNoRows => Ok(None),
-        e => Err(e),
-    })
-    // A newest row without a hash (written with plain SQL) is reported by
-    // `--verify`; the chain goes on from the genesis rather than refuse
-    // every decision from now on.
-    .map(|h| h.unwrap_or_else(|| GENESIS.to_string()))
+    let newest: Option<Option<String>> = conn
+        .query_row(
+            "SELECT chain_hash FROM decisions ORDER BY id DESC LIMIT 1",
+            [],
+            |r| Ok(r.get_ref(0)?.as_str().ok().map(str::to_string)),
+        )
+        .optional()?;
+    // A newest row without a readable hash (written with plain SQL) is
+    // reported by `--verify`; the chain restarts from the genesis rather
+    // than refuse every decision from now on.
+    Ok(newest.flatten().unwrap_or_else(|| GENESIS.to_string()))
 }
 
 /// Triggers that keep the trail append-only, as (name, event, body). The
@@ -211,7 +208,7 @@ impl Walked {
         Ok(Walked {
             id: row.get_ref(0)?.as_i64().unwrap_or_default(),
             cells,
-            stored: row.get::<_, String>(13).ok(),
+            stored: row.get_ref(13)?.as_str().ok().map(str::to_string),
         })
     }
 
@@ -239,27 +236,37 @@ impl Ledger {
                 head: None,
             });
         }
-        let sql = format!("SELECT {CHAIN_COLUMNS}, chain_hash FROM decisions ORDER BY id");
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| {
-            if e.to_string().contains("chain_hash") {
-                Error::ledger(
-                    &self.path,
-                    "the audit trail has no hash chain yet (schema older than 3)",
-                    "open the ledger once without --read-only (e.g. `settle audit LEDGER`) to add it, then verify",
-                )
-            } else {
-                err(e)
-            }
-        })?;
+        let chained: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('decisions') WHERE name = 'chain_hash'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        if !chained {
+            return Err(Error::ledger(
+                &self.path,
+                "the audit trail has no hash chain yet (schema older than 3)",
+                "open the ledger once without --read-only (e.g. `settle audit LEDGER`) to add it, then verify",
+            ));
+        }
+        let mut stmt = self
+            .conn
+            .prepare(&format!(
+                "SELECT {CHAIN_COLUMNS}, chain_hash FROM decisions ORDER BY id"
+            ))
+            .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
         let mut before: Option<Walked> = None;
         let mut n = 0u64;
         while let Some(row) = rows.next().map_err(err)? {
             let current = Walked::read(row).map_err(err)?;
-            let prev_hash = match &before {
-                Some(b) => b.stored.clone().unwrap_or_default(),
-                None => GENESIS.to_string(),
-            };
+            // As [`head`]: after a row without a hash the chain restarts.
+            let prev_hash = before
+                .as_ref()
+                .and_then(|b| b.stored.clone())
+                .unwrap_or_else(|| GENESIS.to_string());
             if !current.links_to(&prev_hash) {
                 // Whether the next decision still links to this row's
                 // stored hash tells an edited row from a rewritten link.
@@ -316,7 +323,12 @@ fn broken(
         };
         format!("it does not link to {after}: {missing} missing (deleted) ({hashes})")
     } else if successor == Some(true) {
-        format!("its columns were changed after it was recorded ({hashes})")
+        // The next link still holds, so this row's stored hash is the one
+        // settle wrote: its columns changed, or the row before it was
+        // rewritten along with a recomputed hash.
+        format!(
+            "its columns were changed after it was recorded, or the decision before it was rewritten with a recomputed hash ({hashes})"
+        )
     } else {
         format!("its columns or its chain hash were changed after it was recorded ({hashes})")
     };
@@ -354,5 +366,32 @@ impl OwnedCell {
             OwnedCell::Text(t) => Cell::Text(t),
             OwnedCell::Blob(b) => Cell::Blob(b),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The encoding is a public contract: this vector was computed with
+    /// Python's hashlib from docs/ledger-v1.md, not with this code.
+    #[test]
+    fn a_link_is_the_documented_encoding() {
+        let cells = [
+            Cell::Int(1),
+            Cell::Text(b"applied"),
+            Cell::Null,
+            Cell::Int(-3),
+            Cell::Text("é".as_bytes()),
+        ];
+        assert_eq!(
+            link(GENESIS, &cells),
+            "f5273a005c19467ef5ee62f93139c703dbb4247d4c8bd909cc214227c63d2bff"
+        );
+        // Type matters: the integer 1 and the text "1" give different links.
+        assert_ne!(
+            link(GENESIS, &[Cell::Int(1)]),
+            link(GENESIS, &[Cell::Text(b"1")])
+        );
     }
 }

@@ -470,12 +470,11 @@ pub fn upgrade(
         done: total,
         total,
     });
-    let current = found.user_version == SCHEMA_VERSION;
-    if !current {
-        added.push(
-            "indexes, operation summaries, state counts and their triggers, append-only triggers on the audit trail"
-                .to_string(),
-        );
+    if found.user_version < 2 {
+        added.push("indexes, operation summaries, state counts and their triggers".to_string());
+    }
+    if found.user_version < 3 {
+        added.push("append-only triggers on the audit trail".to_string());
     } else if !missing_objects.is_empty() {
         // Someone dropped settle's objects (the append-only triggers, say):
         // name each, so an auditor sees it.
