@@ -81,8 +81,10 @@ proptest! {
                 decisions: u64::try_from(decisions).unwrap(),
                 head: rusqlite::Connection::open(&path)
                     .unwrap()
-                    .query_row("SELECT chain_hash FROM decisions ORDER BY id DESC LIMIT 1", [], |r| r.get(0))
-                    .unwrap(),
+                    .query_row("SELECT id, chain_hash FROM decisions ORDER BY id DESC LIMIT 1", [], |r| {
+                        Ok((DecisionId(r.get(0)?), r.get(1)?))
+                    })
+                    .ok(),
             }
         );
     }

@@ -86,7 +86,7 @@ fn verify(ledger: &Ledger) -> Result<()> {
                 out,
                 "chain intact: {decisions} decision{}{}",
                 if decisions == 1 { "" } else { "s" },
-                head.map(|h| format!(", head {}", sanitize(&h)))
+                head.map(|(id, h)| format!(", head {} (decision {id})", sanitize(&h)))
                     .unwrap_or_default()
             )
         }),

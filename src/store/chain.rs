@@ -183,10 +183,11 @@ fn cells<'r>(row: &'r rusqlite::Row<'_>) -> rusqlite::Result<Vec<Cell<'r>>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChainVerdict {
     /// Every decision links to the one before it; `head` is the newest
-    /// decision's hash (keep it elsewhere to detect a cut-off tail).
+    /// decision and its hash (keep them elsewhere to detect a cut-off
+    /// tail).
     Intact {
         decisions: u64,
-        head: Option<String>,
+        head: Option<(DecisionId, String)>,
     },
     /// The first decision whose link does not hold, and why.
     Broken { at: DecisionId, problem: String },
@@ -284,7 +285,7 @@ impl Ledger {
         }
         Ok(ChainVerdict::Intact {
             decisions: n,
-            head: before.and_then(|b| b.stored),
+            head: before.and_then(|b| Some((DecisionId(b.id), b.stored?))),
         })
     }
 }
