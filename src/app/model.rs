@@ -114,6 +114,9 @@ pub struct App {
     pub session: Vec<DecisionReceipt>,
     /// The session decision an undo form in flight compensates.
     pub pending_undo: Option<DecisionId>,
+    /// The form whose drafts the shell is recording, kept so a busy ledger
+    /// can give it back to the operator as it was.
+    pub recording: Option<DecisionForm>,
     pub quit: bool,
 }
 
@@ -148,6 +151,7 @@ impl App {
             status: None,
             session: Vec::new(),
             pending_undo: None,
+            recording: None,
             quit: false,
         }
     }
