@@ -38,6 +38,8 @@ pub struct CaseView<'a> {
     pub case: &'a DrillCase,
     pub analysis: &'a CaseAnalysis,
     pub findings: Vec<&'a Finding>,
+    /// What is said about the whole file: findings and reading warnings.
+    pub file_notes: Vec<String>,
 }
 
 /// The order of the Drills rows; `s` cycles through them.
@@ -159,6 +161,14 @@ impl DrillsPane {
                 .findings
                 .iter()
                 .filter(|f| f.case.as_deref() == Some(analysis.case.as_str()))
+                .collect(),
+            file_notes: pair
+                .1
+                .findings
+                .iter()
+                .filter(|f| f.case.is_none())
+                .map(|f| format!("{}: {}", f.severity.as_str(), f.text))
+                .chain(pair.0.warnings.iter().map(|w| format!("read: {w}")))
                 .collect(),
         })
     }

@@ -230,6 +230,15 @@ fn about(theme: Theme, view: &CaseView<'_>, out: &mut Vec<Line<'static>>) {
         ));
         out.push(field(theme, "params", value_text(op.params.as_ref())));
     }
+    if !view.file_notes.is_empty() {
+        out.push(Line::raw(""));
+        out.push(heading(theme, "About the file".to_string()));
+        out.extend(
+            view.file_notes
+                .iter()
+                .map(|note| Line::raw(format!("  {}", clean(note)))),
+        );
+    }
 }
 
 /// Each attempt, then the receiver events it caused; events tied to no
@@ -288,8 +297,9 @@ fn timeline(theme: Theme, view: &CaseView<'_>, out: &mut Vec<Line<'static>>) {
     }
 }
 
-/// `    #1 committed  effect_id report-1`: the event's word as written, its
-/// fields (the effect id first, when it has one).
+/// `    #1 22:28:54.684Z committed  effect_id report-1`: the event's
+/// number, its time of day (the attempt line above has the date), its word
+/// as written and its other fields in file order.
 fn event_line(theme: Theme, event: &DrillEvent) -> Line<'static> {
     let seq = event.seq.map_or("  ".to_string(), |s| format!("#{s}"));
     let details: Vec<String> = event
@@ -303,8 +313,12 @@ fn event_line(theme: Theme, event: &DrillEvent) -> Line<'static> {
     } else {
         Default::default()
     };
+    let at = event
+        .at
+        .as_deref()
+        .map_or("", |t| t.split_once('T').map_or(t, |(_, time)| time));
     Line::from(vec![
-        Span::styled(format!("    {seq} "), theme.dim()),
+        Span::styled(format!("    {seq} {} ", clean(at)), theme.dim()),
         Span::styled(clean(&event.event), style),
         Span::raw(format!("  {}", details.join("  "))),
     ])

@@ -257,6 +257,29 @@ fn an_unreadable_drill_file_says_why_when_opened() {
     assert!(frame.contains("No such file or directory"), "{frame}");
 }
 
+/// Drill text is untrusted: escapes in a case's name, title, event words
+/// and effect ids are shown as symbols in the list and the open case.
+#[test]
+fn hostile_drill_text_is_shown_not_obeyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("evil.json");
+    let evil = "\\u001b[31mred\\u0007";
+    let json = format!(
+        r#"{{"passed": true, "cases": [{{"case": "c{evil}", "title": "t{evil}", "strategy": "s{evil}",
+           "attempts": [{{"attempt": 1, "key": "k{evil}", "result": "success"}}],
+           "events": [{{"seq": 1, "attempt": 1, "event": "committed{evil}", "effect_id": "e{evil}"}}],
+           "final_state": {{"effects": [{{"id": "e{evil}", "key": "k{evil}"}}], "keys": {{}}}}}}]}}"#
+    );
+    std::fs::write(&path, json).unwrap();
+    let mut h = sized(160, 48);
+    h.app.drills.files = vec![crate::effects::read_drill(&path)];
+    h.keys("3 enter");
+    // `snap` fails on any escape reaching the frame.
+    let frame = snap(&h);
+    assert!(frame.contains("c␛[31mred"), "{frame}");
+    assert!(frame.contains("committed␛[31mred"), "{frame}");
+}
+
 /// Cells drawn with a colour: none under NO_COLOR.
 fn colourful_cells(h: &Harness, width: u16, height: u16) -> usize {
     use ratatui::style::Color;
