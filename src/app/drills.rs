@@ -402,3 +402,57 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use crate::app::Msg;
+    use crate::app::testkit::Harness;
+
+    const TOKENS: [&str; 15] = [
+        "j",
+        "k",
+        "g",
+        "G",
+        "pgdn",
+        "pgup",
+        "enter",
+        "esc",
+        "s",
+        "/",
+        "x",
+        "r",
+        "backspace",
+        "J",
+        "K",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Whatever is typed in the Drills view (filtering everything out
+        /// included), the cursor stays on a row and on screen.
+        #[test]
+        fn the_drill_cursor_stays_on_a_row_and_on_screen(
+            script in proptest::collection::vec(0..TOKENS.len(), 0..40),
+            height in 6u16..50,
+        ) {
+            let mut h = Harness::new();
+            h.receive(Msg::Resize(90, height));
+            let sample = std::path::Path::new("sample-data/drill-results.json");
+            h.app.drills.files = vec![crate::effects::read_drill(sample)];
+            h.keys("3");
+            for i in script {
+                h.keys(TOKENS[i]);
+                let d = &h.app.drills;
+                let rows = d.rows().len();
+                prop_assert!(d.cursor < rows.max(1));
+                prop_assert!(d.top <= d.cursor);
+                prop_assert!(d.cursor < d.top + h.app.visible_rows());
+                let backend = ratatui::backend::TestBackend::new(90, height);
+                let mut terminal = ratatui::Terminal::new(backend).unwrap();
+                terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
+            }
+        }
+    }
+}
