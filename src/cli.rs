@@ -86,6 +86,13 @@ pub enum Command {
         /// Path of the new ledger file; must not exist.
         ledger: PathBuf,
     },
+    /// Adopt a ledger a service created (or migrate an older one): add the
+    /// console's tables, indexes and triggers in one transaction. Reading
+    /// commands never do this; the first decision does it too.
+    Adopt {
+        /// The ledger (SQLite file).
+        ledger: PathBuf,
+    },
     /// List operations, newest first.
     List(ListArgs),
     /// Show one operation: fields, attempts, events, decisions, what may be decided.
@@ -136,8 +143,8 @@ pub struct ListArgs {
     /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
-    /// Open without writing anything (no adoption).
-    #[arg(long)]
+    /// Accepted for old scripts: reading commands always open read-only and never adopt.
+    #[arg(long, hide = true)]
     pub read_only: bool,
 }
 
@@ -164,8 +171,8 @@ pub struct ShowArgs {
     /// text for people; json for scripts.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
-    /// Open without writing anything (no adoption).
-    #[arg(long)]
+    /// Accepted for old scripts: reading commands always open read-only and never adopt.
+    #[arg(long, hide = true)]
     pub read_only: bool,
 }
 
@@ -225,8 +232,8 @@ pub struct AuditArgs {
     /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
-    /// Open without writing anything (no adoption).
-    #[arg(long)]
+    /// Accepted for old scripts: reading commands always open read-only and never adopt.
+    #[arg(long, hide = true)]
     pub read_only: bool,
 }
 
