@@ -90,6 +90,7 @@ mod tests {
                 created_at: "2026-11-06T10:00:00Z".into(),
                 updated_at: "2026-11-06T10:00:05Z".into(),
                 version: 1,
+                malformed: Vec::new(),
             },
             attempts: vec![],
             events: vec![],

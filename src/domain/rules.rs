@@ -31,6 +31,8 @@ pub enum Rule {
     RetryStillQueued,
     /// `reopen` needs the undone decision to be the last write.
     NothingSince,
+    /// The row's identity columns read as stored (issue 9, point 3).
+    RowReadable,
 }
 
 impl Rule {
@@ -45,6 +47,7 @@ impl Rule {
             Rule::Budget => "attempt budget",
             Rule::RetryStillQueued => "retry still queued",
             Rule::NothingSince => "nothing changed since",
+            Rule::RowReadable => "row readable",
         }
     }
 }

@@ -14,6 +14,9 @@ use crate::domain::{
 use crate::error::{Error, Result};
 use crate::query::{Pattern, Query};
 
+mod cells;
+use cells::Cells;
+
 /// A list row from the derived summary that triggers keep current: one
 /// primary-key lookup per row.
 const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
@@ -197,7 +200,10 @@ impl Ledger {
             .prepare_cached(sql)
             .map_err(|e| self.err("counting states", e))?;
         let raw = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .query_map([], |r| {
+                let mut c = Cells::new(r);
+                Ok((c.text(0, "state")?, c.int(1, "n")?))
+            })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|e| self.err("counting states", e))?;
         let mut by_state: Vec<(State, i64)> = raw
@@ -532,102 +538,117 @@ fn like_contains(text: &str) -> String {
     out
 }
 
+/// A list row, read cell by cell so a malformed one is flagged on the row
+/// instead of failing the page (see [`cells`]).
 fn operation_row(r: &Row<'_>) -> rusqlite::Result<OperationRow> {
+    let mut c = Cells::new(r);
     Ok(OperationRow {
-        id: OperationId(r.get(0)?),
-        state: State::parse(&r.get::<_, String>(1)?),
-        account: r.get(2)?,
-        op_type: r.get(3)?,
-        idem_key: r.get(4)?,
-        attempts: r.get(5)?,
-        max_attempts: r.get(6)?,
-        last_event: r.get(7)?,
-        last_error: r.get(8)?,
-        result_id: r.get(9)?,
-        lease_expires_at: r.get(10)?,
-        created_at: r.get(11)?,
-        updated_at: r.get(12)?,
-        version: r.get(13)?,
+        id: OperationId(c.int(0, "id")?),
+        state: State::parse(&c.text(1, "state")?),
+        account: c.text(2, "account")?,
+        op_type: c.text(3, "op_type")?,
+        idem_key: c.text(4, "idem_key")?,
+        attempts: c.int(5, "attempts")?,
+        max_attempts: c.int(6, "max_attempts")?,
+        last_event: c.opt_text(7, "last_event")?,
+        last_error: c.opt_text(8, "last_error")?,
+        result_id: c.opt_text(9, "result_id")?,
+        lease_expires_at: c.opt_text(10, "lease_expires_at")?,
+        created_at: c.text(11, "created_at")?,
+        updated_at: c.text(12, "updated_at")?,
+        version: c.int(13, "version")?,
+        malformed: c.malformed,
     })
 }
 
 fn operation(r: &Row<'_>) -> rusqlite::Result<Operation> {
+    let mut c = Cells::new(r);
     Ok(Operation {
-        id: OperationId(r.get(0)?),
-        account: r.get(1)?,
-        op_type: r.get(2)?,
-        idem_key: r.get(3)?,
-        fingerprint: r.get(4)?,
-        params: r.get(5)?,
-        state: State::parse(&r.get::<_, String>(6)?),
-        result_id: r.get(7)?,
-        max_attempts: r.get(8)?,
-        deadline_at: r.get(9)?,
-        lease_expires_at: r.get(10)?,
-        key_expires_at: r.get(11)?,
-        created_at: r.get(12)?,
-        updated_at: r.get(13)?,
-        version: r.get(14)?,
+        id: OperationId(c.int(0, "id")?),
+        account: c.text(1, "account")?,
+        op_type: c.text(2, "op_type")?,
+        idem_key: c.text(3, "idem_key")?,
+        fingerprint: c.text(4, "fingerprint")?,
+        params: c.opt_text(5, "params")?,
+        state: State::parse(&c.text(6, "state")?),
+        result_id: c.opt_text(7, "result_id")?,
+        max_attempts: c.int(8, "max_attempts")?,
+        deadline_at: c.opt_text(9, "deadline_at")?,
+        lease_expires_at: c.opt_text(10, "lease_expires_at")?,
+        key_expires_at: c.opt_text(11, "key_expires_at")?,
+        created_at: c.text(12, "created_at")?,
+        updated_at: c.text(13, "updated_at")?,
+        version: c.int(14, "version")?,
+        malformed: c.malformed,
     })
 }
 
+// The history rows below are read as tolerantly, the values made visible in
+// place; their types carry no flag yet, so a malformed cell there shows as
+// its stand-in (`<blob N bytes>`, U+FFFD) or as empty.
+
 fn attempt(r: &Row<'_>) -> rusqlite::Result<Attempt> {
+    let mut c = Cells::new(r);
     Ok(Attempt {
-        op_id: OperationId(r.get(0)?),
-        attempt: r.get(1)?,
-        started_at: r.get(2)?,
-        ended_at: r.get(3)?,
-        outcome: Outcome::parse(&r.get::<_, String>(4)?),
-        error: r.get(5)?,
-        response: r.get(6)?,
+        op_id: OperationId(c.int(0, "op_id")?),
+        attempt: c.int(1, "attempt")?,
+        started_at: c.text(2, "started_at")?,
+        ended_at: c.opt_text(3, "ended_at")?,
+        outcome: Outcome::parse(&c.text(4, "outcome")?),
+        error: c.opt_text(5, "error")?,
+        response: c.opt_text(6, "response")?,
     })
 }
 
 fn event(r: &Row<'_>) -> rusqlite::Result<Event> {
+    let mut c = Cells::new(r);
     Ok(Event {
-        id: r.get(0)?,
-        op_id: OperationId(r.get(1)?),
-        attempt: r.get(2)?,
-        at: r.get(3)?,
-        event: r.get(4)?,
-        detail: r.get(5)?,
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        attempt: c.opt_int(2, "attempt")?,
+        at: c.text(3, "at")?,
+        event: c.text(4, "event")?,
+        detail: c.opt_text(5, "detail")?,
     })
 }
 
 fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
+    let mut c = Cells::new(r);
     Ok(Decision {
-        id: DecisionId(r.get(0)?),
-        op_id: OperationId(r.get(1)?),
-        decision: r.get(2)?,
-        from_state: r.get(3)?,
-        to_state: r.get(4)?,
-        result_id: r.get(5)?,
-        evidence: r.get(6)?,
-        note: r.get(7)?,
-        operator: r.get(8)?,
-        decided_at: r.get(9)?,
-        op_version: r.get(10)?,
-        undoes: r.get::<_, Option<i64>>(11)?.map(DecisionId),
+        id: DecisionId(c.int(0, "id")?),
+        op_id: OperationId(c.int(1, "op_id")?),
+        decision: c.text(2, "decision")?,
+        from_state: c.text(3, "from_state")?,
+        to_state: c.text(4, "to_state")?,
+        result_id: c.opt_text(5, "result_id")?,
+        evidence: c.opt_text(6, "evidence")?,
+        note: c.opt_text(7, "note")?,
+        operator: c.text(8, "operator")?,
+        decided_at: c.text(9, "decided_at")?,
+        op_version: c.int(10, "op_version")?,
+        undoes: c.opt_int(11, "undoes")?.map(DecisionId),
     })
 }
 
 fn retry_request(r: &Row<'_>) -> rusqlite::Result<RetryRequest> {
+    let mut c = Cells::new(r);
     Ok(RetryRequest {
-        id: r.get(0)?,
-        op_id: OperationId(r.get(1)?),
-        idem_key: r.get(2)?,
-        requested_at: r.get(3)?,
-        requested_by: r.get(4)?,
-        status: r.get(5)?,
-        decision_id: DecisionId(r.get(6)?),
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        idem_key: c.text(2, "idem_key")?,
+        requested_at: c.text(3, "requested_at")?,
+        requested_by: c.text(4, "requested_by")?,
+        status: c.text(5, "status")?,
+        decision_id: DecisionId(c.int(6, "decision_id")?),
     })
 }
 
 fn contract(r: &Row<'_>) -> rusqlite::Result<OpTypeContract> {
+    let mut c = Cells::new(r);
     Ok(OpTypeContract {
-        op_type: r.get(0)?,
-        idempotent: r.get::<_, i64>(1)? == 1,
-        key_retention_s: r.get(2)?,
-        description: r.get(3)?,
+        op_type: c.text(0, "op_type")?,
+        idempotent: c.int(1, "idempotent")? == 1,
+        key_retention_s: c.opt_int(2, "key_retention_s")?,
+        description: c.opt_text(3, "description")?,
     })
 }
