@@ -114,8 +114,8 @@ impl fmt::Display for State {
 pub struct Malformed {
     /// The column, as the schema names it.
     pub column: &'static str,
-    /// What the cell held, already safe for a terminal: `invalid UTF-8
-    /// (shown with U+FFFD)`, `NULL`, `a 12-byte BLOB`, `text "three"`.
+    /// What the cell held, already safe for a terminal: `invalid UTF-8,
+    /// shown with U+FFFD`, `NULL`, `a 12-byte BLOB`, `text "three"`.
     pub found: String,
 }
 
@@ -127,7 +127,7 @@ impl Malformed {
     pub const IDENTITY: [&'static str; 6] =
         ["id", "account", "op_type", "idem_key", "version", "state"];
 
-    /// `account: invalid UTF-8 (shown with U+FFFD); version: text "three"`.
+    /// `account: invalid UTF-8, shown with U+FFFD; version: text "three"`.
     pub fn describe(cells: &[Malformed]) -> String {
         cells
             .iter()

@@ -47,7 +47,7 @@ impl<'a, 'r> Cells<'a, 'r> {
             ValueRef::Text(bytes) => Some(match std::str::from_utf8(bytes) {
                 Ok(s) => s.to_string(),
                 Err(_) => {
-                    self.flag(column, "invalid UTF-8 (shown with U+FFFD)".to_string());
+                    self.flag(column, "invalid UTF-8, shown with U+FFFD".to_string());
                     String::from_utf8_lossy(bytes).into_owned()
                 }
             }),
