@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{OperationDetail, format_time, human_duration, parse_time};
+use super::{OperationDetail, TIME_FORMATS, format_time, human_duration, parse_time};
 
 /// The key's expiry as far as the ledger tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
             Some(t) => limits.push((t, "the row's key_expires_at".to_string())),
             None => {
                 return KeyExpiry::Unreadable(format!(
-                    "key_expires_at {text:?} is not an RFC 3339 time"
+                    "key_expires_at {text:?} is not a time ({TIME_FORMATS})"
                 ));
             }
         }
@@ -55,7 +55,7 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
             )),
             None => {
                 return KeyExpiry::Unreadable(format!(
-                    "created_at {:?} is not an RFC 3339 time",
+                    "created_at {:?} is not a time ({TIME_FORMATS})",
                     op.created_at
                 ));
             }

@@ -485,6 +485,11 @@ pub fn format_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The time forms [`parse_time`] reads, for messages that flag a time it
+/// cannot (docs/ledger-v1.md lists the same).
+pub const TIME_FORMATS: &str =
+    "settle reads RFC 3339 with Z or an offset, YYYY-MM-DD HH:MM:SS in UTC, or epoch seconds";
+
 /// Parses a ledger time. Services are not all careful, so besides RFC 3339
 /// with any offset it takes SQLite's `datetime('now')` form (UTC) and epoch
 /// seconds: the forms the store's SQL compares as instants too (see

@@ -7,7 +7,9 @@
 use chrono::{DateTime, Utc};
 
 use super::key_expiry::KeyExpiry;
-use super::{DecisionDraft, DecisionKind, OperationDetail, State, format_time, parse_time};
+use super::{
+    DecisionDraft, DecisionKind, OperationDetail, State, TIME_FORMATS, format_time, parse_time,
+};
 
 /// Which rule a check is about. The words are what refusals and the form say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -226,7 +228,7 @@ pub fn check(
                     ),
                     None => RuleCheck::fail(
                         Rule::DeadlineNotPassed,
-                        format!("deadline_at {text:?} is not an RFC 3339 time"),
+                        format!("deadline_at {text:?} is not a time ({TIME_FORMATS})"),
                     ),
                 },
             });

@@ -440,3 +440,155 @@ fn the_queue_and_the_stale_count_agree_with_the_domain_on_every_lease_form() {
     assert_eq!(queue_ids(&ledger), vec![8, 5, 3, 1]);
     assert_eq!(ledger.state_counts(now()).unwrap().stale_reserved, 4);
 }
+
+/// One instant written in each form a service uses (issue 9, point 5): the
+/// queue (SQL), the lease judgement, the deadline and the key expiry (the
+/// rules) all read it as the same instant, on either side of now; text that
+/// is not a time is flagged on the row, never judged silently.
+#[test]
+fn offset_sqlite_and_epoch_times_are_judged_alike_in_the_queue_and_the_rules() {
+    use crate::domain::rules::{self, Rule, RuleCheck};
+    use crate::domain::{DecisionKind, NewOperation, OpTypeContract, format_time};
+
+    type Form = fn(DateTime<Utc>) -> String;
+    let forms: [(&str, Form); 4] = [
+        ("RFC 3339 Z", format_time),
+        ("offset", |t| {
+            t.with_timezone(&chrono::FixedOffset::east_opt(3 * 3600).unwrap())
+                .to_rfc3339()
+        }),
+        ("SQLite", |t| t.format("%Y-%m-%d %H:%M:%S").to_string()),
+        ("epoch", |t| t.timestamp().to_string()),
+    ];
+    let past = now() - chrono::Duration::hours(1);
+    let future = now() + chrono::Duration::hours(1);
+    let op = |key: String, op_type: &str, state: State| NewOperation {
+        account: "a".into(),
+        op_type: op_type.into(),
+        idem_key: key,
+        fingerprint: "fp".into(),
+        params: None,
+        state,
+        result_id: None,
+        max_attempts: 3,
+        deadline_at: None,
+        lease_expires_at: None,
+        key_expires_at: None,
+        created_at: format_time(now()),
+        updated_at: format_time(now()),
+        attempts: Vec::new(),
+        events: Vec::new(),
+    };
+    let mut ops = Vec::new();
+    for (name, form) in forms {
+        for (when, t) in [("past", past), ("future", future)] {
+            let key = |role: &str| format!("{name}/{when}/{role}");
+            ops.push(NewOperation {
+                lease_expires_at: Some(form(t)),
+                ..op(key("lease"), "idem", State::Reserved)
+            });
+            ops.push(NewOperation {
+                deadline_at: Some(form(t)),
+                ..op(key("deadline"), "idem", State::Unknown)
+            });
+            ops.push(NewOperation {
+                key_expires_at: Some(form(t)),
+                ..op(key("key"), "idem", State::Unknown)
+            });
+            // The contract keeps keys an hour after created_at.
+            ops.push(NewOperation {
+                created_at: form(t - chrono::Duration::hours(1)),
+                ..op(key("retention"), "kept", State::Unknown)
+            });
+        }
+    }
+    ops.push(NewOperation {
+        lease_expires_at: Some("soon".into()),
+        deadline_at: Some("soon".into()),
+        ..op("unreadable".into(), "idem", State::Reserved)
+    });
+    let contract = |op_type: &str, retention| OpTypeContract {
+        op_type: op_type.into(),
+        idempotent: true,
+        key_retention_s: retention,
+        description: None,
+    };
+    let dir = TempDir::new().unwrap();
+    let mut ledger = Ledger::create(&dir.path().join("times.db")).unwrap();
+    ledger
+        .import(
+            &ops,
+            &[contract("idem", None), contract("kept", Some(3600))],
+        )
+        .unwrap();
+
+    let rows = ledger
+        .page(&Query::default(), Seek::First, 100, now())
+        .unwrap();
+    let queue = ledger
+        .page(&Query::queue(), Seek::First, 100, now())
+        .unwrap();
+    let in_queue = |key: &str| queue.iter().any(|r| r.idem_key == key);
+    let failed = |checks: &[RuleCheck], rule: Rule| {
+        checks.iter().any(|c| c.rule == rule && c.verdict.is_fail())
+    };
+    for (name, _) in forms {
+        for (when, passed) in [("past", true), ("future", false)] {
+            let key = |role: &str| format!("{name}/{when}/{role}");
+            let detail = |role: &str| {
+                let id = ledger.resolve(&format!("a/idem/{}", key(role)));
+                let id = id.or_else(|_| ledger.resolve(&format!("a/kept/{}", key(role))));
+                ledger.detail(id.unwrap()).unwrap()
+            };
+            let case = format!("{name} {when}");
+            let lease = detail("lease");
+            assert_eq!(in_queue(&key("lease")), passed, "{case}: queue (SQL)");
+            assert_eq!(
+                lease.operation.in_queue(now()),
+                passed,
+                "{case}: queue (domain)"
+            );
+            let retry =
+                |role: &str| rules::check_kind(DecisionKind::RetrySameKey, &detail(role), now());
+            assert_eq!(
+                failed(&retry("deadline"), Rule::DeadlineNotPassed),
+                passed,
+                "{case}"
+            );
+            assert_eq!(failed(&retry("key"), Rule::KeyNotExpired), passed, "{case}");
+            assert_eq!(
+                failed(&retry("retention"), Rule::KeyNotExpired),
+                passed,
+                "{case}"
+            );
+        }
+    }
+    let stale = queue.iter().filter(|r| r.state == State::Reserved).count();
+    assert_eq!(stale, forms.len(), "one stale lease per form");
+    let sound = rows.iter().filter(|r| r.idem_key != "unreadable");
+    assert!(sound.clone().all(|r| r.malformed.is_empty()), "{rows:?}");
+    assert_eq!(sound.count(), ops.len() - 1);
+
+    // Not a time: flagged on the row, out of the queue, and the deadline
+    // rule says so instead of guessing.
+    let bad = rows.iter().find(|r| r.idem_key == "unreadable").unwrap();
+    assert_eq!(bad.malformed.len(), 1, "{bad:?}");
+    assert_eq!(bad.malformed[0].column, "lease_expires_at");
+    assert!(bad.malformed[0].found.starts_with("not a time: \"soon\""));
+    assert!(!in_queue("unreadable"));
+    let detail = ledger.detail(bad.id).unwrap();
+    let columns: Vec<&str> = detail
+        .operation
+        .malformed
+        .iter()
+        .map(|m| m.column)
+        .collect();
+    assert_eq!(columns, ["deadline_at", "lease_expires_at"]);
+    let checks = rules::check_kind(DecisionKind::RetrySameKey, &detail, now());
+    assert!(
+        checks.iter().any(
+            |c| c.rule == Rule::DeadlineNotPassed && c.verdict.text().contains("is not a time")
+        ),
+        "{checks:?}"
+    );
+}

@@ -6,7 +6,7 @@
 use rusqlite::Row;
 use rusqlite::types::ValueRef;
 
-use crate::domain::Malformed;
+use crate::domain::{Malformed, TIME_FORMATS, parse_time};
 use crate::text::sanitize;
 
 /// One row being read, and the malformed cells met so far.
@@ -58,6 +58,34 @@ impl<'a, 'r> Cells<'a, 'r> {
             ValueRef::Integer(n) => Some(n.to_string()),
             ValueRef::Real(x) => Some(x.to_string()),
         })
+    }
+
+    /// A time the column requires: see [`Cells::opt_time`].
+    pub fn time(&mut self, i: usize, column: &'static str) -> rusqlite::Result<String> {
+        let text = self.text(i, column)?;
+        self.check_time(column, &text);
+        Ok(text)
+    }
+
+    /// A time or NULL, kept as written; text [`parse_time`] cannot read is
+    /// flagged, so an unreadable lease or deadline is shown as such rather
+    /// than silently judged never or now (issue 9, point 5).
+    pub fn opt_time(&mut self, i: usize, column: &'static str) -> rusqlite::Result<Option<String>> {
+        let text = self.opt_text(i, column)?;
+        if let Some(t) = &text {
+            self.check_time(column, t);
+        }
+        Ok(text)
+    }
+
+    fn check_time(&mut self, column: &'static str, text: &str) {
+        let flagged = self.malformed.iter().any(|m| m.column == column);
+        if !flagged && parse_time(text).is_none() {
+            self.flag(
+                column,
+                format!("not a time: \"{}\" ({TIME_FORMATS})", sanitize(&cap(text))),
+            );
+        }
     }
 
     /// An integer the column requires: anything else reads as a flagged 0.
