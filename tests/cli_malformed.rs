@@ -146,3 +146,41 @@ fn dump_ops(path: &Path) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// Bad cells in an operation's history: `show` still shows the whole
+/// history, each bad cell named with its row and column.
+#[test]
+fn bad_cells_in_the_history_are_named_by_row_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("careless.db");
+    ledger_with(&l, "params", "NULL");
+    sql(&l)
+        .execute_batch(
+            "INSERT INTO attempts VALUES (2, 1, '2026-11-06T10:15:00Z', NULL, 'timeout',
+               X'010203', NULL);
+             INSERT INTO attempts VALUES (2, 2, '2026-11-06T10:16:00Z', NULL, 'error',
+               'provider said no', NULL);
+             INSERT INTO events VALUES (7, 2, 'one', '2026-11-06T10:15:01Z', 'committed',
+               CAST(X'7bff7d' AS TEXT));",
+        )
+        .unwrap();
+    let ls = l.to_str().unwrap();
+    for format in ["text", "json"] {
+        let out = settle(&["show", ls, "2", "--format", format]);
+        assert_eq!(code(&out), 0, "{format}: {}", stderr(&out));
+        let text = stdout(&out);
+        for flag in [
+            "attempt 1: error: a 3-byte BLOB",
+            "event 7: attempt: text \\\"one\\\"",
+            "event 7: detail: invalid UTF-8, shown with U+FFFD",
+        ] {
+            let flag = if format == "text" {
+                flag.replace('\\', "")
+            } else {
+                flag.to_string()
+            };
+            assert!(text.contains(&flag), "{format}: {flag}: {text}");
+        }
+        assert!(text.contains("provider said no"), "{format}: {text}");
+    }
+}

@@ -90,6 +90,9 @@ fn fields_text(o: &mut String, detail: &OperationDetail, now: DateTime<Utc>) {
             let _ = writeln!(o, "  ! no decision: {}", bad.refusal());
         }
     }
+    for line in &detail.history_malformed {
+        let _ = writeln!(o, "  ! malformed  {line}");
+    }
     let _ = writeln!(o, "  state        {state}  (version {})", op.version);
     let _ = writeln!(o, "  account      {}", s(&op.account));
     let contract = detail.contract_summary();
@@ -251,6 +254,7 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "version": op.version,
             "malformed": super::list::malformed_json(&op.malformed),
         },
+        "history_malformed": detail.history_malformed,
         "contract": detail.contract.as_ref().map(|c| json!({
             "op_type": c.op_type,
             "idempotent": c.idempotent,

@@ -233,6 +233,7 @@ mod tests {
                 key_retention_s: None,
                 description: None,
             }),
+            history_malformed: Vec::new(),
         }
     }
 

@@ -102,6 +102,7 @@ mod tests {
                 key_retention_s: retention,
                 description: None,
             }),
+            history_malformed: Vec::new(),
         }
     }
 

@@ -354,6 +354,10 @@ pub struct OperationDetail {
     pub retry_requests: Vec<RetryRequest>,
     /// `None` when `op_types` has no row for this operation's type.
     pub contract: Option<OpTypeContract>,
+    /// Malformed cells in the attempts, events, decisions, retry requests
+    /// and contract, one line each (`attempt 2: error: a 3-byte BLOB`);
+    /// the values themselves are shown made visible in place.
+    pub history_malformed: Vec<String>,
 }
 
 impl OperationDetail {

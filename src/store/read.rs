@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use super::Ledger;
 use crate::domain::{
-    Attempt, Decision, DecisionId, Event, OpTypeContract, Operation, OperationDetail, OperationId,
-    OperationRow, Outcome, RetryRequest, Seek, State, StateCounts,
+    Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
+    OperationId, OperationRow, Outcome, RetryRequest, Seek, State, StateCounts,
 };
 use crate::error::{Error, Result};
 use crate::query::{Pattern, Query};
@@ -317,7 +317,7 @@ impl Ledger {
             .conn
             .prepare_cached(&sql)
             .and_then(|mut stmt| {
-                stmt.query_map(params_from_iter(args), decision)?
+                stmt.query_map(params_from_iter(args), |r| decision(r).map(|(d, _)| d))?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(|e| self.err("reading the audit trail", e))?;
@@ -352,12 +352,19 @@ pub(super) fn load_detail(
         )?
         .query_map([id.0], attempt)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut history_malformed = Vec::new();
+    let attempts = flagged(attempts, &mut history_malformed, |a| {
+        format!("attempt {}", a.attempt)
+    });
     let events = conn
         .prepare_cached(
             "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = ?1 ORDER BY id",
         )?
         .query_map([id.0], event)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let events = flagged(events, &mut history_malformed, |e| {
+        format!("event {}", e.id)
+    });
     let (decisions, retry_requests, contract) = if console_tables {
         let decisions = conn
             .prepare_cached(&format!(
@@ -365,6 +372,9 @@ pub(super) fn load_detail(
             ))?
             .query_map([id.0], decision)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        let decisions = flagged(decisions, &mut history_malformed, |d| {
+            format!("decision {}", d.id)
+        });
         let retry_requests = conn
             .prepare_cached(
                 "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id
@@ -372,12 +382,17 @@ pub(super) fn load_detail(
             )?
             .query_map([id.0], retry_request)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        let retry_requests = flagged(retry_requests, &mut history_malformed, |r| {
+            format!("retry request {}", r.id)
+        });
         let contract = conn
             .prepare_cached(
                 "SELECT op_type, idempotent, key_retention_s, description FROM op_types WHERE op_type = ?1",
             )?
             .query_row([&operation.op_type], contract)
-            .optional()?;
+            .optional()?
+            .map(|one| flagged(vec![one], &mut history_malformed, |_| "op_types row".into()));
+        let contract = contract.and_then(|mut one| one.pop());
         (decisions, retry_requests, contract)
     } else {
         (Vec::new(), Vec::new(), None)
@@ -389,7 +404,25 @@ pub(super) fn load_detail(
         decisions,
         retry_requests,
         contract,
+        history_malformed,
     }))
+}
+
+/// The rows without their flags, each flag kept in `out` as `attempt 2:
+/// error: a 3-byte BLOB` (`whose` names the row).
+fn flagged<T>(
+    rows: Vec<(T, Vec<Malformed>)>,
+    out: &mut Vec<String>,
+    whose: impl Fn(&T) -> String,
+) -> Vec<T> {
+    rows.into_iter()
+        .map(|(row, cells)| {
+            for m in &cells {
+                out.push(format!("{}: {}: {}", whose(&row), m.column, m.found));
+            }
+            row
+        })
+        .collect()
 }
 
 fn where_sql(clause: &[String]) -> String {
@@ -583,13 +616,12 @@ fn operation(r: &Row<'_>) -> rusqlite::Result<Operation> {
     })
 }
 
-// The history rows below are read as tolerantly, the values made visible in
-// place; their types carry no flag yet, so a malformed cell there shows as
-// its stand-in (`<blob N bytes>`, U+FFFD) or as empty.
+// The history rows below are read as tolerantly; their malformed cells are
+// gathered on the detail by [`flagged`] (see `history_malformed`).
 
-fn attempt(r: &Row<'_>) -> rusqlite::Result<Attempt> {
+fn attempt(r: &Row<'_>) -> rusqlite::Result<(Attempt, Vec<Malformed>)> {
     let mut c = Cells::new(r);
-    Ok(Attempt {
+    let row = Attempt {
         op_id: OperationId(c.int(0, "op_id")?),
         attempt: c.int(1, "attempt")?,
         started_at: c.text(2, "started_at")?,
@@ -597,24 +629,26 @@ fn attempt(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         outcome: Outcome::parse(&c.text(4, "outcome")?),
         error: c.opt_text(5, "error")?,
         response: c.opt_text(6, "response")?,
-    })
+    };
+    Ok((row, c.malformed))
 }
 
-fn event(r: &Row<'_>) -> rusqlite::Result<Event> {
+fn event(r: &Row<'_>) -> rusqlite::Result<(Event, Vec<Malformed>)> {
     let mut c = Cells::new(r);
-    Ok(Event {
+    let row = Event {
         id: c.int(0, "id")?,
         op_id: OperationId(c.int(1, "op_id")?),
         attempt: c.opt_int(2, "attempt")?,
         at: c.text(3, "at")?,
         event: c.text(4, "event")?,
         detail: c.opt_text(5, "detail")?,
-    })
+    };
+    Ok((row, c.malformed))
 }
 
-fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
+fn decision(r: &Row<'_>) -> rusqlite::Result<(Decision, Vec<Malformed>)> {
     let mut c = Cells::new(r);
-    Ok(Decision {
+    let row = Decision {
         id: DecisionId(c.int(0, "id")?),
         op_id: OperationId(c.int(1, "op_id")?),
         decision: c.text(2, "decision")?,
@@ -627,12 +661,13 @@ fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
         decided_at: c.text(9, "decided_at")?,
         op_version: c.int(10, "op_version")?,
         undoes: c.opt_int(11, "undoes")?.map(DecisionId),
-    })
+    };
+    Ok((row, c.malformed))
 }
 
-fn retry_request(r: &Row<'_>) -> rusqlite::Result<RetryRequest> {
+fn retry_request(r: &Row<'_>) -> rusqlite::Result<(RetryRequest, Vec<Malformed>)> {
     let mut c = Cells::new(r);
-    Ok(RetryRequest {
+    let row = RetryRequest {
         id: c.int(0, "id")?,
         op_id: OperationId(c.int(1, "op_id")?),
         idem_key: c.text(2, "idem_key")?,
@@ -640,15 +675,17 @@ fn retry_request(r: &Row<'_>) -> rusqlite::Result<RetryRequest> {
         requested_by: c.text(4, "requested_by")?,
         status: c.text(5, "status")?,
         decision_id: DecisionId(c.int(6, "decision_id")?),
-    })
+    };
+    Ok((row, c.malformed))
 }
 
-fn contract(r: &Row<'_>) -> rusqlite::Result<OpTypeContract> {
+fn contract(r: &Row<'_>) -> rusqlite::Result<(OpTypeContract, Vec<Malformed>)> {
     let mut c = Cells::new(r);
-    Ok(OpTypeContract {
+    let row = OpTypeContract {
         op_type: c.text(0, "op_type")?,
         idempotent: c.int(1, "idempotent")? == 1,
         key_retention_s: c.opt_int(2, "key_retention_s")?,
         description: c.opt_text(3, "description")?,
-    })
+    };
+    Ok((row, c.malformed))
 }

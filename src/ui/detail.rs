@@ -91,6 +91,9 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
             ));
         }
     }
+    for line in &detail.history_malformed {
+        out.push(Line::styled(format!("! malformed: {line}"), theme.fail()));
+    }
     out.push(Line::raw(""));
     // What the events prove comes first: it is what the operator decides on.
     let summary = evidence::summarize(detail, app.now);
