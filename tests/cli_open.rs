@@ -406,3 +406,22 @@ fn usage_errors_exit_2_and_help_teaches() {
     assert_eq!(code(&out), 0);
     assert!(stdout(&out).contains("_settle"));
 }
+
+#[test]
+fn adopting_a_file_that_cannot_be_written_says_why_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("svc.db");
+    service_ledger(&l);
+    let mut perms = std::fs::metadata(&l).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&l, perms).unwrap();
+    let before = file_state(&l);
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not writable") && stderr(&out).contains("permissions"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(before, file_state(&l));
+}
