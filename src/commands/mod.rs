@@ -53,7 +53,7 @@ pub fn open_for_reading(path: &Path) -> Result<Ledger> {
     let (ledger, report) = Ledger::open(path, Access::ReadOnly)?;
     if let Some(why) = report.not_adopted {
         eprintln!(
-            "settle: {}: {why}; `settle adopt {}` adopts it",
+            "settle: {}: {why}; `settle adopt {}` brings it up to date",
             path.display(),
             path.display()
         );

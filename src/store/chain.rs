@@ -249,7 +249,7 @@ impl Ledger {
             return Err(Error::ledger(
                 &self.path,
                 "the audit trail has no hash chain yet (schema older than 3)",
-                "open the ledger once without --read-only (e.g. `settle audit LEDGER`) to add it, then verify",
+                "`settle adopt LEDGER` adds it (chaining the decisions already there), then verify",
             ));
         }
         let mut stmt = self

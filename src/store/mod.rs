@@ -163,11 +163,17 @@ impl Ledger {
         let mut derived = found.derived;
         if read_only {
             if found.needs_upgrade {
-                report.not_adopted = Some(format!(
-                    "schema {} is older than {}; shown read-only without adopting it",
-                    found.user_version,
-                    schema::SCHEMA_VERSION
-                ));
+                report.not_adopted = Some(if found.user_version < schema::SCHEMA_VERSION {
+                    format!(
+                        "schema {} is older than {}; shown read-only without adopting it",
+                        found.user_version,
+                        schema::SCHEMA_VERSION
+                    )
+                } else {
+                    "some of settle's indexes or triggers are missing (dropped by hand?); \
+                     shown read-only without restoring them"
+                        .to_string()
+                });
             }
         } else {
             configure_writer(&conn, path, wait)?;
