@@ -74,6 +74,11 @@ pub enum Error {
         hint: String,
     },
 
+    /// A read was cancelled through [`crate::store::Ledger::interrupt_handle`]
+    /// (the filter or view changed); nothing failed, drop the result.
+    #[error("cancelled: {doing}")]
+    Interrupted { doing: String },
+
     /// Operator input that does not make sense (a bad filter, a bad flag
     /// combination the parser could not catch).
     #[error("{0}")]

@@ -504,3 +504,56 @@ pub fn age(time: &str, now: DateTime<Utc>) -> String {
         None => "?".to_string(),
     }
 }
+
+/// Where a page starts, for any list ordered newest first by row id
+/// (operations by [`OperationId`], the audit trail by [`DecisionId`]; the
+/// console's window asks with plain `i64` and maps it with [`Seek::map`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seek<Id = OperationId> {
+    /// The newest rows.
+    First,
+    /// The rows that follow (are older than) this id.
+    After(Id),
+    /// The rows that precede (are newer than) this id; returned in list
+    /// order, newest first, ending just before the id.
+    Before(Id),
+    /// The oldest rows, in list order.
+    Last,
+}
+
+impl<Id> Seek<Id> {
+    /// The same place, with the id turned into another type.
+    pub fn map<J>(self, f: impl FnOnce(Id) -> J) -> Seek<J> {
+        match self {
+            Seek::First => Seek::First,
+            Seek::After(id) => Seek::After(f(id)),
+            Seek::Before(id) => Seek::Before(f(id)),
+            Seek::Last => Seek::Last,
+        }
+    }
+}
+
+/// Operations per state, for the header and `settle list` summaries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StateCounts {
+    /// Every state word present, with its count, in [`State::KNOWN`] order
+    /// and unrecognised words after.
+    pub by_state: Vec<(State, i64)>,
+    /// `reserved` operations whose lease has passed (part of the queue).
+    pub stale_reserved: i64,
+    pub total: i64,
+}
+
+impl StateCounts {
+    pub fn get(&self, state: &State) -> i64 {
+        self.by_state
+            .iter()
+            .find(|(s, _)| s == state)
+            .map_or(0, |(_, n)| *n)
+    }
+
+    /// Size of the triage queue.
+    pub fn queue(&self) -> i64 {
+        State::QUEUE.iter().map(|s| self.get(s)).sum::<i64>() + self.stale_reserved
+    }
+}

@@ -228,7 +228,7 @@ pub fn check(
                 },
             });
             let used = detail.attempts_used();
-            checks.push(if op.state == State::Exhausted || used >= op.max_attempts {
+            checks.push(if spends_extra_attempt(detail) {
                 RuleCheck::note(
                     Rule::Budget,
                     format!(
@@ -281,6 +281,14 @@ pub fn check_kind(
         undoes: None,
     };
     check(&draft, detail, now)
+}
+
+/// Whether a `retry_same_key` on this operation spends an attempt beyond
+/// `max_attempts`: the budget is used up, or the service already gave up
+/// (`exhausted`). The decision transaction records it with the decision.
+pub fn spends_extra_attempt(detail: &OperationDetail) -> bool {
+    let op = &detail.operation;
+    op.state == State::Exhausted || detail.attempts_used() >= op.max_attempts
 }
 
 /// The first failing check, which is what a refusal reports.

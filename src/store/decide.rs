@@ -10,7 +10,7 @@ use super::Ledger;
 use super::read::load_detail;
 use crate::domain::rules::{self, Rule};
 use crate::domain::{
-    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, State, format_time,
+    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, format_time,
 };
 use crate::error::{Error, Result};
 
@@ -63,8 +63,8 @@ impl Ledger {
                 reason: "no state to return to".to_string(),
             });
         };
-        let extra_attempt = draft.kind == DecisionKind::RetrySameKey
-            && (op.state == State::Exhausted || detail.attempts_used() >= op.max_attempts);
+        let extra_attempt =
+            draft.kind == DecisionKind::RetrySameKey && rules::spends_extra_attempt(&detail);
         let decided_at = format_time(now);
         let non_empty = |s: &Option<String>| s.clone().filter(|t| !t.trim().is_empty());
         tx.execute(

@@ -17,8 +17,11 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 use schema::sqlite;
 
+// Moved to `domain` (issue 7 point 6); re-exported until call sites follow.
+pub use crate::domain::{Seek, StateCounts};
 pub use import::{ImportReport, create_service_ledger};
-pub use read::{Seek, StateCounts};
+pub use rusqlite::InterruptHandle;
+pub use schema::Progress;
 
 /// How long a write waits for another writer (a service, a worker, a second
 /// console) before giving up with "database is locked".
@@ -41,6 +44,10 @@ pub struct Ledger {
     /// False for a read-only look at a service ledger that was never
     /// adopted: reads of decisions and retry requests return nothing.
     console_tables: bool,
+    /// The trigger-kept summary and count tables are there and current, so
+    /// reads use them instead of aggregating (false for a read-only look at
+    /// a ledger that was never adopted or migrated).
+    derived: bool,
 }
 
 /// What opening did or could not do, for one line on stderr or the header.
@@ -87,6 +94,7 @@ impl Ledger {
             path: path.to_path_buf(),
             read_only: false,
             console_tables: true,
+            derived: true,
         })
     }
 
@@ -94,6 +102,17 @@ impl Ledger {
     /// (schema version 0) or by an older settle is adopted or migrated in one
     /// transaction; a read-only one is only read.
     pub fn open(path: &Path, access: Access) -> Result<(Ledger, OpenReport)> {
+        Ledger::open_with_progress(path, access, &mut |_| {})
+    }
+
+    /// [`Ledger::open`], calling `progress` before each step of an adoption
+    /// or migration (building the indexes of a big ledger takes a while). A
+    /// read-only open never adopts, so it never calls `progress`.
+    pub fn open_with_progress(
+        path: &Path,
+        access: Access,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Ledger, OpenReport)> {
         if !path.is_file() {
             return Err(Error::ledger(
                 path,
@@ -122,6 +141,7 @@ impl Ledger {
             .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
         let found = schema::inspect(&conn, path)?;
         let mut console_tables = found.missing_console_tables.is_empty();
+        let mut derived = found.derived;
         if read_only {
             if found.needs_upgrade {
                 report.not_adopted = Some(format!(
@@ -133,8 +153,9 @@ impl Ledger {
         } else {
             configure_writer(&conn, path)?;
             if found.needs_upgrade {
-                report.upgraded = Some(schema::upgrade(&mut conn, path)?);
+                report.upgraded = Some(schema::upgrade(&mut conn, path, progress)?);
                 console_tables = true;
+                derived = true;
             }
         }
         Ok((
@@ -143,6 +164,7 @@ impl Ledger {
                 path: path.to_path_buf(),
                 read_only,
                 console_tables,
+                derived,
             },
             report,
         ))
@@ -162,6 +184,14 @@ impl Ledger {
         self.conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(|e| self.err("reading data_version", e))
+    }
+
+    /// A handle another thread may use to stop the read running on this
+    /// ledger (the console cancels a page when the filter changes). The
+    /// stopped read returns [`Error::Interrupted`]; a handle used while
+    /// nothing runs does nothing.
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        self.conn.get_interrupt_handle()
     }
 
     fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
@@ -216,3 +246,6 @@ fn writable(path: &Path) -> bool {
     let dir_ok = std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly());
     file_ok && dir_ok
 }
+
+#[cfg(test)]
+mod tests;

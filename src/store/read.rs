@@ -9,84 +9,72 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use super::Ledger;
 use crate::domain::{
     Attempt, Decision, DecisionId, Event, OpTypeContract, Operation, OperationDetail, OperationId,
-    OperationRow, Outcome, RetryRequest, State, format_time,
+    OperationRow, Outcome, RetryRequest, Seek, State, StateCounts,
 };
 use crate::error::{Error, Result};
 use crate::query::{Pattern, Query};
 
-/// Where a page starts, for any list ordered newest first by row id
-/// (operations by [`OperationId`], the audit trail by [`DecisionId`]; the
-/// console's window asks with plain `i64` and maps it with [`Seek::map`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seek<Id = OperationId> {
-    /// The newest rows.
-    First,
-    /// The rows that follow (are older than) this id.
-    After(Id),
-    /// The rows that precede (are newer than) this id; returned in list
-    /// order, newest first, ending just before the id.
-    Before(Id),
-    /// The oldest rows, in list order.
-    Last,
-}
+/// A list row from the derived summary that triggers keep current: one
+/// primary-key lookup per row.
+const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
+    coalesce(s.attempts, 0), o.max_attempts, s.last_event, s.last_error,
+    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version
+    FROM operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id";
 
-impl<Id> Seek<Id> {
-    /// The same place, with the id turned into another type.
-    pub fn map<J>(self, f: impl FnOnce(Id) -> J) -> Seek<J> {
-        match self {
-            Seek::First => Seek::First,
-            Seek::After(id) => Seek::After(f(id)),
-            Seek::Before(id) => Seek::Before(f(id)),
-            Seek::Last => Seek::Last,
-        }
-    }
-
-    /// The keyset condition on `column`, the order to read in, the bound,
-    /// and whether the rows must be reversed into list order.
-    fn plan(self, column: &str) -> (String, &'static str, Option<Id>, bool) {
-        match self {
-            Seek::First => (String::new(), "DESC", None, false),
-            Seek::After(id) => (format!("{column} <"), "DESC", Some(id), false),
-            Seek::Before(id) => (format!("{column} >"), "ASC", Some(id), true),
-            Seek::Last => (String::new(), "ASC", None, true),
-        }
-    }
-}
-
-/// Operations per state, for the header and `settle list` summaries.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StateCounts {
-    /// Every state word present, with its count, in [`State::KNOWN`] order
-    /// and unrecognised words after.
-    pub by_state: Vec<(State, i64)>,
-    /// `reserved` operations whose lease has passed (part of the queue).
-    pub stale_reserved: i64,
-    pub total: i64,
-}
-
-impl StateCounts {
-    pub fn get(&self, state: &State) -> i64 {
-        self.by_state
-            .iter()
-            .find(|(s, _)| s == state)
-            .map_or(0, |(_, n)| *n)
-    }
-
-    /// Size of the triage queue.
-    pub fn queue(&self) -> i64 {
-        State::QUEUE.iter().map(|s| self.get(s)).sum::<i64>() + self.stale_reserved
-    }
-}
-
-const ROW_COLUMNS: &str = "o.id, o.state, o.account, o.op_type, o.idem_key,
+/// The same row for a ledger shown read-only without adopting it (no
+/// summary table): three subqueries per row, still bounded by the page.
+const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
     (SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id),
     o.max_attempts,
     (SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1),
     (SELECT a.error FROM attempts a WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1),
-    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version";
+    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version
+    FROM operations o";
+
+/// The states an operation in the triage queue can have, as the partial
+/// index `settle_operations_queue` and the queue predicate both spell it
+/// (SQLite uses a partial index only when the query repeats its condition).
+/// The unary `+` keeps the planner off `settle_operations_state`, which
+/// would read the states one after the other and sort the whole queue.
+pub(super) fn queue_candidates_sql(column: &str) -> String {
+    let words: Vec<String> = State::QUEUE
+        .iter()
+        .chain([State::Reserved].iter())
+        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
+        .collect();
+    format!("+{column} IN ({})", words.join(", "))
+}
+
+/// The reserved rows the index `settle_operations_reserved_lease` holds;
+/// `+` as in [`queue_candidates_sql`], so that index, not the state index,
+/// counts the stale ones.
+pub(super) const STALE_CANDIDATES: &str = "+state = 'reserved'";
+
+/// A lease as seconds since the epoch, whatever form a service wrote it in:
+/// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
+/// seconds. No lease is 0 (stale: nobody owns it, see
+/// [`crate::domain::stale_reservation`]); text that is not a time is NULL
+/// (never stale). The index `settle_operations_reserved_lease` is on this
+/// exact expression.
+pub(super) fn instant_sql(column: &str) -> String {
+    format!(
+        "(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) IN ('integer', 'real') THEN {column} ELSE unixepoch({column}) END)"
+    )
+}
+
+/// The keyset condition on `column`, the order to read in, the bound, and
+/// whether the rows must be reversed into list order.
+fn seek_plan<Id>(seek: Seek<Id>, column: &str) -> (String, &'static str, Option<Id>, bool) {
+    match seek {
+        Seek::First => (String::new(), "DESC", None, false),
+        Seek::After(id) => (format!("{column} <"), "DESC", Some(id), false),
+        Seek::Before(id) => (format!("{column} >"), "ASC", Some(id), true),
+        Seek::Last => (String::new(), "ASC", None, true),
+    }
+}
 
 const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
-    result_id, max_attempts, deadline_at, lease_expires_at, key_expires_at, created_at,
+    result_id, max_attempts, deadline_at, CAST(lease_expires_at AS TEXT), key_expires_at, created_at,
     updated_at, version";
 
 const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
@@ -101,18 +89,7 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        let (mut clause, mut values) = where_clause(query, now);
-        let (condition, order, bound, reverse) = seek.plan("o.id");
-        if let Some(id) = bound {
-            values.push(Value::Integer(id.0));
-            clause.push(format!("{condition} ?{}", values.len()));
-        }
-        values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
-        let sql = format!(
-            "SELECT {ROW_COLUMNS} FROM operations o {} ORDER BY o.id {order} LIMIT ?{}",
-            where_sql(&clause),
-            values.len()
-        );
+        let (sql, values, reverse) = self.page_sql(query, seek, Some(limit), now);
         let mut stmt = self
             .conn
             .prepare_cached(&sql)
@@ -127,21 +104,92 @@ impl Ledger {
         Ok(rows)
     }
 
+    /// Every operation matching `query`, newest first, handed to `each` as
+    /// one statement reads it: no page re-sorts, no rows held in memory. For
+    /// `settle list --all`; `each` returning an error stops the read.
+    pub fn for_each_row(
+        &self,
+        query: &Query,
+        now: DateTime<Utc>,
+        mut each: impl FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64> {
+        let (sql, values, _) = self.page_sql(query, Seek::First, None, now);
+        let mut stmt = self
+            .conn
+            .prepare(&sql)
+            .map_err(|e| self.err("preparing the list query", e))?;
+        let mut rows = stmt
+            .query(params_from_iter(values))
+            .map_err(|e| self.err("listing operations", e))?;
+        let mut n = 0;
+        while let Some(row) = rows.next().map_err(|e| self.err("listing operations", e))? {
+            each(operation_row(row).map_err(|e| self.err("listing operations", e))?)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The statement, its parameters and whether to reverse the rows, for a
+    /// page (`limit`) or the whole list (`None`).
+    pub(super) fn page_sql(
+        &self,
+        query: &Query,
+        seek: Seek<OperationId>,
+        limit: Option<usize>,
+        now: DateTime<Utc>,
+    ) -> (String, Vec<Value>, bool) {
+        let (mut clause, mut values) = where_clause(query, now, self.derived);
+        let (condition, order, bound, reverse) = seek_plan(seek, "o.id");
+        if let Some(id) = bound {
+            values.push(Value::Integer(id.0));
+            clause.push(format!("{condition} ?{}", values.len()));
+        }
+        let limit = match limit {
+            Some(n) => {
+                values.push(Value::Integer(n.min(i64::MAX as usize) as i64));
+                format!(" LIMIT ?{}", values.len())
+            }
+            None => String::new(),
+        };
+        let source = if self.derived {
+            ROW_SOURCE
+        } else {
+            ROW_SOURCE_UNADOPTED
+        };
+        let sql = format!(
+            "{source} {} ORDER BY o.id {order}{limit}",
+            where_sql(&clause)
+        );
+        (sql, values, reverse)
+    }
+
     /// How many operations match `query`. May scan: callers on the screen
     /// path run it off the UI thread.
     pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
-        let (clause, values) = where_clause(query, now);
-        let sql = format!("SELECT COUNT(*) FROM operations o {}", where_sql(&clause));
+        let (clause, values) = where_clause(query, now, self.derived);
+        let from = if self.derived {
+            "operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id"
+        } else {
+            "operations o"
+        };
+        let sql = format!("SELECT COUNT(*) FROM {from} {}", where_sql(&clause));
         self.conn
             .query_row(&sql, params_from_iter(values), |r| r.get(0))
             .map_err(|e| self.err("counting operations", e))
     }
 
-    /// Operations per state (an index-only scan of `settle_operations_state`).
+    /// Operations per state: the trigger-kept `settle_state_counts` (a few
+    /// rows) and the stale reservations through the lease index, so the cost
+    /// does not grow with the ledger. An unadopted ledger is counted.
     pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        let sql = if self.derived {
+            "SELECT state, n FROM settle_state_counts WHERE n <> 0"
+        } else {
+            "SELECT state, COUNT(*) FROM operations GROUP BY state"
+        };
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT state, COUNT(*) FROM operations GROUP BY state")
+            .prepare_cached(sql)
             .map_err(|e| self.err("counting states", e))?;
         let raw = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
@@ -160,9 +208,11 @@ impl Ledger {
         let stale_reserved = self
             .conn
             .query_row(
-                "SELECT COUNT(*) FROM operations WHERE state = 'reserved'
-                 AND (lease_expires_at IS NULL OR lease_expires_at <= ?1)",
-                [format_time(now)],
+                &format!(
+                    "SELECT COUNT(*) FROM operations WHERE {STALE_CANDIDATES} AND {} <= ?1",
+                    instant_sql("lease_expires_at")
+                ),
+                [now.timestamp()],
                 |r| r.get(0),
             )
             .map_err(|e| self.err("counting stale reservations", e))?;
@@ -227,7 +277,7 @@ impl Ledger {
         if !self.console_tables {
             return Ok(Vec::new());
         }
-        let (condition, order, bound, reverse) = seek.plan("id");
+        let (condition, order, bound, reverse) = seek_plan(seek, "id");
         let (sql, args) = match bound {
             Some(id) => (
                 format!(
@@ -328,8 +378,10 @@ fn where_sql(clause: &[String]) -> String {
 }
 
 /// Turns a parsed filter into SQL conditions with numbered parameters. Values
-/// never enter the SQL text.
-fn where_clause(query: &Query, now: DateTime<Utc>) -> (Vec<String>, Vec<Value>) {
+/// never enter the SQL text. `derived`: the summary table is there (joined
+/// as `s`). Each condition is written so an index ending in `id` serves it
+/// and the page needs no sort (`store/plans.rs` asserts the plans).
+fn where_clause(query: &Query, now: DateTime<Utc>, derived: bool) -> (Vec<String>, Vec<Value>) {
     let mut clause = Vec::new();
     let mut values: Vec<Value> = Vec::new();
     let param = |values: &mut Vec<Value>, v: Value| {
@@ -337,9 +389,13 @@ fn where_clause(query: &Query, now: DateTime<Utc>) -> (Vec<String>, Vec<Value>) 
         format!("?{}", values.len())
     };
     if query.queue {
-        let now = param(&mut values, Value::Text(format_time(now)));
+        // The candidates term is repeated verbatim so the partial index
+        // settle_operations_queue (already in id order) serves the page.
+        let now = param(&mut values, Value::Integer(now.timestamp()));
+        clause.push(queue_candidates_sql("o.state"));
         clause.push(format!(
-            "(o.state IN ('unknown', 'exhausted', 'conflict') OR (o.state = 'reserved' AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= {now})))"
+            "(o.state <> 'reserved' OR {} <= {now})",
+            instant_sql("o.lease_expires_at")
         ));
     }
     if !query.states.is_empty() {
@@ -348,7 +404,11 @@ fn where_clause(query: &Query, now: DateTime<Utc>) -> (Vec<String>, Vec<Value>) 
             .iter()
             .map(|s| param(&mut values, Value::Text(s.as_str().to_string())))
             .collect();
-        clause.push(format!("o.state IN ({})", list.join(", ")));
+        // One state: its run of settle_operations_state is in id order.
+        // Several: walking the id order and filtering beats reading each
+        // state's run and sorting them all (`+` keeps the index out).
+        let plus = if list.len() > 1 { "+" } else { "" };
+        clause.push(format!("{plus}o.state IN ({})", list.join(", ")));
     }
     for (column, patterns) in [
         ("o.account", &query.accounts),
@@ -364,20 +424,36 @@ fn where_clause(query: &Query, now: DateTime<Utc>) -> (Vec<String>, Vec<Value>) 
                 Pattern::Exact(v) => {
                     format!("{column} = {}", param(&mut values, Value::Text(v.clone())))
                 }
-                Pattern::Glob(v) => format!(
-                    "{column} GLOB {}",
-                    param(&mut values, Value::Text(glob_literal(v)))
-                ),
+                Pattern::Glob(v) => {
+                    let glob = format!(
+                        "{column} GLOB {}",
+                        param(&mut values, Value::Text(glob_literal(v)))
+                    );
+                    // An explicit range over the literal prefix lets the
+                    // column's index find the matches, whatever the pattern.
+                    match prefix_range(v) {
+                        Some((low, high)) => format!(
+                            "({column} >= {} AND {column} < {} AND {glob})",
+                            param(&mut values, Value::Text(low)),
+                            param(&mut values, Value::Text(high)),
+                        ),
+                        None => glob,
+                    }
+                }
             })
             .collect();
         clause.push(format!("({})", alternatives.join(" OR ")));
     }
     for (cmp, n) in &query.attempts {
         let p = param(&mut values, Value::Integer(*n));
-        clause.push(format!(
-            "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id) {} {p}",
-            cmp.sql()
-        ));
+        if derived {
+            clause.push(format!("coalesce(s.attempts, 0) {} {p}", cmp.sql()));
+        } else {
+            clause.push(format!(
+                "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id) {} {p}",
+                cmp.sql()
+            ));
+        }
     }
     for text in &query.errors {
         let p = param(&mut values, Value::Text(like_contains(text)));
@@ -400,6 +476,18 @@ fn where_clause(query: &Query, now: DateTime<Utc>) -> (Vec<String>, Vec<Value>) 
         clause.push(format!("({})", alternatives.join(" OR ")));
     }
     (clause, values)
+}
+
+/// The range `[low, high)` every match of a `*` pattern lies in: its text
+/// before the first wildcard, and that text with its last character
+/// advanced. `None` when the pattern starts with `*`.
+fn prefix_range(pattern: &str) -> Option<(String, String)> {
+    let literal = pattern.split('*').next().unwrap_or_default();
+    let mut chars: Vec<char> = literal.chars().collect();
+    let last = chars.pop()?;
+    let next = char::from_u32(last as u32 + 1)?;
+    let high: String = chars.iter().chain([next].iter()).collect();
+    Some((literal.to_string(), high))
 }
 
 /// `*` is the wildcard; every other GLOB metacharacter is taken literally.

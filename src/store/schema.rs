@@ -10,7 +10,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::error::{Error, Result};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Tables services write (ledger-v1). Required in every ledger.
 pub const SERVICE_TABLES: &str = r#"
@@ -88,14 +88,231 @@ CREATE TABLE IF NOT EXISTS op_types (
 "#;
 
 /// Indexes the console relies on to page and count without full scans.
-/// Named `settle_*` so services can tell them from their own.
-const CONSOLE_INDEXES: &str = r#"
-CREATE INDEX IF NOT EXISTS settle_operations_state ON operations (state, id);
-CREATE INDEX IF NOT EXISTS settle_events_op ON events (op_id, id);
-CREATE INDEX IF NOT EXISTS settle_decisions_op ON decisions (op_id, id);
-CREATE INDEX IF NOT EXISTS settle_retry_requests_op ON retry_requests (op_id, id);
-CREATE INDEX IF NOT EXISTS settle_retry_requests_status ON retry_requests (status, id);
+/// Named `settle_*` so services can tell them from their own. Each filter
+/// qualifier has one whose last column is `id`, so a page in id order reads
+/// only the rows it returns (`tests` in `store/plans.rs` hold this).
+const CONSOLE_INDEXES: &[(&str, &str)] = &[
+    ("settle_operations_state", "operations (state, id)"),
+    ("settle_events_op", "events (op_id, id)"),
+    ("settle_decisions_op", "decisions (op_id, id)"),
+    ("settle_retry_requests_op", "retry_requests (op_id, id)"),
+    (
+        "settle_retry_requests_status",
+        "retry_requests (status, id)",
+    ),
+    ("settle_operations_account", "operations (account, id)"),
+    ("settle_operations_type", "operations (op_type, id)"),
+    ("settle_operations_key", "operations (idem_key, id)"),
+];
+
+/// Tables settle derives from the service's tables and keeps current with
+/// triggers, so they stay right when a service writes with plain SQL: the
+/// per-operation summary the list shows (instead of three subqueries per
+/// row) and the count per state the header shows (instead of a GROUP BY over
+/// the ledger).
+const DERIVED_TABLES: &str = r#"
+CREATE TABLE IF NOT EXISTS settle_op_summary (
+    op_id      INTEGER PRIMARY KEY,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    last_error TEXT,
+    last_event TEXT
+);
+CREATE TABLE IF NOT EXISTS settle_state_counts (
+    state TEXT PRIMARY KEY,
+    n     INTEGER NOT NULL
+) WITHOUT ROWID;
 "#;
+
+/// Recomputes one operation's attempt count and last error (a few rows
+/// through the attempts primary key). `{op}` is `NEW.op_id` or `OLD.op_id`.
+const SUMMARY_ATTEMPTS: &str = "INSERT INTO settle_op_summary (op_id, attempts, last_error)
+    VALUES ({op}, (SELECT COUNT(*) FROM attempts WHERE op_id = {op}),
+        (SELECT error FROM attempts WHERE op_id = {op} ORDER BY attempt DESC LIMIT 1))
+    ON CONFLICT (op_id) DO UPDATE SET attempts = excluded.attempts, last_error = excluded.last_error;";
+
+/// Recomputes one operation's last event (one row through settle_events_op).
+const SUMMARY_EVENT: &str = "INSERT INTO settle_op_summary (op_id, last_event)
+    VALUES ({op}, (SELECT event FROM events WHERE op_id = {op} ORDER BY id DESC LIMIT 1))
+    ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event;";
+
+const COUNT_UP: &str = "INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
+    ON CONFLICT (state) DO UPDATE SET n = n + 1;";
+const COUNT_DOWN: &str = "UPDATE settle_state_counts SET n = n - 1 WHERE state = OLD.state;";
+
+/// The triggers that keep the derived tables current, as (name, event, body).
+fn triggers() -> Vec<(&'static str, &'static str, String)> {
+    let attempts = |op: &str| SUMMARY_ATTEMPTS.replace("{op}", op);
+    let event = |op: &str| SUMMARY_EVENT.replace("{op}", op);
+    vec![
+        (
+            "settle_attempts_insert",
+            "AFTER INSERT ON attempts",
+            attempts("NEW.op_id"),
+        ),
+        (
+            "settle_attempts_update",
+            "AFTER UPDATE OF op_id, attempt, error ON attempts",
+            format!(
+                "{}
+{}",
+                attempts("OLD.op_id"),
+                attempts("NEW.op_id")
+            ),
+        ),
+        (
+            "settle_attempts_delete",
+            "AFTER DELETE ON attempts",
+            attempts("OLD.op_id"),
+        ),
+        (
+            "settle_events_insert",
+            "AFTER INSERT ON events",
+            event("NEW.op_id"),
+        ),
+        (
+            "settle_events_update",
+            "AFTER UPDATE OF op_id, event ON events",
+            format!(
+                "{}
+{}",
+                event("OLD.op_id"),
+                event("NEW.op_id")
+            ),
+        ),
+        (
+            "settle_events_delete",
+            "AFTER DELETE ON events",
+            event("OLD.op_id"),
+        ),
+        (
+            "settle_operations_insert",
+            "AFTER INSERT ON operations",
+            COUNT_UP.to_string(),
+        ),
+        (
+            "settle_operations_update",
+            "AFTER UPDATE OF state ON operations WHEN OLD.state IS NOT NEW.state",
+            format!("{COUNT_DOWN}\n{COUNT_UP}"),
+        ),
+        (
+            "settle_operations_delete",
+            "AFTER DELETE ON operations",
+            COUNT_DOWN.to_string(),
+        ),
+    ]
+}
+
+/// Fills the derived tables from what the service wrote so far (adoption, or
+/// a migration from schema 1). Runs inside the migration's transaction.
+const FILL_DERIVED: &[(&str, &str)] = &[
+    (
+        "counting attempts per operation",
+        "DELETE FROM settle_op_summary;
+         INSERT INTO settle_op_summary (op_id, attempts, last_error)
+             SELECT op_id, COUNT(*), error FROM (
+                 SELECT op_id, error, attempt FROM attempts ORDER BY op_id, attempt DESC
+             ) GROUP BY op_id;",
+    ),
+    (
+        "finding each operation's last event",
+        "INSERT INTO settle_op_summary (op_id, last_event)
+             SELECT op_id, event FROM (SELECT op_id, event, MAX(id) FROM events GROUP BY op_id) WHERE true
+             ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event;",
+    ),
+    (
+        "counting operations per state",
+        "DELETE FROM settle_state_counts;
+         INSERT INTO settle_state_counts (state, n) SELECT state, COUNT(*) FROM operations GROUP BY state;",
+    ),
+];
+
+/// Indexes whose definition comes from the domain's rules (the queue), so
+/// the SQL that pages the queue and the index it needs cannot drift apart.
+fn domain_indexes() -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "settle_operations_queue",
+            format!(
+                "operations (id) WHERE {}",
+                super::read::queue_candidates_sql("state")
+            ),
+        ),
+        (
+            "settle_operations_reserved_lease",
+            format!(
+                "operations ({}) WHERE {}",
+                super::read::instant_sql("lease_expires_at"),
+                super::read::STALE_CANDIDATES
+            ),
+        ),
+    ]
+}
+
+/// Every statement that brings the console's indexes, derived tables and
+/// triggers into a ledger, each with the step name progress reports show.
+/// All are idempotent (`IF NOT EXISTS`) except the fills, which start over.
+fn console_steps() -> Vec<(String, String)> {
+    let mut steps: Vec<(String, String)> = vec![(
+        "creating settle's tables".to_string(),
+        DERIVED_TABLES.to_string(),
+    )];
+    let indexes = CONSOLE_INDEXES
+        .iter()
+        .map(|(n, on)| (n.to_string(), on.to_string()))
+        .chain(
+            domain_indexes()
+                .into_iter()
+                .map(|(n, on)| (n.to_string(), on)),
+        );
+    for (name, on) in indexes {
+        steps.push((
+            format!("building index {name}"),
+            format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"),
+        ));
+    }
+    steps.push((
+        "creating the triggers".to_string(),
+        triggers()
+            .into_iter()
+            .map(|(name, when, body)| {
+                format!("CREATE TRIGGER IF NOT EXISTS {name} {when} BEGIN\n{body}\nEND;")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ));
+    steps.push((
+        "creating the summary index".to_string(),
+        "CREATE INDEX IF NOT EXISTS settle_op_summary_attempts ON settle_op_summary (attempts, op_id);"
+            .to_string(),
+    ));
+    steps
+}
+
+/// Names of every object [`console_steps`] creates, to tell whether a ledger
+/// has them all.
+fn console_object_names() -> Vec<String> {
+    let mut names: Vec<String> = CONSOLE_INDEXES.iter().map(|(n, _)| n.to_string()).collect();
+    names.extend(domain_indexes().into_iter().map(|(n, _)| n.to_string()));
+    names.extend(triggers().into_iter().map(|(n, _, _)| n.to_string()));
+    names.extend(
+        [
+            "settle_op_summary",
+            "settle_state_counts",
+            "settle_op_summary_attempts",
+        ]
+        .map(String::from),
+    );
+    names
+}
+
+/// One step of a migration, for a progress line: `done` of `total` steps
+/// finished, `step` running now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub step: String,
+    pub done: usize,
+    pub total: usize,
+}
 
 /// Columns every ledger-v1 table must have, for validation. `extra_attempt`
 /// is the console's own addition and is added by adoption when missing.
@@ -181,6 +398,9 @@ pub struct Inspection {
     pub missing_console_tables: Vec<&'static str>,
     /// Console indexes or columns absent (adoption adds them).
     pub needs_upgrade: bool,
+    /// The derived tables (operation summaries, state counts) exist and
+    /// their triggers keep them current: reads may use them.
+    pub derived: bool,
 }
 
 /// Reads the schema and refuses what this binary cannot use: not SQLite, a
@@ -224,13 +444,8 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
             ));
         }
     }
-    let index_count: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'settle\\_%' ESCAPE '\\'",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(|e| sqlite(path, "reading the schema", e))?;
+    let present = settle_objects(conn, path)?;
+    let all_objects = console_object_names().iter().all(|n| present.contains(n));
     let has_extra_attempt = missing_console_tables.contains(&"decisions")
         || table_columns(conn, path, "decisions")?
             .iter()
@@ -239,10 +454,20 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
         user_version,
         needs_upgrade: user_version < SCHEMA_VERSION
             || !missing_console_tables.is_empty()
-            || index_count < 5
+            || !all_objects
             || !has_extra_attempt,
+        derived: user_version == SCHEMA_VERSION && all_objects,
         missing_console_tables,
     })
+}
+
+fn settle_objects(conn: &Connection, path: &Path) -> Result<Vec<String>> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE name LIKE 'settle\\_%' ESCAPE '\\'")
+        .map_err(|e| sqlite(path, "reading the schema", e))?;
+    stmt.query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| sqlite(path, "reading the schema", e))
 }
 
 /// Creates the whole schema in a new, empty file.
@@ -252,16 +477,26 @@ pub fn create(conn: &mut Connection, path: &Path) -> Result<()> {
         .map_err(|e| sqlite(path, "starting the schema transaction", e))?;
     tx.execute_batch(SERVICE_TABLES)
         .and_then(|_| tx.execute_batch(CONSOLE_TABLES))
-        .and_then(|_| tx.execute_batch(CONSOLE_INDEXES))
+        .and_then(|_| {
+            console_steps()
+                .iter()
+                .try_for_each(|(_, sql)| tx.execute_batch(sql))
+        })
         .and_then(|_| tx.pragma_update(None, "user_version", SCHEMA_VERSION))
         .and_then(|_| tx.commit())
         .map_err(|e| sqlite(path, "creating the ledger schema", e))
 }
 
 /// Brings an older or service-created ledger up to [`SCHEMA_VERSION`] in one
-/// transaction: adds the console's tables, columns and indexes, never touches
-/// a service row. Returns one line saying what it did.
-pub fn upgrade(conn: &mut Connection, path: &Path) -> Result<String> {
+/// transaction: adds the console's tables, columns, indexes, derived tables
+/// and their triggers, never touches a service row. Calls `progress` before
+/// each step (index builds dominate on a big ledger). Returns one line saying
+/// what it did.
+pub fn upgrade(
+    conn: &mut Connection,
+    path: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<String> {
     let tx = conn
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(|e| sqlite(path, "starting the upgrade transaction", e))?;
@@ -283,9 +518,29 @@ pub fn upgrade(conn: &mut Connection, path: &Path) -> Result<String> {
         .map_err(|e| sqlite(path, "adding decisions.extra_attempt", e))?;
         added.push("column decisions.extra_attempt".to_string());
     }
-    tx.execute_batch(CONSOLE_INDEXES)
-        .map_err(|e| sqlite(path, "adding the console indexes", e))?;
-    added.push("indexes".to_string());
+    let steps: Vec<(String, String)> = console_steps()
+        .into_iter()
+        .chain(
+            FILL_DERIVED
+                .iter()
+                .map(|(n, q)| (n.to_string(), q.to_string())),
+        )
+        .collect();
+    let total = steps.len();
+    for (done, (step, sql)) in steps.into_iter().enumerate() {
+        progress(Progress {
+            step: step.clone(),
+            done,
+            total,
+        });
+        tx.execute_batch(&sql).map_err(|e| sqlite(path, &step, e))?;
+    }
+    progress(Progress {
+        step: "committing".to_string(),
+        done: total,
+        total,
+    });
+    added.push("indexes, operation summaries, state counts and their triggers".to_string());
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(|e| sqlite(path, "setting the schema version", e))?;
     tx.commit()
@@ -343,6 +598,11 @@ pub(crate) fn classify_open_error(path: &Path, e: rusqlite::Error) -> Error {
 }
 
 pub(crate) fn sqlite(path: &Path, doing: &str, source: rusqlite::Error) -> Error {
+    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) {
+        return Error::Interrupted {
+            doing: doing.to_string(),
+        };
+    }
     Error::Sqlite {
         path: path.to_path_buf(),
         doing: doing.to_string(),
