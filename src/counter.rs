@@ -4,7 +4,7 @@
 //! terminal or the model.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::thread;
 
 use chrono::{DateTime, Utc};
@@ -22,20 +22,23 @@ struct CountJob {
 
 pub struct Counter {
     jobs: Sender<CountJob>,
-    answers: Receiver<Msg>,
 }
 
 impl Counter {
     /// Starts the worker on the ledger at `path`: one job at a time, and
     /// only the newest of the jobs waiting (older ones are out of date).
-    pub fn spawn(path: PathBuf) -> Counter {
+    /// Its answers go to `answers`, the shell's channel.
+    pub fn spawn<T>(path: PathBuf, answer_tx: Sender<T>) -> Counter
+    where
+        T: From<Msg> + Send + 'static,
+    {
         let (jobs, job_rx) = mpsc::channel::<CountJob>();
-        let (answer_tx, answers) = mpsc::channel();
         thread::spawn(move || {
             let ledger = match Ledger::open(&path, Access::ReadOnly) {
                 Ok((ledger, _)) => ledger,
                 Err(e) => {
-                    let _ = answer_tx.send(Msg::LoadFailed(format!("counts unavailable: {e}")));
+                    let _ =
+                        answer_tx.send(Msg::LoadFailed(format!("counts unavailable: {e}")).into());
                     return;
                 }
             };
@@ -45,22 +48,17 @@ impl Counter {
                 }
                 let answer = count(&ledger, &job.lists, job.now)
                     .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
-                if answer_tx.send(answer).is_err() {
+                if answer_tx.send(answer.into()).is_err() {
                     return;
                 }
             }
         });
-        Counter { jobs, answers }
+        Counter { jobs }
     }
 
     /// Asks for the counts at `now`. A worker that died answers nothing;
     /// the header keeps saying "counting…" rather than guessing.
     pub fn ask(&self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
         let _ = self.jobs.send(CountJob { lists, now });
-    }
-
-    /// An answer, if one is waiting.
-    pub fn answer(&self) -> Option<Msg> {
-        self.answers.try_recv().ok()
     }
 }

@@ -38,6 +38,8 @@ pub mod synth;
 pub mod text;
 pub mod tui;
 pub mod ui;
+pub mod watch;
+pub mod workers;
 
 pub use commands::demo;
 pub use error::{Error, Result};

@@ -31,6 +31,14 @@ pub(super) fn open_form(
         app.error("read-only: decisions are disabled (opened with --read-only or the file is not writable)");
         return Vec::new();
     }
+    if let Some(why) = &app.file_problem {
+        app.error(format!("{why}; decisions are refused: reopen the ledger"));
+        return Vec::new();
+    }
+    if app.recording {
+        app.error("still recording the last decision; its result shows in a moment");
+        return Vec::new();
+    }
     let targets = match undoes {
         Some((_, op)) => vec![op],
         None => app.decision_targets(),
@@ -72,6 +80,10 @@ pub(super) fn undo(app: &mut App) -> Vec<Effect> {
 /// Types `c` into the focused field, or deletes its last character when
 /// `None`; space on the override box ticks it.
 pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
+    // What is being written is what the form shows; it no longer changes.
+    if app.recording {
+        return Vec::new();
+    }
     if let Some(form) = app.form.as_mut() {
         let focus = form.focus;
         match (form.field_text(focus), c) {
@@ -104,17 +116,26 @@ pub(super) fn toggle_override(app: &mut App) -> Vec<Effect> {
 }
 
 /// Enter in the form: the drafts when every check passes, else the problem
-/// stays on the form.
+/// stays on the form. The form stays open, saying it is recording, until
+/// the writer answers; keys keep answering meanwhile (Esc hides it).
 pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
+    if app.recording {
+        return Vec::new();
+    }
+    let file_problem = app.file_problem.clone();
     let Some(form) = app.form.as_mut() else {
         app.mode = Mode::Normal;
         return Vec::new();
     };
+    if let Some(why) = file_problem {
+        form.problem = Some(format!("{why}: nothing recorded; reopen the ledger"));
+        return Vec::new();
+    }
     match form.confirm(&app.operator, app.now) {
         Ok(drafts) => {
             let n = drafts.len();
-            app.form = None;
-            app.mode = Mode::Normal;
+            form.problem = None;
+            app.recording = true;
             app.info(format!("recording {n} decision{}…", plural(n)));
             vec![Effect::RecordDecisions(drafts)]
         }
@@ -126,6 +147,12 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
 }
 
 pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) -> Vec<Effect> {
+    // The form open now is the one that was recording (no other opens
+    // meanwhile); its job is done.
+    if app.recording && app.form.take().is_some() && app.mode == Mode::Form {
+        app.mode = Mode::Normal;
+    }
+    app.recording = false;
     let undoing = app.pending_undo.take();
     let mut recorded = Vec::new();
     let mut problems = Vec::new();

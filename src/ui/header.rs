@@ -24,7 +24,9 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
         spans.push(Span::raw(" "));
     }
-    if app.live_error.is_some() {
+    if app.file_problem.is_some() {
+        spans.push(Span::styled("✕ file replaced", theme.error()));
+    } else if app.live_error.is_some() {
         spans.push(Span::styled("✕ not live", theme.error()));
     } else {
         spans.push(Span::styled("● live", theme.live()));
