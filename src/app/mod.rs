@@ -30,4 +30,6 @@ pub use pane::{DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
 #[cfg(test)]
+mod late_tests;
+#[cfg(test)]
 mod tests;

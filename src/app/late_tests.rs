@@ -1,0 +1,145 @@
+//! The model when answers arrive late, out of order or in bursts, as they do
+//! from the shell's workers: out-of-date pages are ignored, commits are
+//! reread one at a time, the form says it is recording, a replaced ledger
+//! file takes no decision. Effects are held back here instead of performed
+//! at once, to play the worker's timing.
+
+use super::testkit::{Harness, now};
+use super::*;
+use crate::domain::DecisionKind;
+use crate::effects;
+
+/// Performs `effects` now against the harness's ledger and feeds the
+/// answers back (the worker answering late).
+fn answer(h: &mut Harness, effects: Vec<Effect>) {
+    for effect in effects {
+        for msg in effects::perform(&mut h.ledger, now(), effect) {
+            let more = apply(&mut h.app, msg);
+            answer(h, more);
+        }
+    }
+}
+
+fn accounts(h: &Harness) -> Vec<String> {
+    h.app
+        .queue
+        .window
+        .rows
+        .iter()
+        .map(|r| r.account.clone())
+        .collect()
+}
+
+fn pages(effects: &[Effect]) -> usize {
+    effects
+        .iter()
+        .filter(|e| matches!(e, Effect::LoadPage { .. }))
+        .count()
+}
+
+#[test]
+fn a_filter_changed_mid_query_shows_only_the_new_filter_s_rows() {
+    let mut h = Harness::new();
+    h.keys("/");
+    // The operator types a filter; its page and count are still running…
+    let mut stale = Vec::new();
+    for c in "account:gamma".chars() {
+        stale.extend(update(&mut h.app, Intent::Input(c)));
+    }
+    // …and changes it before they answer.
+    for _ in "gamma".chars() {
+        h.act(Intent::DeleteChar);
+    }
+    h.type_text("acme");
+    assert_eq!(accounts(&h), ["acme", "acme"]);
+    // The old filter's answers arrive last; they must not win.
+    answer(&mut h, stale);
+    assert_eq!(accounts(&h), ["acme", "acme"]);
+    assert_eq!(h.app.queue.count, Some(2));
+}
+
+#[test]
+fn a_burst_of_commits_costs_one_reread_at_a_time() {
+    let mut h = Harness::new();
+    let first = apply(&mut h.app, Msg::LedgerChanged);
+    assert_eq!(pages(&first), 1);
+    // Nine more commits while the reread runs: nothing more is asked yet.
+    for _ in 0..9 {
+        assert_eq!(apply(&mut h.app, Msg::LedgerChanged), Vec::new());
+    }
+    // The reread answers: exactly one more follows for all nine.
+    let mut next = Vec::new();
+    for effect in first {
+        for msg in effects::perform(&mut h.ledger, now(), effect) {
+            next.extend(apply(&mut h.app, msg));
+        }
+    }
+    assert_eq!(pages(&next), 1, "{next:?}");
+    answer(&mut h, next);
+    assert_eq!(h.app.refresh, Refresh::default(), "nothing left to reread");
+}
+
+#[test]
+fn a_reread_superseded_by_a_newer_request_does_not_block_the_next_one() {
+    let mut h = Harness::new();
+    let refresh = apply(&mut h.app, Msg::LedgerChanged);
+    assert_eq!(pages(&refresh), 1);
+    // The operator jumps before the reread answers; the worker drops the
+    // reread, and the jump's page answers instead.
+    let jump = update(&mut h.app, Intent::Last);
+    answer(&mut h, jump);
+    assert_eq!(h.app.refresh.in_flight, None);
+    assert_eq!(pages(&apply(&mut h.app, Msg::LedgerChanged)), 1);
+}
+
+#[test]
+fn the_form_says_it_is_recording_and_keys_still_answer() {
+    let mut h = Harness::new();
+    h.keys("a");
+    let effects = update(&mut h.app, Intent::Confirm);
+    assert!(matches!(effects.as_slice(), [Effect::RecordDecisions(_)]));
+    assert!(h.app.recording);
+    assert_eq!(h.app.mode, Mode::Form, "the form stays while recording");
+    // Typing no longer changes what is being written; Enter twice records once.
+    assert_eq!(update(&mut h.app, Intent::Input('x')), Vec::new());
+    assert_eq!(update(&mut h.app, Intent::Confirm), Vec::new());
+    assert_eq!(h.app.form.as_ref().unwrap().result_id, "report-1");
+    // Esc hides it; no other form opens until the writer answers.
+    update(&mut h.app, Intent::Back);
+    assert_eq!((h.app.mode, h.app.form.is_none()), (Mode::Normal, true));
+    update(&mut h.app, Intent::Decide(DecisionKind::Applied));
+    assert!(h.app.form.is_none());
+    assert!(
+        h.app
+            .status
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("still recording")
+    );
+    answer(&mut h, effects);
+    assert!(!h.app.recording);
+    let status = h.app.status.clone().unwrap();
+    assert!(status.text.starts_with("recorded #7 applied"), "{status:?}");
+}
+
+#[test]
+fn a_replaced_ledger_file_takes_no_decision_and_says_why() {
+    let mut h = Harness::new();
+    h.keys("a");
+    h.receive(Msg::FileReplaced("the ledger file was deleted".into()));
+    assert_eq!(h.keys("enter"), Vec::new());
+    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    assert!(problem.contains("the ledger file was deleted"), "{problem}");
+    h.keys("esc a");
+    assert!(h.app.form.is_none());
+    let status = h.app.status.clone().unwrap();
+    assert!(
+        status.error && status.text.contains("was deleted"),
+        "{status:?}"
+    );
+    // Back in place: decisions are possible again.
+    h.receive(Msg::FileRestored);
+    h.keys("a");
+    assert!(h.app.form.is_some());
+}
