@@ -17,12 +17,13 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use ratatui::DefaultTerminal;
+use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,
     MouseEventKind,
 };
 use ratatui::crossterm::execute;
-use ratatui::crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
+use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
 use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
 use crate::app::{self, App, Effect, Intent, Msg, View};
@@ -119,20 +120,21 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
 /// Gives the terminal back as it was found: raw mode and the alternate
 /// screen off, the cursor shown, mouse reporting off.
 fn restore_terminal() {
-    let _ = execute!(io::stdout(), DisableMouseCapture);
+    let _ = execute!(io::stdout(), DisableMouseCapture, Show);
     ratatui::restore();
 }
 
 /// Takes the terminal again after a suspension.
 fn reenter_terminal(terminal: &mut DefaultTerminal) -> Result<()> {
-    enable_raw_mode().map_err(|e| terminal_error("resuming the terminal", e))?;
-    execute!(io::stdout(), EnterAlternateScreen)
-        .map_err(|e| terminal_error("resuming the terminal", e))?;
+    let resuming = |e| terminal_error("resuming the terminal", e);
+    enable_raw_mode().map_err(resuming)?;
+    execute!(io::stdout(), EnterAlternateScreen, Clear(ClearType::All)).map_err(resuming)?;
     let _ = execute!(io::stdout(), EnableMouseCapture);
-    // The shell drew over the screen meanwhile: draw everything again.
-    terminal
-        .clear()
-        .map_err(|e| terminal_error("resuming the terminal", e))
+    // The screen was cleared: forget the last frame so the next one is
+    // drawn whole. (`Terminal::clear` would ask the terminal where its
+    // cursor is, and the answer goes to the input thread.)
+    terminal.swap_buffers();
+    Ok(())
 }
 
 fn terminal_error(doing: &str, source: io::Error) -> Error {
@@ -285,6 +287,7 @@ fn event_loop(
                     }
                 }
                 Wake::Signal(SIGTSTP) => suspend(terminal)?,
+                // Also after a SIGSTOP this console did not see coming.
                 Wake::Signal(SIGCONT) => reenter_terminal(terminal)?,
                 Wake::Signal(signal) => return Ok(Ended::Signal(signal)),
             }
