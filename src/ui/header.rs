@@ -25,7 +25,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         spans.push(Span::raw(" "));
     }
     if app.file_problem.is_some() {
-        spans.push(Span::styled("✕ file replaced", theme.error()));
+        spans.push(Span::styled("✕ file deleted or replaced", theme.error()));
     } else if app.live_error.is_some() {
         spans.push(Span::styled("✕ not live", theme.error()));
     } else {
