@@ -26,8 +26,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok_or("usage: store_timings LEDGER")?,
     );
     let now = chrono::Utc::now();
+    let mut step_start = Instant::now();
+    let mut step_name = String::new();
     let (ledger, report) = time("open read-write (adopt/migrate)", || {
-        Ledger::open(&path, Access::ReadWrite)
+        Ledger::open_with_progress(&path, Access::ReadWrite, &mut |p| {
+            if !step_name.is_empty() {
+                println!(
+                    "  {step_name:<38} {:>10.2} ms",
+                    step_start.elapsed().as_secs_f64() * 1000.0
+                );
+            }
+            step_name = format!("[{}/{}] {}", p.done, p.total, p.step);
+            step_start = Instant::now();
+        })
     })?;
     if let Some(line) = report.upgraded {
         println!("  {line}");
@@ -66,6 +77,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })?;
     }
     let q = Query::queue();
+    let n = time("whole queue streamed as JSON lines", || {
+        use std::io::Write;
+        let mut out = std::io::BufWriter::new(std::fs::File::create("/dev/null").unwrap());
+        ledger
+            .for_each_row(&q, now, |r| {
+                let line = serde_json::json!({
+                    "id": r.id.0, "state": r.state.as_str(), "account": r.account,
+                    "op_type": r.op_type, "idem_key": r.idem_key, "attempts": r.attempts,
+                    "max_attempts": r.max_attempts, "last_event": r.last_event,
+                    "last_error": r.last_error, "result_id": r.result_id,
+                    "lease_expires_at": r.lease_expires_at, "created_at": r.created_at,
+                    "updated_at": r.updated_at, "version": r.version,
+                });
+                writeln!(out, "{line}").unwrap();
+                Ok(())
+            })
+            .unwrap()
+    });
+    println!("  {n} rows");
     let n = time("whole queue, pages of 1000", || {
         let mut seek = Seek::First;
         let mut n = 0;

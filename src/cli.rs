@@ -127,9 +127,9 @@ pub struct ListArgs {
     /// A filter: state:S account:A type:T key:K attempts>N err:TEXT, free text.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,
-    /// At most this many rows.
-    #[arg(long, default_value_t = 100, value_name = "N")]
-    pub limit: usize,
+    /// At most this many rows [default: 100 for table; every row for json, jsonl and csv, so a pipeline never loses rows]. When rows are left out, stderr says how many.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
     /// Every matching row, read a page at a time (overrides --limit).
     #[arg(long)]
     pub all: bool,
@@ -216,8 +216,12 @@ pub struct DecideArgs {
 pub struct AuditArgs {
     /// The ledger (SQLite file).
     pub ledger: PathBuf,
-    #[arg(long, default_value_t = 50, value_name = "N")]
-    pub limit: usize,
+    /// At most this many decisions [default: 50 for table; every decision for json, jsonl and csv, so a pipeline never loses rows]. When decisions are left out, stderr says how many.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Every decision, read a page at a time (overrides --limit).
+    #[arg(long)]
+    pub all: bool,
     /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,

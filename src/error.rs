@@ -42,6 +42,19 @@ pub enum Error {
     #[error("{path}: no operation {what}\n  what to do: check the id with `settle list`, or use account/op_type/key", path = path.display())]
     NotFound { path: PathBuf, what: String },
 
+    /// `account/op_type/key` names more than one operation (a ledger made
+    /// without the UNIQUE constraint); like git with an ambiguous name, the
+    /// candidates are listed and nothing is guessed.
+    #[error("{path}: {spec} is ambiguous: it names {n} operations: {list}\n  what to do: give the id instead, e.g. `settle show {path} {first}`",
+        path = path.display(), spec = crate::text::sanitize(spec), n = ids.len(),
+        list = ids.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+        first = ids.first().map(ToString::to_string).unwrap_or_default())]
+    Ambiguous {
+        path: PathBuf,
+        spec: String,
+        ids: Vec<OperationId>,
+    },
+
     /// A decision refused by a rule of the contract; nothing was written.
     #[error("refused: operation {op}: {rule}: {reason}\n  nothing was written", rule = rule.label())]
     Refused {

@@ -90,14 +90,119 @@ pub fn decision_line(d: &Decision) -> String {
     line
 }
 
+/// How much of one long value (parameters, an event's detail, an error, a
+/// response) is formatted for people: more than any screen holds, little
+/// enough that drawing it never keeps a key waiting. A 10 MB value froze
+/// the console (issue 9, point 4); JSON output keeps every byte.
+pub const SHOWN_BYTES: usize = 16 * 1024;
+
+/// What ends a value cut at [`SHOWN_BYTES`].
+pub fn more_bytes(left: usize) -> String {
+    format!("… {left} more bytes, `settle show --format json` for all")
+}
+
+/// The first [`SHOWN_BYTES`] of `text` (cut between characters), and how
+/// many bytes follow.
+fn shown_part(text: &str) -> (&str, usize) {
+    if text.len() <= SHOWN_BYTES {
+        return (text, 0);
+    }
+    let mut end = SHOWN_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&text[..end], text.len() - end)
+}
+
+/// A value shown on one line (an event's detail, an error, a response):
+/// sanitised, and cut at [`SHOWN_BYTES`] with what was left out said.
+pub fn long_text(text: &str) -> String {
+    match shown_part(text) {
+        (all, 0) => clean(all),
+        (part, left) => format!("{} {}", clean(part), more_bytes(left)),
+    }
+}
+
 /// Parameters as indented JSON when they parse, as they are otherwise;
-/// sanitised line by line.
+/// sanitised line by line. Past [`SHOWN_BYTES`] only the first part is
+/// indented (it cannot be parsed whole) and a last line says how many bytes
+/// were left out.
 pub fn pretty_params(params: &str) -> Vec<String> {
-    let pretty = serde_json::from_str::<serde_json::Value>(params)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| params.to_string());
-    pretty.lines().map(clean).collect()
+    let (part, left) = shown_part(params);
+    let pretty = if left > 0 {
+        if part.trim_start().starts_with(['{', '[']) {
+            indent_json(part)
+        } else {
+            part.to_string()
+        }
+    } else {
+        serde_json::from_str::<serde_json::Value>(params)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| params.to_string())
+    };
+    let mut lines: Vec<String> = pretty.lines().map(clean).collect();
+    if left > 0 {
+        lines.push(more_bytes(left));
+    }
+    lines
+}
+
+/// Indents JSON text the way `serde_json::to_string_pretty` does, token by
+/// token, without parsing it whole: it works on the first part of a value
+/// too big to format (an unfinished string or container is fine).
+fn indent_json(text: &str) -> String {
+    fn newline(out: &mut String, depth: usize) {
+        out.push('\n');
+        out.extend(std::iter::repeat_n("  ", depth));
+    }
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                while chars.next_if(|c| c.is_whitespace()).is_some() {}
+                // An empty container stays on one line: `{}`, `[]`.
+                if let Some(close) = chars.next_if(|c| matches!(c, '}' | ']')) {
+                    out.push(close);
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// When the key expires, relative to `now`:
@@ -174,5 +279,45 @@ mod tests {
     fn params_are_pretty_when_json_and_kept_when_not() {
         assert_eq!(pretty_params(r#"{"a":1}"#), ["{", r#"  "a": 1"#, "}"]);
         assert_eq!(pretty_params("not json"), ["not json"]);
+    }
+
+    #[test]
+    fn indenting_token_by_token_matches_serde() {
+        let json = r#"{"a": [1, {"b": "x,\"y:{"}, [], {}], "c": null, "d": {"e": true}}"#;
+        let serde =
+            serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(json).unwrap())
+                .unwrap();
+        assert_eq!(indent_json(json), serde);
+    }
+
+    #[test]
+    fn ten_megabytes_of_params_are_cut_with_a_line_saying_so() {
+        let items: Vec<String> = (0..1_000_000).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+        let params = format!(r#"{{"items":[{}]}}"#, items.join(","));
+        assert!(params.len() > 10_000_000);
+        let lines = pretty_params(&params);
+        let shown: usize = lines.iter().map(String::len).sum();
+        assert!(shown < 4 * SHOWN_BYTES, "{shown} bytes formatted");
+        assert_eq!(lines[..3], ["{", r#"  "items": ["#, "    {"]);
+        let last = lines.last().unwrap();
+        assert!(
+            last.starts_with("… ")
+                && last.ends_with(" more bytes, `settle show --format json` for all"),
+            "{last}"
+        );
+        let left: usize = last[4..].split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(left, params.len() - SHOWN_BYTES);
+    }
+
+    #[test]
+    fn a_long_text_is_cut_between_characters() {
+        let text = "é".repeat(SHOWN_BYTES);
+        let shown = long_text(&text);
+        assert!(
+            shown.ends_with(&more_bytes(SHOWN_BYTES)),
+            "{}",
+            &shown[shown.len() - 80..]
+        );
+        assert_eq!(long_text("short"), "short");
     }
 }

@@ -8,14 +8,21 @@ use std::borrow::Cow;
 /// bidirectional overrides that can reorder what a reader sees) with a
 /// visible stand-in. Newlines and tabs become a space-like marker too: one
 /// field stays on one line. Returns the input untouched when it is clean.
+///
+/// The stand-ins cannot be forged: a stand-in glyph (`␛`, `⏎`, …) already in
+/// the text is itself written as `<U+241B>`, and a literal `<U+` as
+/// `<U+003C>U+`, so `␛` on screen always means a real escape and every
+/// `<U+XXXX>` is a marker (issue 9, point 8).
 pub fn sanitize(input: &str) -> Cow<'_, str> {
-    if !input.chars().any(is_unsafe) {
+    if !input.chars().any(is_unsafe) && !input.contains("<U+") {
         return Cow::Borrowed(input);
     }
     let mut out = String::with_capacity(input.len() + 8);
-    for c in input.chars() {
+    for (i, c) in input.char_indices() {
         if is_unsafe(c) {
             out.push_str(&stand_in(c));
+        } else if c == '<' && input[i..].starts_with("<U+") {
+            out.push_str(&code_point('<'));
         } else {
             out.push(c);
         }
@@ -64,9 +71,27 @@ pub fn pad(s: &str, width: usize) -> String {
     out
 }
 
+/// What [`sanitize`] replaces: controls, and glyphs that would pass for
+/// its own stand-ins.
 fn is_unsafe(c: char) -> bool {
+    is_control(c) || is_stand_in_glyph(c)
+}
+
+/// Characters that act on the terminal or reorder what the reader sees.
+fn is_control(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The glyphs [`stand_in`] draws (the Control Pictures block, `⏎`, `⇥`):
+/// when the text itself holds one, it is marked, never shown as is.
+fn is_stand_in_glyph(c: char) -> bool {
+    matches!(c, '\u{2400}'..='\u{243F}' | '⏎' | '⇥')
+}
+
+/// `<U+XXXX>`: the marker for a character shown by its code point.
+fn code_point(c: char) -> String {
+    format!("<U+{:04X}>", c as u32)
 }
 
 fn stand_in(c: char) -> String {
@@ -78,7 +103,7 @@ fn stand_in(c: char) -> String {
             .map(String::from)
             .unwrap_or_else(|| "�".to_string()),
         '\u{7f}' => "␡".to_string(),
-        c => format!("<U+{:04X}>", c as u32),
+        c => code_point(c),
     }
 }
 
@@ -108,6 +133,15 @@ mod tests {
     }
 
     #[test]
+    fn a_literal_stand_in_is_marked_not_mistaken_for_a_control() {
+        assert_eq!(sanitize("a\u{1b}b"), "a␛b");
+        assert_eq!(sanitize("a␛b"), "a<U+241B>b");
+        assert_eq!(sanitize("x⏎y⇥"), "x<U+23CE>y<U+21E5>");
+        assert_eq!(sanitize("<U+202E>"), "<U+003C>U+202E>");
+        assert_eq!(sanitize("a<b"), "a<b");
+    }
+
+    #[test]
     fn multiline_keeps_lines_but_not_escapes() {
         assert_eq!(
             sanitize_multiline("{\n  \"a\": \"\u{1b}x\"\r\n}"),
@@ -130,10 +164,22 @@ mod tests {
             proptest::prop_assert!(unicode_width::UnicodeWidthStr::width(fit(&clean, w).as_str()) <= w);
         }
 
+        /// Two different texts never look the same once sanitised: a
+        /// forged stand-in cannot pass for a real control character.
+        #[test]
+        fn sanitizing_never_merges_two_texts(
+            a in "[a<U+0-9A-F>\u{1b}\u{202E}\n␛⏎]{0,8}",
+            b in "[a<U+0-9A-F>\u{1b}\u{202E}\n␛⏎]{0,8}",
+        ) {
+            if a != b {
+                proptest::prop_assert_ne!(sanitize(&a), sanitize(&b));
+            }
+        }
+
         #[test]
         fn sanitized_text_has_no_controls(s in ".*") {
             let clean = sanitize(&s);
-            proptest::prop_assert!(!clean.chars().any(is_unsafe));
+            proptest::prop_assert!(!clean.chars().any(is_control));
         }
     }
 }

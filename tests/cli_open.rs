@@ -79,7 +79,10 @@ fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
         "completed is not in the queue"
     );
 
-    assert_eq!(query_i64(&l, "PRAGMA user_version"), 1);
+    assert_eq!(
+        query_i64(&l, "PRAGMA user_version"),
+        settle::store::schema::SCHEMA_VERSION
+    );
     for t in ["decisions", "retry_requests", "op_types"] {
         assert_eq!(
             query_i64(
@@ -103,7 +106,10 @@ fn init_creates_a_ledger_and_refuses_an_existing_file() {
     let l = dir.path().join("new.db");
     let out = settle(&["init", l.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(query_i64(&l, "PRAGMA user_version"), 1);
+    assert_eq!(
+        query_i64(&l, "PRAGMA user_version"),
+        settle::store::schema::SCHEMA_VERSION
+    );
     assert_eq!(query_i64(&l, "SELECT COUNT(*) FROM operations"), 0);
     let out = settle(&["init", l.to_str().unwrap()]);
     assert_eq!(code(&out), 1);
@@ -237,7 +243,12 @@ fn read_only_opens_write_nothing_not_even_adoption() {
         "t",
     ]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+    // The reason, not advice about a --read-only nobody gave (issue 9).
+    assert!(
+        stderr(&out).contains("not writable") && stderr(&out).contains("permissions"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(before, std::fs::read(&l).unwrap());
     assert_eq!(query_i64(&l, "PRAGMA user_version"), 0);
 }

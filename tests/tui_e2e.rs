@@ -103,3 +103,48 @@ fn demo_opens_the_console_on_the_sample_data() {
     assert!(screen.wait_exit(WAIT));
     assert!(screen.restored());
 }
+
+/// About 10 MB of JSON parameters: many small objects, as a service that
+/// keeps a whole request body writes them.
+fn huge_params() -> String {
+    let items: Vec<String> = (0..270_000)
+        .map(|i| format!(r#"{{"n":{i},"sku":"item-{i:08}","qty":1}}"#))
+        .collect();
+    format!(r#"{{"items":[{}]}}"#, items.join(","))
+}
+
+#[test]
+fn a_detail_with_10_mb_of_params_answers_keys_and_quits() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = demo_ledger(dir.path());
+    let params = huge_params();
+    assert!(params.len() > 9_000_000);
+    sql(&ledger)
+        .execute(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, params, state,
+                max_attempts, created_at, updated_at, version)
+             VALUES ('acme', 'bulk_import', 'huge-params', 'sha256:00', ?1, 'unknown', 3,
+                '2026-11-06T10:15:00Z', '2026-11-06T10:16:00Z', 1)",
+            [&params],
+        )
+        .unwrap();
+    let mut screen = Screen::start(
+        &[ledger.to_str().unwrap(), "--operator", "e2e-operator"],
+        120,
+        40,
+        &[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())],
+    );
+    screen.wait_for("huge-params", WAIT);
+    screen.send("\r");
+    screen.wait_for("detail (J/K scroll)", WAIT);
+    // Scroll as an operator would; each key must be taken, not queued
+    // behind formatting megabytes.
+    for _ in 0..10 {
+        screen.send("J");
+    }
+    screen.send("q");
+    // A generous bound: a correctness check that `q` is answered, not a
+    // benchmark (the frozen console took minutes).
+    assert!(screen.wait_exit(Duration::from_secs(5)));
+    assert!(screen.restored());
+}

@@ -1,48 +1,94 @@
-//! `settle audit`: the decisions, newest first, in the list formats. A
-//! decision's words come from [`crate::labels`], shared with `show` and the
-//! console.
+//! `settle audit`: the decisions, newest first, in the list formats, read a
+//! page at a time; like `list`, it says on stderr how many decisions a limit
+//! left out. A decision's words come from [`crate::labels`], shared with
+//! `show` and the console.
 
 use serde_json::{Value, json};
 
-use super::output::{csv_line, emit, emit_json};
+use super::output::{csv_line, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{AuditArgs, ListFormat};
-use crate::domain::Decision;
+use crate::domain::{Decision, DecisionId};
 use crate::error::Result;
 use crate::labels;
-use crate::store::Seek;
+use crate::store::{Ledger, Seek};
 use crate::text::sanitize;
 
 const CSV_HEADER: &str = "id,op_id,decision,from_state,to_state,result_id,evidence,note,operator,decided_at,op_version,undoes";
 
 pub fn run(args: &AuditArgs) -> Result<()> {
     let ledger = super::open(&args.ledger, args.read_only)?;
-    let decisions = ledger.audit_page(Seek::First, args.limit)?;
-    if args.format == ListFormat::Json {
-        return emit_json(&Value::Array(decisions.iter().map(decision_json).collect()));
+    let want = rows_wanted(args.format, args.limit, args.all, 50);
+    let format = args.format;
+    let mut seek = Seek::First;
+    let mut shown = 0usize;
+    let mut more = true;
+    while shown < want && more {
+        let take = PAGE.min(want - shown);
+        let mut page = ledger.audit_page(seek, take + 1)?;
+        more = page.len() > take;
+        page.truncate(take);
+        let first = shown == 0;
+        let open = emit_page(|out| {
+            for (i, d) in page.iter().enumerate() {
+                let header = first && i == 0;
+                match format {
+                    ListFormat::Csv if header => writeln!(out, "{CSV_HEADER}")?,
+                    ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
+                    _ => {}
+                }
+                match format {
+                    ListFormat::Table => writeln!(
+                        out,
+                        "op {:>8}  #{} {} {}",
+                        d.op_id.0,
+                        d.id,
+                        sanitize(&d.decided_at),
+                        labels::decision_line(d)
+                    )?,
+                    ListFormat::Csv => writeln!(out, "{}", csv_line(&decision_csv(d)))?,
+                    ListFormat::Json => write!(out, "{}", decision_json(d))?,
+                    ListFormat::Jsonl => writeln!(out, "{}", decision_json(d))?,
+                }
+            }
+            Ok(())
+        })?;
+        shown += page.len();
+        match page.last() {
+            Some(last) if open => seek = Seek::After(last.id),
+            _ => more = false,
+        }
     }
-    if args.format == ListFormat::Table && decisions.is_empty() {
+    if format == ListFormat::Json {
+        emit(|out| writeln!(out, "{}", if shown == 0 { "[]" } else { "\n]" }))?;
+    }
+    let total = if more || want == 0 {
+        shown + count_from(&ledger, seek)?
+    } else {
+        shown
+    };
+    if total > shown {
+        eprintln!("{}", left_out("decisions", shown, total));
+    } else if shown == 0 && format == ListFormat::Table {
         eprintln!("settle: no decisions recorded");
     }
-    emit(|out| {
-        if args.format == ListFormat::Csv {
-            writeln!(out, "{CSV_HEADER}")?;
+    Ok(())
+}
+
+/// Decisions read per query: `--all` over a long trail holds one page.
+const PAGE: usize = 1000;
+
+/// How many decisions follow `seek`, for the notice of what a limit left
+/// out. Counted a page at a time: the store has no count of the trail yet.
+fn count_from(ledger: &Ledger, mut seek: Seek<DecisionId>) -> Result<usize> {
+    let mut n = 0;
+    loop {
+        let page = ledger.audit_page(seek, PAGE)?;
+        n += page.len();
+        match page.last() {
+            Some(last) if page.len() == PAGE => seek = Seek::After(last.id),
+            _ => return Ok(n),
         }
-        for d in &decisions {
-            match args.format {
-                ListFormat::Table => writeln!(
-                    out,
-                    "op {:>8}  #{} {} {}",
-                    d.op_id.0,
-                    d.id,
-                    sanitize(&d.decided_at),
-                    labels::decision_line(d)
-                )?,
-                ListFormat::Csv => writeln!(out, "{}", csv_line(&decision_csv(d)))?,
-                ListFormat::Jsonl | ListFormat::Json => writeln!(out, "{}", decision_json(d))?,
-            }
-        }
-        Ok(())
-    })
+    }
 }
 
 fn decision_csv(d: &Decision) -> [String; 12] {

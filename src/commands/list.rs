@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use ratatui::style::Color;
 use serde_json::{Value, json};
 
-use super::output::{colour, csv_line, emit, emit_page};
+use super::output::{colour, csv_line, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{ListArgs, ListFormat};
 use crate::config::Config;
 use crate::domain::{OperationRow, age};
@@ -28,11 +28,13 @@ pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
         query = query.and(Query::parse(&format!("state:{}", args.state.join(",")))?);
     }
     let ledger = super::open(&args.ledger, args.read_only)?;
-    let want = if args.all { usize::MAX } else { args.limit };
+    let want = rows_wanted(args.format, args.limit, args.all, 100);
     write_list(&ledger, &query, args.format, want, colour(config), now)
 }
 
-/// Prints up to `want` operations matching `query`, a page at a time.
+/// Prints up to `want` operations matching `query`, a page at a time. When
+/// it stops before the end, stderr says how many were left out, in every
+/// format: a pipeline never loses rows silently.
 pub(crate) fn write_list(
     ledger: &Ledger,
     query: &Query,
@@ -78,15 +80,20 @@ pub(crate) fn write_list(
         }
     }
     let empty = shown == 0;
-    match format {
-        ListFormat::Json => {
-            emit(|out| writeln!(out, "{}", if empty { "[]" } else { "\n]" }))?;
-        }
-        ListFormat::Table if empty => eprintln!("settle: no operations match"),
-        ListFormat::Table if more && shown >= want => {
-            eprintln!("settle: showing the newest {shown}; more match (--limit N or --all)")
-        }
-        _ => {}
+    if format == ListFormat::Json {
+        emit(|out| writeln!(out, "{}", if empty { "[]" } else { "\n]" }))?;
+    }
+    // `want == 0` reads nothing, so only a count can tell whether rows match.
+    let stopped_early = shown >= want && (more || want == 0);
+    let total = if stopped_early {
+        usize::try_from(ledger.count(query, now)?).unwrap_or(usize::MAX)
+    } else {
+        shown
+    };
+    if total > shown {
+        eprintln!("{}", left_out("operations", shown, total));
+    } else if empty && format == ListFormat::Table {
+        eprintln!("settle: no operations match");
     }
     Ok(())
 }

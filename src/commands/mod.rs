@@ -21,7 +21,7 @@ use chrono::Utc;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{Access, Ledger};
 
 /// Runs the parsed command line.
@@ -40,6 +40,47 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
+    }
+}
+
+/// Opens a ledger to record a decision. A file that cannot be written is
+/// refused here, saying why and what to fix, rather than opened read-only
+/// and refused later with advice about a `--read-only` nobody gave.
+pub fn open_for_writing(path: &Path) -> Result<Ledger> {
+    let (ledger, report) = Ledger::open(path, Access::ReadWrite)?;
+    if let Some(line) = report.upgraded {
+        eprintln!("{line}");
+    }
+    if ledger.is_read_only() {
+        return Err(not_writable(path));
+    }
+    Ok(ledger)
+}
+
+/// Why `path` cannot take a write, told from the file's and its folder's
+/// permissions: SQLite writes `LEDGER-wal` and `LEDGER-shm` beside the file,
+/// so a read-only folder blocks a writable file too.
+fn not_writable(path: &Path) -> Error {
+    let file_read_only = std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if file_read_only || std::fs::OpenOptions::new().append(true).open(path).is_err() {
+        Error::ledger(
+            path,
+            "the file is not writable; nothing was written",
+            "check its permissions (`ls -l`): give your account write access (e.g. `chmod u+w`), or decide as the account that owns it",
+        )
+    } else {
+        Error::ledger(
+            path,
+            format!(
+                "its folder {} is not writable, and SQLite keeps the ledger's -wal and -shm files there; nothing was written",
+                dir.display()
+            ),
+            "give your account write access to the folder (`ls -ld` shows who may write), or move the ledger to a folder you may write",
+        )
     }
 }
 

@@ -126,11 +126,11 @@ fn history_text(o: &mut String, detail: &OperationDetail) {
             opt(&a.ended_at),
             a.error
                 .as_deref()
-                .map(|e| format!("  error: {}", s(e)))
+                .map(|e| format!("  error: {}", labels::long_text(e)))
                 .unwrap_or_default(),
             a.response
                 .as_deref()
-                .map(|r| format!("  response: {}", s(r)))
+                .map(|r| format!("  response: {}", labels::long_text(r)))
                 .unwrap_or_default(),
         );
     }
@@ -149,7 +149,7 @@ fn history_text(o: &mut String, detail: &OperationDetail) {
             s(&e.event),
             e.detail
                 .as_deref()
-                .map(|d| format!("  {}", s(d)))
+                .map(|d| format!("  {}", labels::long_text(d)))
                 .unwrap_or_default(),
         );
     }

@@ -433,12 +433,24 @@ pub fn format_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Parses a ledger time. Accepts any RFC 3339 offset (services are not all
-/// careful) and returns UTC; `None` for text that is not a time.
+/// Parses a ledger time. Services are not all careful, so besides RFC 3339
+/// with any offset it takes SQLite's `datetime('now')` form (UTC) and epoch
+/// seconds: the forms the store's SQL compares as instants too (see
+/// `store::read::instant_sql`), so a lease is stale in both or in neither.
+/// Returns UTC; `None` for text that is not a time.
 pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(text.trim())
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    let text = text.trim();
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Some(t.with_timezone(&Utc));
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
+        return Some(t.and_utc());
+    }
+    // Epoch seconds, as the store's SQL reads them: digits, maybe a fraction.
+    let epoch = text.starts_with(|c: char| c.is_ascii_digit())
+        && text.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let seconds: f64 = text.parse().ok().filter(|_| epoch)?;
+    DateTime::from_timestamp(seconds.floor() as i64, 0)
 }
 
 /// An operation to insert with its history, as a service would have written
@@ -555,5 +567,24 @@ impl StateCounts {
     /// Size of the triage queue.
     pub fn queue(&self) -> i64 {
         State::QUEUE.iter().map(|s| self.get(s)).sum::<i64>() + self.stale_reserved
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leases_in_every_form_a_service_writes_compare_as_instants() {
+        let now = parse_time("2026-06-01T12:00:00Z").unwrap();
+        let stale = |lease| stale_reservation(&State::Reserved, Some(lease), now);
+        assert!(stale("2026-06-01T13:00:00+02:00"), "11:00 UTC has passed");
+        assert!(!stale("2026-06-01T12:30:00Z"));
+        assert!(stale("2026-06-01 11:59:59"));
+        assert!(!stale("2026-06-01 12:00:01.5"));
+        assert!(stale("1780300000"), "epoch seconds before now");
+        assert!(!stale("1790000000"));
+        assert!(!stale("soon"), "text that is not a time is never stale");
+        assert!(stale_reservation(&State::Reserved, None, now));
     }
 }

@@ -131,133 +131,163 @@ pub fn check(
     detail: &OperationDetail,
     now: DateTime<Utc>,
 ) -> Vec<RuleCheck> {
-    let op = &detail.operation;
     let mut checks = vec![state_check(draft.kind, detail, now)];
-    let has_text = |s: &Option<String>| s.as_deref().is_some_and(|t| !t.trim().is_empty());
-
     match draft.kind {
-        DecisionKind::Applied => {
-            checks.push(if has_text(&draft.result_id) || has_text(&draft.evidence) {
-                RuleCheck::pass(Rule::EvidenceGiven, "result id or evidence given")
-            } else {
-                RuleCheck::fail(
-                    Rule::EvidenceGiven,
-                    "applied needs a result id or evidence text",
-                )
-            });
-            let effects = detail.committed_effects();
-            if let Some(result) = draft.result_id.as_deref().filter(|r| !r.trim().is_empty())
-                && !effects.is_empty()
-                && !effects.iter().any(|e| e == result)
-            {
-                checks.push(RuleCheck::note(
-                    Rule::CommittedEffect,
-                    format!(
-                        "result id {result} differs from the committed effect {}",
-                        effects.join(", ")
-                    ),
-                ));
-            }
+        DecisionKind::Applied | DecisionKind::NotApplied => {
+            checks.push(evidence_check(draft));
+            checks.extend(committed_effect_check(draft, detail));
         }
-        DecisionKind::NotApplied => {
-            checks.push(if has_text(&draft.evidence) {
-                RuleCheck::pass(Rule::EvidenceGiven, "evidence given")
-            } else {
-                RuleCheck::fail(
-                    Rule::EvidenceGiven,
-                    "not applied needs evidence text: a missing reply is not evidence of no effect",
-                )
-            });
-            let effects = detail.committed_effects();
-            checks.push(if effects.is_empty() {
-                RuleCheck::pass(Rule::CommittedEffect, "no committed event recorded")
-            } else if draft.override_committed && has_text(&draft.note) {
-                RuleCheck::note(
-                    Rule::CommittedEffect,
-                    format!(
-                        "events show committed effect {}; overridden with a note",
-                        describe_effects(&effects)
-                    ),
-                )
-            } else {
-                RuleCheck::fail(
-                    Rule::CommittedEffect,
-                    format!(
-                        "events show committed effect {}; record applied, or override with a note",
-                        describe_effects(&effects)
-                    ),
-                )
-            });
-        }
-        DecisionKind::RetrySameKey => {
-            checks.push(match &detail.contract {
-                Some(c) if c.idempotent => RuleCheck::pass(
-                    Rule::ContractIdempotent,
-                    format!("{} honours idempotency keys", op.op_type),
-                ),
-                Some(_) => RuleCheck::fail(
-                    Rule::ContractIdempotent,
-                    format!(
-                        "{} is not verified idempotent: a retry could duplicate the effect",
-                        op.op_type
-                    ),
-                ),
-                None => RuleCheck::fail(
-                    Rule::ContractIdempotent,
-                    format!(
-                        "no op_types row for {}: its receiver's contract is unknown",
-                        op.op_type
-                    ),
-                ),
-            });
-            checks.push(key_expiry_check(detail, now));
-            checks.push(match op.deadline_at.as_deref() {
-                None => RuleCheck::pass(Rule::DeadlineNotPassed, "no deadline"),
-                Some(text) => match parse_time(text) {
-                    Some(deadline) if deadline > now => {
-                        RuleCheck::pass(Rule::DeadlineNotPassed, format!("deadline {text}"))
-                    }
-                    Some(_) => RuleCheck::fail(
-                        Rule::DeadlineNotPassed,
-                        format!("deadline {text} has passed"),
-                    ),
-                    None => RuleCheck::fail(
-                        Rule::DeadlineNotPassed,
-                        format!("deadline_at {text:?} is not an RFC 3339 time"),
-                    ),
-                },
-            });
-            let used = detail.attempts_used();
-            checks.push(if spends_extra_attempt(detail) {
-                RuleCheck::note(
-                    Rule::Budget,
-                    format!(
-                        "{used}/{} attempts used: this retry spends one extra attempt",
-                        op.max_attempts
-                    ),
-                )
-            } else {
-                RuleCheck::pass(
-                    Rule::Budget,
-                    format!("{used}/{} attempts used", op.max_attempts),
-                )
-            });
-        }
-        DecisionKind::CancelRetry => {
-            checks.push(match detail.queued_retry() {
-                Some(r) => RuleCheck::pass(
-                    Rule::RetryStillQueued,
-                    format!("retry request {} is still queued", r.id),
-                ),
-                None => RuleCheck::fail(
-                    Rule::RetryStillQueued,
-                    "no queued retry request: a worker has claimed it or it is done",
-                ),
-            });
-        }
+        DecisionKind::RetrySameKey => checks.extend([
+            contract_check(detail),
+            key_expiry_check(detail, now),
+            deadline_check(detail, now),
+            budget_check(detail),
+        ]),
+        DecisionKind::CancelRetry => checks.push(retry_queued_check(detail)),
         DecisionKind::Reopen => checks.push(reopen_check(draft, detail)),
     }
     checks
+}
+
+fn has_text(text: &Option<String>) -> bool {
+    text.as_deref().is_some_and(|t| !t.trim().is_empty())
+}
+
+/// `applied` needs a result id or evidence; `not_applied` needs evidence,
+/// since the absence of a reply proves nothing.
+fn evidence_check(draft: &DecisionDraft) -> RuleCheck {
+    let (given, pass, fail) = if draft.kind == DecisionKind::Applied {
+        (
+            has_text(&draft.result_id) || has_text(&draft.evidence),
+            "result id or evidence given",
+            "applied needs a result id or evidence text",
+        )
+    } else {
+        (
+            has_text(&draft.evidence),
+            "evidence given",
+            "not applied needs evidence text: a missing reply is not evidence of no effect",
+        )
+    };
+    if given {
+        RuleCheck::pass(Rule::EvidenceGiven, pass)
+    } else {
+        RuleCheck::fail(Rule::EvidenceGiven, fail)
+    }
+}
+
+/// What the `committed` events say about the decision. For `applied` they
+/// only matter when the result id names another effect (a note, `None`
+/// otherwise); `not_applied` against a committed effect contradicts the
+/// ledger's own evidence, so it is refused unless overridden with a note.
+fn committed_effect_check(draft: &DecisionDraft, detail: &OperationDetail) -> Option<RuleCheck> {
+    let effects = detail.committed_effects();
+    if draft.kind == DecisionKind::Applied {
+        let result = draft
+            .result_id
+            .as_deref()
+            .filter(|r| !r.trim().is_empty())?;
+        return (!effects.is_empty() && !effects.iter().any(|e| e == result)).then(|| {
+            RuleCheck::note(
+                Rule::CommittedEffect,
+                format!(
+                    "result id {result} differs from the committed effect {}",
+                    effects.join(", ")
+                ),
+            )
+        });
+    }
+    Some(if effects.is_empty() {
+        RuleCheck::pass(Rule::CommittedEffect, "no committed event recorded")
+    } else if draft.override_committed && has_text(&draft.note) {
+        RuleCheck::note(
+            Rule::CommittedEffect,
+            format!(
+                "events show committed effect {}; overridden with a note",
+                describe_effects(&effects)
+            ),
+        )
+    } else {
+        RuleCheck::fail(
+            Rule::CommittedEffect,
+            format!(
+                "events show committed effect {}; record applied, or override with a note",
+                describe_effects(&effects)
+            ),
+        )
+    })
+}
+
+/// A retry under the same key is safe only if the receiver honours keys.
+fn contract_check(detail: &OperationDetail) -> RuleCheck {
+    let op_type = &detail.operation.op_type;
+    match &detail.contract {
+        Some(c) if c.idempotent => RuleCheck::pass(
+            Rule::ContractIdempotent,
+            format!("{op_type} honours idempotency keys"),
+        ),
+        Some(_) => RuleCheck::fail(
+            Rule::ContractIdempotent,
+            format!("{op_type} is not verified idempotent: a retry could duplicate the effect"),
+        ),
+        None => RuleCheck::fail(
+            Rule::ContractIdempotent,
+            format!("no op_types row for {op_type}: its receiver's contract is unknown"),
+        ),
+    }
+}
+
+fn deadline_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
+    match detail.operation.deadline_at.as_deref() {
+        None => RuleCheck::pass(Rule::DeadlineNotPassed, "no deadline"),
+        Some(text) => match parse_time(text) {
+            Some(deadline) if deadline > now => {
+                RuleCheck::pass(Rule::DeadlineNotPassed, format!("deadline {text}"))
+            }
+            Some(_) => RuleCheck::fail(
+                Rule::DeadlineNotPassed,
+                format!("deadline {text} has passed"),
+            ),
+            None => RuleCheck::fail(
+                Rule::DeadlineNotPassed,
+                format!("deadline_at {text:?} is not an RFC 3339 time"),
+            ),
+        },
+    }
+}
+
+/// Informational: a spent budget does not refuse a retry (ledger-v1 lets an
+/// exhausted operation spend one extra attempt), but the operator is told.
+fn budget_check(detail: &OperationDetail) -> RuleCheck {
+    let op = &detail.operation;
+    let used = detail.attempts_used();
+    if spends_extra_attempt(detail) {
+        RuleCheck::note(
+            Rule::Budget,
+            format!(
+                "{used}/{} attempts used: this retry spends one extra attempt",
+                op.max_attempts
+            ),
+        )
+    } else {
+        RuleCheck::pass(
+            Rule::Budget,
+            format!("{used}/{} attempts used", op.max_attempts),
+        )
+    }
+}
+
+fn retry_queued_check(detail: &OperationDetail) -> RuleCheck {
+    match detail.queued_retry() {
+        Some(r) => RuleCheck::pass(
+            Rule::RetryStillQueued,
+            format!("retry request {} is still queued", r.id),
+        ),
+        None => RuleCheck::fail(
+            Rule::RetryStillQueued,
+            "no queued retry request: a worker has claimed it or it is done",
+        ),
+    }
 }
 
 /// The checks `kind` would meet on `detail` at `now` if the operator gave
@@ -341,7 +371,10 @@ fn state_check(kind: DecisionKind, detail: &OperationDetail, now: DateTime<Utc>)
             } else {
                 RuleCheck::fail(
                     Rule::StateAllows,
-                    format!("state {state:?} is not a ledger-v1 state; no decision applies"),
+                    format!(
+                        "state {:?} is not a ledger-v1 state; no decision applies",
+                        state.as_str()
+                    ),
                 )
             }
         }
@@ -419,3 +452,6 @@ fn reopen_check(draft: &DecisionDraft, detail: &OperationDetail) -> RuleCheck {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use super::read::{DrillAttempt, DrillCase, DrillFile};
 
+mod claims;
+
 /// What an attempt tells the caller about the effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttemptClass {
@@ -231,6 +233,9 @@ pub fn caller_result(case: &DrillCase) -> Option<String> {
     })
 }
 
+/// One case, step by step: what its attempts show, what its effects show,
+/// whether its own claims hold, and its verdict. Each step adds its findings
+/// in turn, so their order on screen follows these steps.
 fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
     let mut note = |severity, text: String| {
         findings.push(Finding {
@@ -239,19 +244,59 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
             text,
         })
     };
-    let effect_ids = |word: &str| -> Vec<String> {
-        case.events
-            .iter()
-            .filter(|e| e.event == word)
-            .map(|e| e.effect_id().unwrap_or_default())
-            .collect()
-    };
-    let committed_effects = effect_ids("committed");
-    let replayed_effects = effect_ids("replayed");
-    let committed_set: BTreeSet<&str> = committed_effects.iter().map(String::as_str).collect();
+    let committed_effects = effect_ids(case, "committed");
+    let replayed_effects = effect_ids(case, "replayed");
+    let attempts = classify_attempts(case);
 
-    let attempts: Vec<AttemptAnalysis> = case
-        .attempts
+    let effect_count = count_effects(case, &committed_effects, &replayed_effects, &mut note);
+    let duplicate = duplicate_effects(case, &committed_effects, &mut note);
+    note_retry_anomalies(case, &attempts, &mut note);
+
+    let caller_result = caller_result(case);
+    let recomputed = claims::Recomputed {
+        effect_count,
+        attempt_count: case.attempts.len(),
+        caller_result: caller_result.as_deref(),
+    };
+    let checks = claims::check_expectations(case, &recomputed, &mut note);
+    let passed_recomputed = claims::recompute_passed(case, &checks, &mut note);
+    let unknown_events = unknown_events(case, &mut note);
+
+    let budget_exhausted = caller_result.as_deref() == Some("exhausted");
+    let verdict = decide_verdict(case, &attempts, duplicate, budget_exhausted, &mut note);
+
+    CaseAnalysis {
+        case: case.case.clone(),
+        strategy: case.strategy.clone(),
+        attempts_used: case.attempts.len(),
+        max_attempts: case.max_attempts,
+        budget_exhausted,
+        effect_count,
+        committed_effects,
+        replayed_effects,
+        duplicate,
+        caller_result,
+        attempts,
+        checks,
+        passed_claimed: case.passed,
+        passed_recomputed,
+        unknown_events,
+        verdict,
+    }
+}
+
+/// Effect ids of the case's `word` events (`committed`, `replayed`), in order.
+fn effect_ids(case: &DrillCase, word: &str) -> Vec<String> {
+    case.events
+        .iter()
+        .filter(|e| e.event == word)
+        .map(|e| e.effect_id().unwrap_or_default())
+        .collect()
+}
+
+/// What each attempt tells the caller, and whether it committed an effect.
+fn classify_attempts(case: &DrillCase) -> Vec<AttemptAnalysis> {
+    case.attempts
         .iter()
         .map(|a| AttemptAnalysis {
             attempt: a.attempt,
@@ -263,10 +308,19 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
                 .iter()
                 .any(|e| e.attempt == Some(a.attempt) && e.event == "committed"),
         })
-        .collect();
+        .collect()
+}
 
-    // Effects: the receiver's final state is the truth about what exists;
-    // events are the cross-check.
+/// How many effects exist. The receiver's final state is the truth about
+/// what exists; the events are the cross-check, and every place they
+/// disagree with it (or a replay of an effect never committed) is a finding.
+fn count_effects(
+    case: &DrillCase,
+    committed: &[String],
+    replayed: &[String],
+    note: &mut impl FnMut(Severity, String),
+) -> usize {
+    let committed_set: BTreeSet<&str> = committed.iter().map(String::as_str).collect();
     let effect_count = match &case.final_state {
         Some(state) => {
             let final_ids: BTreeSet<&str> = state
@@ -274,13 +328,13 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
                 .iter()
                 .filter_map(|e| e.id.as_deref())
                 .collect();
-            if state.effects.len() != committed_effects.len() || final_ids != committed_set {
+            if state.effects.len() != committed.len() || final_ids != committed_set {
                 note(
                     Severity::Warning,
                     format!(
                         "events and final state disagree: {} committed event(s) [{}], {} effect(s) in the final state [{}]",
-                        committed_effects.len(),
-                        committed_effects.join(", "),
+                        committed.len(),
+                        committed.join(", "),
                         state.effects.len(),
                         state
                             .effects
@@ -298,10 +352,10 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
                 Severity::Note,
                 "no final_state: effects counted from committed events only".to_string(),
             );
-            committed_effects.len()
+            committed.len()
         }
     };
-    for id in &replayed_effects {
+    for id in replayed {
         if !committed_set.contains(id.as_str()) {
             note(
                 Severity::Warning,
@@ -309,10 +363,18 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
             );
         }
     }
+    effect_count
+}
 
-    let duplicate = duplicate_effects(case, &committed_effects, &mut note);
-
-    for a in &attempts {
+/// How the caller retried, where it matters: an effect committed behind a
+/// timeout or error, a key that changed between attempts (which turns a
+/// retry into a new request), more attempts than the budget allows.
+fn note_retry_anomalies(
+    case: &DrillCase,
+    attempts: &[AttemptAnalysis],
+    note: &mut impl FnMut(Severity, String),
+) {
+    for a in attempts {
         if a.class == AttemptClass::OutcomeUnknown && a.committed {
             note(
                 Severity::Note,
@@ -339,7 +401,6 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
             ),
         );
     }
-
     let attempts_used = case.attempts.len();
     if let Some(max) = case.max_attempts
         && attempts_used as i64 > max
@@ -349,88 +410,47 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
             format!("used {attempts_used} attempts of a budget of {max}"),
         );
     }
-    let caller_result = caller_result(case);
-    let budget_exhausted = caller_result.as_deref() == Some("exhausted");
+}
 
-    let recomputed = |field: &str| match field {
-        "effect_count" => Some(Value::from(effect_count)),
-        "attempt_count" => Some(Value::from(attempts_used)),
-        "caller_result" => caller_result.as_deref().map(Value::from),
-        _ => None,
-    };
-    // The producer's `observed` is a claim like any other: every field this
-    // analysis can recompute is checked, whether or not it was expected.
-    for (field, observed) in case.observed.iter().flatten() {
-        if let Some(recomputed) = recomputed(field)
-            && recomputed != *observed
-        {
-            note(
-                Severity::Warning,
-                format!("observed {field} = {observed}, but the file shows {recomputed}"),
-            );
-        }
-    }
-    let checks: Vec<FieldCheck> = case
-        .expected
-        .iter()
-        .flatten()
-        .map(|(field, value)| FieldCheck {
-            field: field.clone(),
-            expected: value.clone(),
-            recomputed: recomputed(field),
-            observed: case.observed.as_ref().and_then(|o| o.get(field)).cloned(),
-        })
-        .collect();
-    for check in &checks {
-        if check.holds() == Some(false) {
-            let actual = check.recomputed.as_ref().or(check.observed.as_ref());
-            note(
-                Severity::Warning,
-                format!(
-                    "expected {} = {}, got {}",
-                    check.field,
-                    check.expected,
-                    actual.map(Value::to_string).unwrap_or_default()
-                ),
-            );
-        }
-    }
-    let passed_recomputed = case
-        .expected
-        .as_ref()
-        .map(|_| checks.iter().all(|c| c.holds().unwrap_or(true)));
-    if let (Some(claimed), Some(recomputed)) = (case.passed, passed_recomputed)
-        && claimed != recomputed
-    {
-        note(
-            Severity::Warning,
-            format!("the file says passed={claimed}, recomputed it is {recomputed}"),
-        );
-    }
-
-    let unknown_events: Vec<String> = case
+/// Event words outside the contract, kept as written; each distinct one is
+/// noted once.
+fn unknown_events(case: &DrillCase, note: &mut impl FnMut(Severity, String)) -> Vec<String> {
+    let unknown: Vec<String> = case
         .events
         .iter()
         .filter(|e| !KNOWN_EVENTS.contains(&e.event.as_str()))
         .map(|e| e.event.clone())
         .collect();
-    for word in unknown_events.iter().collect::<BTreeSet<_>>() {
+    for word in unknown.iter().collect::<BTreeSet<_>>() {
         note(
             Severity::Note,
             format!("event word `{word}` is not in the contract: kept as written"),
         );
     }
+    unknown
+}
 
-    let last_class = attempts.last().map(|a| a.class);
-    let verdict = if duplicate {
+/// The case's verdict, with the finding that explains it. The worst thing
+/// that happened wins: a duplicate is harm done whatever the caller believed,
+/// a conflict means a request was refused, and only then does it matter
+/// whether the caller ended knowing the outcome.
+fn decide_verdict(
+    case: &DrillCase,
+    attempts: &[AttemptAnalysis],
+    duplicate: bool,
+    budget_exhausted: bool,
+    note: &mut impl FnMut(Severity, String),
+) -> Verdict {
+    if duplicate {
         if case.passed == Some(true) {
             note(
                 Severity::Error,
                 "passed only because it expected this duplicate: passing is not safety".to_string(),
             );
         }
-        Verdict::DuplicateEffect
-    } else if let Some(refused) = attempts
+        return Verdict::DuplicateEffect;
+    }
+    if let Some(refused) = attempts
         .iter()
         .find(|a| a.class == AttemptClass::InvalidIntent)
     {
@@ -441,55 +461,48 @@ fn analyse_case(case: &DrillCase, findings: &mut Vec<Finding>) -> CaseAnalysis {
                 refused.attempt
             ),
         );
-        Verdict::Conflict
-    } else if budget_exhausted || last_class != Some(AttemptClass::AppliedAcknowledged) {
-        let why = if budget_exhausted {
-            let all_known = attempts
-                .iter()
-                .all(|a| a.class == AttemptClass::KnownNotApplied);
-            format!(
-                "unresolved: the budget of {} attempt(s) is spent without an acknowledged result{}",
-                case.max_attempts
-                    .map(|m| m.to_string())
-                    .unwrap_or_else(|| "?".into()),
-                if all_known {
-                    "; every attempt failed before any effect"
-                } else {
-                    ""
-                }
-            )
-        } else {
-            match attempts.last() {
-                Some(a) => format!(
-                    "unresolved: the last attempt ended in {}: the caller does not know whether it applied",
-                    a.result.as_deref().unwrap_or("no result")
-                ),
-                None => "unresolved: no attempts recorded".to_string(),
-            }
-        };
-        note(Severity::Warning, why);
-        Verdict::Unresolved
-    } else {
-        Verdict::Safe
-    };
+        return Verdict::Conflict;
+    }
+    let last_class = attempts.last().map(|a| a.class);
+    if budget_exhausted || last_class != Some(AttemptClass::AppliedAcknowledged) {
+        note(
+            Severity::Warning,
+            unresolved_reason(case, attempts, budget_exhausted),
+        );
+        return Verdict::Unresolved;
+    }
+    Verdict::Safe
+}
 
-    CaseAnalysis {
-        case: case.case.clone(),
-        strategy: case.strategy.clone(),
-        attempts_used,
-        max_attempts: case.max_attempts,
-        budget_exhausted,
-        effect_count,
-        committed_effects,
-        replayed_effects,
-        duplicate,
-        caller_result,
-        attempts,
-        checks,
-        passed_claimed: case.passed,
-        passed_recomputed,
-        unknown_events,
-        verdict,
+/// Why the caller ended without knowing: a spent budget, or a last attempt
+/// with no acknowledged result.
+fn unresolved_reason(
+    case: &DrillCase,
+    attempts: &[AttemptAnalysis],
+    budget_exhausted: bool,
+) -> String {
+    if budget_exhausted {
+        let all_known = attempts
+            .iter()
+            .all(|a| a.class == AttemptClass::KnownNotApplied);
+        return format!(
+            "unresolved: the budget of {} attempt(s) is spent without an acknowledged result{}",
+            case.max_attempts
+                .map(|m| m.to_string())
+                .unwrap_or_else(|| "?".into()),
+            if all_known {
+                "; every attempt failed before any effect"
+            } else {
+                ""
+            }
+        );
+    }
+    match attempts.last() {
+        Some(a) => format!(
+            "unresolved: the last attempt ended in {}: the caller does not know whether it applied",
+            a.result.as_deref().unwrap_or("no result")
+        ),
+        None => "unresolved: no attempts recorded".to_string(),
     }
 }
 
@@ -548,3 +561,6 @@ fn duplicate_effects(
     }
     duplicate
 }
+
+#[cfg(test)]
+mod tests;

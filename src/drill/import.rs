@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::analysis::{AttemptClass, caller_result, classify_attempt};
-use super::read::{DrillCase, DrillFile};
+use super::read::{DrillAttempt, DrillCase, DrillFile};
 use crate::domain::{NewAttempt, NewEvent, NewOperation, Outcome, State};
 
 /// The time used when neither the case nor the file says when it ran: fixed,
@@ -42,59 +42,12 @@ fn plan_case(file: &DrillFile, case: &DrillCase, source_name: &str) -> NewOperat
         .and_then(|op| op.fingerprint.clone())
         .unwrap_or_else(|| super::fingerprint(params.unwrap_or(&Value::Null)));
 
-    let fallback_time = file.generated_at.as_deref().unwrap_or(EPOCH);
-    let created_at = case
-        .attempts
-        .first()
-        .and_then(|a| a.started_at.as_deref())
-        .or_else(|| case.events.first().and_then(|e| e.at.as_deref()))
-        .unwrap_or(fallback_time)
-        .to_string();
-    let updated_at = case
-        .events
-        .last()
-        .and_then(|e| e.at.as_deref())
-        .or_else(|| {
-            case.attempts
-                .last()
-                .and_then(|a| a.ended_at.as_deref().or(a.started_at.as_deref()))
-        })
-        .unwrap_or(&created_at)
-        .to_string();
-
+    let (created_at, updated_at) = case_times(file, case);
     let attempts = case
         .attempts
         .iter()
-        .map(|a| {
-            let (outcome, error) = match a.result.as_deref() {
-                Some("success") => (Outcome::Success, None),
-                Some("timeout") => (Outcome::Timeout, None),
-                Some("conflict") => (Outcome::Conflict, None),
-                Some("error") => (Outcome::Error, None),
-                // The ledger's outcomes are closed; the producer's word is
-                // kept in the error text rather than dropped.
-                Some(other) => (Outcome::Error, Some(format!("drill result `{other}`"))),
-                None => (
-                    Outcome::Error,
-                    Some("the drill file recorded no result".to_string()),
-                ),
-            };
-            let error = error.or_else(|| {
-                a.fault
-                    .as_ref()
-                    .map(|fault| format!("drill fault injected: {fault}"))
-            });
-            NewAttempt {
-                attempt: a.attempt,
-                started_at: a.started_at.clone().unwrap_or_else(|| created_at.clone()),
-                ended_at: a.ended_at.clone(),
-                outcome,
-                error,
-                response: a.response.as_ref().map(Value::to_string),
-            }
-        })
+        .map(|a| plan_attempt(a, &created_at))
         .collect();
-
     let events = case
         .events
         .iter()
@@ -132,6 +85,66 @@ fn plan_case(file: &DrillFile, case: &DrillCase, source_name: &str) -> NewOperat
         updated_at,
         attempts,
         events,
+    }
+}
+
+/// When the case began and last changed: its first attempt (else first
+/// event) and its last event (else last attempt). A case that says neither
+/// takes the file's time, else a fixed one, so a re-import never differs.
+fn case_times(file: &DrillFile, case: &DrillCase) -> (String, String) {
+    let fallback_time = file.generated_at.as_deref().unwrap_or(EPOCH);
+    let created_at = case
+        .attempts
+        .first()
+        .and_then(|a| a.started_at.as_deref())
+        .or_else(|| case.events.first().and_then(|e| e.at.as_deref()))
+        .unwrap_or(fallback_time)
+        .to_string();
+    let updated_at = case
+        .events
+        .last()
+        .and_then(|e| e.at.as_deref())
+        .or_else(|| {
+            case.attempts
+                .last()
+                .and_then(|a| a.ended_at.as_deref().or(a.started_at.as_deref()))
+        })
+        .unwrap_or(&created_at)
+        .to_string();
+    (created_at, updated_at)
+}
+
+/// One drill attempt as a ledger attempt; one without a start time started
+/// when the case did.
+fn plan_attempt(a: &DrillAttempt, created_at: &str) -> NewAttempt {
+    let (outcome, error) = match a.result.as_deref() {
+        Some("success") => (Outcome::Success, None),
+        Some("timeout") => (Outcome::Timeout, None),
+        Some("conflict") => (Outcome::Conflict, None),
+        Some("error") => (Outcome::Error, None),
+        // The ledger's outcomes are closed; the producer's word is kept in
+        // the error text rather than dropped.
+        Some(other) => (Outcome::Error, Some(format!("drill result `{other}`"))),
+        None => (
+            Outcome::Error,
+            Some("the drill file recorded no result".to_string()),
+        ),
+    };
+    let error = error.or_else(|| {
+        a.fault
+            .as_ref()
+            .map(|fault| format!("drill fault injected: {fault}"))
+    });
+    NewAttempt {
+        attempt: a.attempt,
+        started_at: a
+            .started_at
+            .clone()
+            .unwrap_or_else(|| created_at.to_string()),
+        ended_at: a.ended_at.clone(),
+        outcome,
+        error,
+        response: a.response.as_ref().map(Value::to_string),
     }
 }
 

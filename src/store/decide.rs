@@ -90,6 +90,20 @@ impl Ledger {
         let decision_id = DecisionId(tx.last_insert_rowid());
         let new_result = match draft.kind {
             DecisionKind::Applied => non_empty(&draft.result_id).or(op.result_id.clone()),
+            // Undoing `applied` takes back the result id it wrote, so the
+            // reopened operation does not claim an effect (issue 9, point 11).
+            DecisionKind::Reopen => {
+                match detail.decisions.iter().find(|d| Some(d.id) == draft.undoes) {
+                    Some(d)
+                        if d.decision == "applied"
+                            && d.result_id.is_some()
+                            && d.result_id == op.result_id =>
+                    {
+                        None
+                    }
+                    _ => op.result_id.clone(),
+                }
+            }
             _ => op.result_id.clone(),
         };
         let changed = tx

@@ -52,13 +52,18 @@ pub(super) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 
 /// A lease as seconds since the epoch, whatever form a service wrote it in:
 /// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
-/// seconds. No lease is 0 (stale: nobody owns it, see
+/// seconds (a TEXT column stores them as digits: [`crate::domain::parse_time`]
+/// reads the same forms). No lease is 0 (stale: nobody owns it, see
 /// [`crate::domain::stale_reservation`]); text that is not a time is NULL
 /// (never stale). The index `settle_operations_reserved_lease` is on this
 /// exact expression.
 pub(super) fn instant_sql(column: &str) -> String {
     format!(
-        "(CASE WHEN {column} IS NULL THEN 0 WHEN typeof({column}) IN ('integer', 'real') THEN {column} ELSE unixepoch({column}) END)"
+        "(CASE WHEN {column} IS NULL THEN 0 \
+         WHEN typeof({column}) IN ('integer', 'real') \
+           OR ({column} GLOB '[0-9]*' AND {column} NOT GLOB '*[^0-9.]*') \
+           THEN CAST({column} AS INTEGER) \
+         ELSE unixepoch({column}) END)"
     )
 }
 
@@ -248,16 +253,28 @@ impl Ledger {
                 "{spec:?} is neither an operation id nor account/op_type/key"
             )));
         };
-        self.conn
-            .query_row(
-                "SELECT id FROM operations WHERE account = ?1 AND op_type = ?2 AND idem_key = ?3",
-                params![account, op_type, key],
-                |r| r.get(0),
+        // Every match, not the first: a ledger created without the UNIQUE
+        // constraint may hold two, and guessing would decide on the wrong one.
+        let ids = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM operations WHERE account = ?1 AND op_type = ?2 AND idem_key = ?3
+                 ORDER BY id",
             )
-            .optional()
-            .map_err(|e| self.err("finding the operation", e))?
-            .map(OperationId)
-            .ok_or_else(not_found)
+            .and_then(|mut stmt| {
+                stmt.query_map(params![account, op_type, key], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<i64>>>()
+            })
+            .map_err(|e| self.err("finding the operation", e))?;
+        match ids[..] {
+            [] => Err(not_found()),
+            [id] => Ok(OperationId(id)),
+            _ => Err(Error::Ambiguous {
+                path: self.path.clone(),
+                spec: spec.to_string(),
+                ids: ids.into_iter().map(OperationId).collect(),
+            }),
+        }
     }
 
     /// The operation with its attempts, events, decisions, retry requests and

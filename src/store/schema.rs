@@ -115,7 +115,11 @@ CREATE TABLE IF NOT EXISTS settle_op_summary (
     op_id      INTEGER PRIMARY KEY,
     attempts   INTEGER NOT NULL DEFAULT 0,
     last_error TEXT,
-    last_event TEXT
+    -- Which attempt and event the two columns above come from, so an insert
+    -- updates them without looking at the operation's other rows.
+    last_attempt  INTEGER,
+    last_event    TEXT,
+    last_event_id INTEGER
 );
 CREATE TABLE IF NOT EXISTS settle_state_counts (
     state TEXT PRIMARY KEY,
@@ -124,16 +128,39 @@ CREATE TABLE IF NOT EXISTS settle_state_counts (
 "#;
 
 /// Recomputes one operation's attempt count and last error (a few rows
-/// through the attempts primary key). `{op}` is `NEW.op_id` or `OLD.op_id`.
-const SUMMARY_ATTEMPTS: &str = "INSERT INTO settle_op_summary (op_id, attempts, last_error)
-    VALUES ({op}, (SELECT COUNT(*) FROM attempts WHERE op_id = {op}),
-        (SELECT error FROM attempts WHERE op_id = {op} ORDER BY attempt DESC LIMIT 1))
-    ON CONFLICT (op_id) DO UPDATE SET attempts = excluded.attempts, last_error = excluded.last_error;";
+/// through the attempts primary key), after an update or a delete. `{op}`
+/// is `NEW.op_id` or `OLD.op_id`.
+const SUMMARY_ATTEMPTS: &str =
+    "INSERT INTO settle_op_summary (op_id, attempts, last_error, last_attempt)
+    SELECT {op}, COUNT(*), error, MAX(attempt) FROM attempts WHERE op_id = {op}
+    ON CONFLICT (op_id) DO UPDATE SET attempts = excluded.attempts,
+        last_error = excluded.last_error, last_attempt = excluded.last_attempt;";
 
 /// Recomputes one operation's last event (one row through settle_events_op).
-const SUMMARY_EVENT: &str = "INSERT INTO settle_op_summary (op_id, last_event)
-    VALUES ({op}, (SELECT event FROM events WHERE op_id = {op} ORDER BY id DESC LIMIT 1))
-    ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event;";
+const SUMMARY_EVENT: &str = "INSERT INTO settle_op_summary (op_id, last_event, last_event_id)
+    SELECT {op}, event, MAX(id) FROM events WHERE op_id = {op}
+    ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event,
+        last_event_id = excluded.last_event_id;";
+
+/// An inserted attempt, the common write: counted, and its error is the last
+/// one unless an attempt with a higher number is already there. No reads of
+/// the operation's other attempts.
+const SUMMARY_ATTEMPT_INSERTED: &str =
+    "INSERT INTO settle_op_summary (op_id, attempts, last_error, last_attempt)
+    VALUES (NEW.op_id, 1, NEW.error, NEW.attempt)
+    ON CONFLICT (op_id) DO UPDATE SET attempts = attempts + 1,
+        last_error = CASE WHEN last_attempt IS NULL OR NEW.attempt >= last_attempt
+            THEN NEW.error ELSE last_error END,
+        last_attempt = max(coalesce(last_attempt, NEW.attempt), NEW.attempt);";
+
+/// An inserted event: the last one unless a newer id is already there.
+const SUMMARY_EVENT_INSERTED: &str =
+    "INSERT INTO settle_op_summary (op_id, last_event, last_event_id)
+    VALUES (NEW.op_id, NEW.event, NEW.id)
+    ON CONFLICT (op_id) DO UPDATE SET
+        last_event = CASE WHEN last_event_id IS NULL OR NEW.id >= last_event_id
+            THEN NEW.event ELSE last_event END,
+        last_event_id = max(coalesce(last_event_id, NEW.id), NEW.id);";
 
 const COUNT_UP: &str = "INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
     ON CONFLICT (state) DO UPDATE SET n = n + 1;";
@@ -147,7 +174,7 @@ fn triggers() -> Vec<(&'static str, &'static str, String)> {
         (
             "settle_attempts_insert",
             "AFTER INSERT ON attempts",
-            attempts("NEW.op_id"),
+            SUMMARY_ATTEMPT_INSERTED.to_string(),
         ),
         (
             "settle_attempts_update",
@@ -167,7 +194,7 @@ fn triggers() -> Vec<(&'static str, &'static str, String)> {
         (
             "settle_events_insert",
             "AFTER INSERT ON events",
-            event("NEW.op_id"),
+            SUMMARY_EVENT_INSERTED.to_string(),
         ),
         (
             "settle_events_update",
@@ -207,17 +234,17 @@ fn triggers() -> Vec<(&'static str, &'static str, String)> {
 const FILL_DERIVED: &[(&str, &str)] = &[
     (
         "counting attempts per operation",
+        // One MAX() in the aggregate: SQLite takes `error` from that row.
         "DELETE FROM settle_op_summary;
-         INSERT INTO settle_op_summary (op_id, attempts, last_error)
-             SELECT op_id, COUNT(*), error FROM (
-                 SELECT op_id, error, attempt FROM attempts ORDER BY op_id, attempt DESC
-             ) GROUP BY op_id;",
+         INSERT INTO settle_op_summary (op_id, attempts, last_error, last_attempt)
+             SELECT op_id, COUNT(*), error, MAX(attempt) FROM attempts GROUP BY op_id;",
     ),
     (
         "finding each operation's last event",
-        "INSERT INTO settle_op_summary (op_id, last_event)
-             SELECT op_id, event FROM (SELECT op_id, event, MAX(id) FROM events GROUP BY op_id) WHERE true
-             ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event;",
+        "INSERT INTO settle_op_summary (op_id, last_event, last_event_id)
+             SELECT op_id, event, MAX(id) FROM events GROUP BY op_id
+             ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event,
+                 last_event_id = excluded.last_event_id;",
     ),
     (
         "counting operations per state",
@@ -280,11 +307,6 @@ fn console_steps() -> Vec<(String, String)> {
             .collect::<Vec<_>>()
             .join("\n"),
     ));
-    steps.push((
-        "creating the summary index".to_string(),
-        "CREATE INDEX IF NOT EXISTS settle_op_summary_attempts ON settle_op_summary (attempts, op_id);"
-            .to_string(),
-    ));
     steps
 }
 
@@ -294,14 +316,7 @@ fn console_object_names() -> Vec<String> {
     let mut names: Vec<String> = CONSOLE_INDEXES.iter().map(|(n, _)| n.to_string()).collect();
     names.extend(domain_indexes().into_iter().map(|(n, _)| n.to_string()));
     names.extend(triggers().into_iter().map(|(n, _, _)| n.to_string()));
-    names.extend(
-        [
-            "settle_op_summary",
-            "settle_state_counts",
-            "settle_op_summary_attempts",
-        ]
-        .map(String::from),
-    );
+    names.extend(["settle_op_summary", "settle_state_counts"].map(String::from));
     names
 }
 

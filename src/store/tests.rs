@@ -409,3 +409,34 @@ fn counts_read_the_count_table_and_the_lease_index() {
         "{stale}"
     );
 }
+
+#[test]
+fn the_queue_and_the_stale_count_agree_with_the_domain_on_every_lease_form() {
+    let (_dir, ledger, service) = adopted(0);
+    let leases = [
+        Some("2026-06-01T13:00:00+02:00"),
+        Some("2026-06-01T12:30:00Z"),
+        Some("2026-06-01 11:59:59"),
+        Some("2026-06-01 12:00:01"),
+        Some("1780300000"),
+        Some("1790000000"),
+        Some("soon"),
+        None,
+    ];
+    for (i, lease) in leases.iter().enumerate() {
+        insert_op(
+            &service,
+            i as i64 + 1,
+            "a",
+            &format!("k{i}"),
+            "reserved",
+            *lease,
+        );
+    }
+    let page = ledger
+        .page(&Query::queue(), Seek::First, 100, now())
+        .unwrap();
+    assert_eq!(ids(&page), vec![8, 5, 3, 1]);
+    assert_eq!(queue_ids(&ledger), vec![8, 5, 3, 1]);
+    assert_eq!(ledger.state_counts(now()).unwrap().stale_reserved, 4);
+}

@@ -84,7 +84,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     let summary = evidence::summarize(detail, app.now);
     out.push(heading(theme, "Evidence"));
     for fact in &summary.facts {
-        out.push(Line::raw(format!("  • {}", clean(fact))));
+        out.push(Line::raw(format!("  • {}", labels::long_text(fact))));
     }
     out.push(Line::from(vec![
         Span::styled("  → ", theme.note()),
@@ -228,7 +228,7 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
                 let mut text =
                     format!("attempt {} ended: {}", a.attempt, clean(a.outcome.as_str()));
                 if let Some(e) = &a.error {
-                    text.push_str(&format!(" ({})", clean(e)));
+                    text.push_str(&format!(" ({})", labels::long_text(e)));
                 }
                 (parse_time(end), end.clone(), text)
             }
@@ -257,7 +257,7 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
             None => clean(&e.event),
         };
         if let Some(d) = &e.detail {
-            text.push_str(&format!(" {}", clean(d)));
+            text.push_str(&format!(" {}", labels::long_text(d)));
         }
         items.push(Moment {
             at: parse_time(&e.at),
@@ -270,4 +270,75 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
     }
     items.sort_by_key(|m| (m.at.is_none(), m.at, m.attempt, m.rank, m.seq));
     items.into_iter().map(|m| (m.text_at, m.text)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use crate::app::testkit::{Harness, fixture};
+    use crate::domain::NewEvent;
+    use crate::labels::{SHOWN_BYTES, more_bytes};
+
+    /// The frame as text, one line per row.
+    fn draw(h: &Harness) -> String {
+        let (width, height) = h.app.size;
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// 10 MB of parameters, a 1 MB error and a 1 MB event detail: the
+    /// detail draws the first part of each and says what it left out,
+    /// instead of formatting megabytes on every frame (issue 9, point 4).
+    #[test]
+    fn a_detail_with_10_mb_of_params_draws_a_capped_part_and_says_so() {
+        let mut op = fixture().pop().unwrap();
+        let items: Vec<String> = (0..1_000_000).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+        let params = format!(r#"{{"items":[{}]}}"#, items.join(","));
+        assert!(params.len() > 10_000_000);
+        op.params = Some(params.clone());
+        op.attempts[0].error = Some("E".repeat(1 << 20));
+        op.events.push(NewEvent {
+            attempt: Some(1),
+            at: "2026-11-06T10:00:31Z".into(),
+            event: "provider_error".into(),
+            detail: Some("D".repeat(1 << 20)),
+        });
+        let mut h = Harness::with(&[op]);
+        h.receive(crate::app::Msg::Resize(100, 30));
+        h.keys("enter");
+
+        let pane = h.app.detail.as_ref().unwrap();
+        let detail = pane.detail.as_ref().unwrap();
+        let lines = super::lines(&h.app, crate::ui::theme::Theme { color: false }, detail);
+        let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
+        let formatted: usize = text.iter().map(String::len).sum();
+        assert!(formatted < 8 * SHOWN_BYTES, "{formatted} bytes formatted");
+        let cap = more_bytes(params.len() - SHOWN_BYTES);
+        assert_eq!(text.last().unwrap().trim(), cap);
+        let one_mb_cut = more_bytes((1 << 20) - SHOWN_BYTES);
+        assert_eq!(
+            text.iter().filter(|l| l.contains(&one_mb_cut)).count(),
+            2,
+            "error and event detail"
+        );
+
+        // Scrolled to the end, the screen shows the line saying what was cut.
+        h.app.detail.as_mut().unwrap().scroll = u16::MAX;
+        let frame = draw(&h);
+        assert!(
+            frame.contains("more bytes, `settle show --format json`"),
+            "{frame}"
+        );
+    }
 }

@@ -315,3 +315,5 @@ fn header_says_not_live_when_polling_fails() {
     );
     assert!(!text.contains("● live"), "{text}");
 }
+
+mod hostile_text;

@@ -1,0 +1,91 @@
+//! The console benchmark of issue 8, as a user sees it: foreign ledgers of
+//! 1M and 10M operations, the real release `settle` in a pseudo-terminal,
+//! timed until the expected rows are on the screen (read back through
+//! vt100), each figure beside its floor (a bare rusqlite + ratatui program,
+//! `floor.rs`) or anchor (the same SQL alone, or the `sqlite3` shell) and the
+//! issue's target. Prints numbers; never asserts on time. Drives settle only
+//! through its binary and CLI, so it survives refactors of the library.
+//!
+//! `cargo bench --bench console -- --ops 1000000,10000000`
+//! (`--generate-only` builds the cached ledgers and stops.)
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod figures;
+mod floor;
+mod foreign;
+mod screen;
+mod term;
+
+use std::path::PathBuf;
+
+struct Args {
+    ops: Vec<u64>,
+    generate_only: bool,
+    floor: Option<PathBuf>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        ops: vec![1_000_000, 10_000_000],
+        generate_only: false,
+        floor: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--ops" => {
+                let v = it
+                    .next()
+                    .ok_or("--ops needs a list, e.g. 1000000,10000000")?;
+                args.ops = v
+                    .split(',')
+                    .map(|s| s.trim().replace('_', "").parse::<u64>())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("--ops {v}: {e}"))?;
+            }
+            "--generate-only" => args.generate_only = true,
+            "--floor" => args.floor = Some(it.next().ok_or("--floor needs a ledger")?.into()),
+            // cargo bench passes --bench to every harness=false target.
+            "--bench" => {}
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("console bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    if let Some(ledger) = args.floor {
+        if let Err(e) = floor::run(&ledger) {
+            eprintln!("floor: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-ledgers");
+    let mut ledgers = Vec::new();
+    for &n in &args.ops {
+        match foreign::ensure(&dir, n) {
+            Ok(p) => ledgers.push((n, p)),
+            Err(e) => {
+                eprintln!("console bench: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    if args.generate_only {
+        return;
+    }
+    let mut columns = Vec::new();
+    for (n, pristine) in &ledgers {
+        eprintln!("measuring {n} operations");
+        columns.push((*n, figures::measure(&dir, *n, pristine)));
+    }
+    figures::print_table(&columns);
+}
