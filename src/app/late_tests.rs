@@ -4,21 +4,9 @@
 //! file takes no decision. Effects are held back here instead of performed
 //! at once, to play the worker's timing.
 
-use super::testkit::{Harness, now};
+use super::testkit::Harness;
 use super::*;
 use crate::domain::DecisionKind;
-use crate::effects;
-
-/// Performs `effects` now against the harness's ledger and feeds the
-/// answers back (the worker answering late).
-fn answer(h: &mut Harness, effects: Vec<Effect>) {
-    for effect in effects {
-        for msg in effects::perform(&mut h.ledger, now(), effect) {
-            let more = apply(&mut h.app, msg);
-            answer(h, more);
-        }
-    }
-}
 
 fn accounts(h: &Harness) -> Vec<String> {
     h.app
@@ -53,7 +41,7 @@ fn a_filter_changed_mid_query_shows_only_the_new_filter_s_rows() {
     h.type_text("acme");
     assert_eq!(accounts(&h), ["acme", "acme"]);
     // The old filter's answers arrive last; they must not win.
-    answer(&mut h, stale);
+    h.settle(stale);
     assert_eq!(accounts(&h), ["acme", "acme"]);
     assert_eq!(h.app.queue.count, Some(2));
 }
@@ -70,12 +58,12 @@ fn a_burst_of_commits_costs_one_reread_at_a_time() {
     // The reread answers: exactly one more follows for all nine.
     let mut next = Vec::new();
     for effect in first {
-        for msg in effects::perform(&mut h.ledger, now(), effect) {
+        for msg in h.perform(effect) {
             next.extend(apply(&mut h.app, msg));
         }
     }
     assert_eq!(pages(&next), 1, "{next:?}");
-    answer(&mut h, next);
+    h.settle(next);
     assert_eq!(h.app.refresh, Refresh::default(), "nothing left to reread");
 }
 
@@ -87,7 +75,7 @@ fn a_reread_superseded_by_a_newer_request_does_not_block_the_next_one() {
     // The operator jumps before the reread answers; the worker drops the
     // reread, and the jump's page answers instead.
     let jump = update(&mut h.app, Intent::Last);
-    answer(&mut h, jump);
+    h.settle(jump);
     assert_eq!(h.app.refresh.in_flight, None);
     assert_eq!(pages(&apply(&mut h.app, Msg::LedgerChanged)), 1);
 }
@@ -117,7 +105,7 @@ fn the_form_says_it_is_recording_and_keys_still_answer() {
             .text
             .contains("still recording")
     );
-    answer(&mut h, effects);
+    h.settle(effects);
     assert!(!h.app.recording);
     let status = h.app.status.clone().unwrap();
     assert!(status.text.starts_with("recorded #7 applied"), "{status:?}");
