@@ -18,10 +18,14 @@ use crate::store::{Access, Ledger};
 struct CountJob {
     lists: Vec<(ListId, Query)>,
     now: DateTime<Utc>,
+    /// The ledger was adopted since the worker opened it: look again at
+    /// which tables it has.
+    reinspect: bool,
 }
 
 pub struct Counter {
     jobs: Sender<CountJob>,
+    reinspect: bool,
 }
 
 impl Counter {
@@ -34,7 +38,7 @@ impl Counter {
     {
         let (jobs, job_rx) = mpsc::channel::<CountJob>();
         thread::spawn(move || {
-            let ledger = match Ledger::open(&path, Access::ReadOnly) {
+            let mut ledger = match Ledger::open(&path, Access::ReadOnly) {
                 Ok((ledger, _)) => ledger,
                 Err(e) => {
                     let _ =
@@ -44,7 +48,13 @@ impl Counter {
             };
             while let Ok(mut job) = job_rx.recv() {
                 while let Ok(newer) = job_rx.try_recv() {
-                    job = newer;
+                    let reinspect = job.reinspect || newer.reinspect;
+                    job = CountJob { reinspect, ..newer };
+                }
+                if job.reinspect
+                    && let Err(e) = ledger.reinspect()
+                {
+                    let _ = answer_tx.send(Msg::LoadFailed(format!("counting: {e}")).into());
                 }
                 let answer = count(&ledger, &job.lists, job.now)
                     .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
@@ -53,12 +63,24 @@ impl Counter {
                 }
             }
         });
-        Counter { jobs }
+        Counter {
+            jobs,
+            reinspect: false,
+        }
     }
 
     /// Asks for the counts at `now`. A worker that died answers nothing;
     /// the header keeps saying "counting…" rather than guessing.
-    pub fn ask(&self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
-        let _ = self.jobs.send(CountJob { lists, now });
+    pub fn ask(&mut self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
+        let _ = self.jobs.send(CountJob {
+            lists,
+            now,
+            reinspect: std::mem::take(&mut self.reinspect),
+        });
+    }
+
+    /// The ledger was adopted: the next count looks again at its tables.
+    pub fn schema_changed(&mut self) {
+        self.reinspect = true;
     }
 }

@@ -32,7 +32,7 @@ use crate::counter::Counter;
 use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
-use crate::store::{Access, Ledger};
+use crate::store::{Access, Ledger, OpenReport, Progress};
 use crate::ui;
 use crate::watch::{FileId, Watch};
 use crate::workers::{ReadDone, Reader, Writer};
@@ -52,7 +52,17 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     } else {
         Access::ReadWrite
     };
-    let (ledger, report) = Ledger::open(ledger_path, access)?;
+    // A read-only look first: it validates the file, writes nothing, and
+    // is the reader's connection. A ledger that needs adopting is adopted
+    // on the writer while the operator already looks at it read-only.
+    let (look, look_report) = Ledger::open(ledger_path, Access::ReadOnly)?;
+    let adopting = access == Access::ReadWrite && look_report.not_adopted.is_some();
+    let (ledger, report) = if adopting {
+        (None, OpenReport::default())
+    } else {
+        let (ledger, report) = Ledger::open(ledger_path, access)?;
+        (Some(ledger), report)
+    };
     let keymap = load_keymap(config.keymap.as_deref())?;
     // Read-only without a name: "(none)" is shown, never written.
     let operator = config
@@ -62,15 +72,29 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     let mut app = App::new(
         ledger_path.display().to_string(),
         operator,
-        ledger.is_read_only(),
+        ledger.as_ref().is_none_or(Ledger::is_read_only),
         keymap,
         Utc::now(),
     );
     app.color = config.colour;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
+    if adopting {
+        app.adopting = Some(Progress {
+            step: "waiting for the write lock".to_string(),
+            done: 0,
+            total: 1,
+        });
+    }
     // The missing operator comes last so it is what the status line shows:
     // it is the one the operator can fix.
     let opened: Vec<Msg> = [
+        adopting.then(|| {
+            Msg::Notice(
+                "adopting the ledger (indexes and summaries for a big ledger take a while); \
+                 read-only until it is done"
+                    .to_string(),
+            )
+        }),
         report.upgraded.map(Msg::Notice),
         report
             .read_only_reason
@@ -83,16 +107,17 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     .collect();
     let opened_file = FileId::of(ledger_path)
         .map_err(|why| Error::ledger(ledger_path, why, "check the path and open it again"))?;
-    // Connections of their own for the reader and the watch, opened after
-    // the writer's so an adoption or migration is already done.
-    let (reading, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
 
     let (wake_tx, wakes) = mpsc::channel::<Wake>();
+    let writer = match ledger {
+        Some(ledger) => Writer::spawn(ledger, wake_tx.clone()),
+        None => Writer::adopt(ledger_path.to_path_buf(), wake_tx.clone()),
+    };
     let mut shell = Shell {
         app: &mut app,
-        reader: Reader::spawn(reading, wake_tx.clone()),
-        writer: Writer::spawn(ledger, wake_tx.clone()),
+        reader: Reader::spawn(look, wake_tx.clone()),
+        writer,
         counter: Counter::spawn(ledger_path.to_path_buf(), wake_tx.clone()),
         watch: Watch::new(watching, opened_file, Instant::now()),
         suspend_asked: false,
@@ -365,6 +390,12 @@ impl Shell<'_> {
     }
 
     fn tell(&mut self, msg: Msg) {
+        // The workers opened the ledger before it was adopted: the reads
+        // that follow look again at the tables it has now.
+        if matches!(msg, Msg::Adopted(Ok(_))) {
+            self.reader.schema_changed();
+            self.counter.schema_changed();
+        }
         let effects = app::apply(self.app, msg);
         self.dispatch(effects);
     }

@@ -7,7 +7,8 @@
 //! touches the terminal or the model.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{self, Sender};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
 use chrono::{DateTime, Utc};
@@ -16,7 +17,7 @@ use crate::app::window::Merge;
 use crate::app::{Effect, Msg, PageSource, Pane};
 use crate::domain::DecisionDraft;
 use crate::effects;
-use crate::store::{InterruptHandle, Ledger};
+use crate::store::{Access, InterruptHandle, Ledger};
 
 /// The reader finished its running job; these are its answers (none when
 /// the job was interrupted: a newer request replaced it).
@@ -26,6 +27,9 @@ pub struct ReadDone(pub Vec<Msg>);
 struct ReadJob {
     effect: Effect,
     now: DateTime<Utc>,
+    /// The ledger was adopted since the worker opened it: look again at
+    /// which tables it has before reading.
+    reinspect: bool,
 }
 
 /// The reading worker and the requests waiting for it, newest last.
@@ -34,12 +38,13 @@ pub struct Reader {
     interrupt: InterruptHandle,
     running: Option<Effect>,
     waiting: VecDeque<ReadJob>,
+    reinspect: bool,
 }
 
 impl Reader {
     /// Starts the worker on `ledger` (a connection of its own); it answers
     /// each job with one [`ReadDone`] on `answers`.
-    pub fn spawn<T>(ledger: Ledger, answers: Sender<T>) -> Reader
+    pub fn spawn<T>(mut ledger: Ledger, answers: Sender<T>) -> Reader
     where
         T: From<ReadDone> + Send + 'static,
     {
@@ -47,6 +52,13 @@ impl Reader {
         let (jobs, job_rx) = mpsc::channel::<ReadJob>();
         thread::spawn(move || {
             while let Ok(job) = job_rx.recv() {
+                if job.reinspect
+                    && let Err(e) = ledger.reinspect()
+                {
+                    let failed = Msg::LoadFailed(effects::first_line(&e));
+                    let _ = answers.send(ReadDone(vec![failed]).into());
+                    continue;
+                }
                 let msgs = effects::read(&ledger, job.now, job.effect);
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
@@ -58,6 +70,7 @@ impl Reader {
             interrupt,
             running: None,
             waiting: VecDeque::new(),
+            reinspect: false,
         }
     }
 
@@ -74,7 +87,11 @@ impl Reader {
             // the read it was meant for.
             self.interrupt.interrupt();
         }
-        self.waiting.push_back(ReadJob { effect, now });
+        self.waiting.push_back(ReadJob {
+            effect,
+            now,
+            reinspect: false,
+        });
         self.start_next();
     }
 
@@ -84,16 +101,17 @@ impl Reader {
         self.start_next();
     }
 
-    /// Nothing is running or waiting.
-    pub fn is_idle(&self) -> bool {
-        self.running.is_none() && self.waiting.is_empty()
+    /// The ledger was adopted: the next read looks again at its tables.
+    pub fn schema_changed(&mut self) {
+        self.reinspect = true;
     }
 
     fn start_next(&mut self) {
         if self.running.is_some() {
             return;
         }
-        if let Some(job) = self.waiting.pop_front() {
+        if let Some(mut job) = self.waiting.pop_front() {
+            job.reinspect = std::mem::take(&mut self.reinspect);
             self.running = Some(job.effect.clone());
             // A worker that died answers nothing; the list keeps saying
             // "loading…" and the status line has the reason it died with.
@@ -151,17 +169,42 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn spawn<T>(mut ledger: Ledger, answers: Sender<T>) -> Writer
+    pub fn spawn<T>(ledger: Ledger, answers: Sender<T>) -> Writer
+    where
+        T: From<Msg> + Send + 'static,
+    {
+        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
+        thread::spawn(move || write_loop(ledger, &job_rx, &answers));
+        Writer { jobs }
+    }
+
+    /// Adopts (or migrates) the ledger at `path` on the worker, saying how
+    /// far it got at each step ([`Msg::Adopting`]) and when it is done
+    /// ([`Msg::Adopted`]); then records decisions on that connection. The
+    /// console meanwhile shows the ledger read-only.
+    pub fn adopt<T>(path: PathBuf, answers: Sender<T>) -> Writer
     where
         T: From<Msg> + Send + 'static,
     {
         let (jobs, job_rx) = mpsc::channel::<WriteJob>();
         thread::spawn(move || {
-            while let Ok(job) = job_rx.recv() {
-                let msg = effects::record(&mut ledger, job.now, &job.drafts);
-                if answers.send(msg.into()).is_err() {
+            let mut progress = |p| {
+                let _ = answers.send(Msg::Adopting(p).into());
+            };
+            let adopted = Ledger::open_with_progress(&path, Access::ReadWrite, &mut progress);
+            let (ledger, report) = match adopted {
+                Ok(opened) => opened,
+                Err(e) => {
+                    let _ = answers.send(Msg::Adopted(Err(effects::first_line(&e))).into());
                     return;
                 }
+            };
+            let outcome = match (report.read_only_reason, report.upgraded) {
+                (Some(why), _) => Err(format!("read-only: {why}")),
+                (None, done) => Ok(done.unwrap_or_else(|| "ledger adopted".to_string())),
+            };
+            if answers.send(Msg::Adopted(outcome).into()).is_ok() {
+                write_loop(ledger, &job_rx, &answers);
             }
         });
         Writer { jobs }
@@ -171,6 +214,15 @@ impl Writer {
     /// Says false when the worker is gone (nothing was written).
     pub fn record(&self, drafts: Vec<DecisionDraft>, now: DateTime<Utc>) -> bool {
         self.jobs.send(WriteJob { drafts, now }).is_ok()
+    }
+}
+
+fn write_loop<T: From<Msg>>(mut ledger: Ledger, jobs: &Receiver<WriteJob>, answers: &Sender<T>) {
+    while let Ok(job) = jobs.recv() {
+        let msg = effects::record(&mut ledger, job.now, &job.drafts);
+        if answers.send(msg.into()).is_err() {
+            return;
+        }
     }
 }
 

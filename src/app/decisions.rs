@@ -27,6 +27,15 @@ pub(super) fn open_form(
     kind: DecisionKind,
     undoes: Option<(DecisionId, OperationId)>,
 ) -> Vec<Effect> {
+    if let Some(p) = &app.adopting {
+        app.error(format!(
+            "adopting the ledger ({} of {}: {}); decisions open when it is done",
+            p.done + 1,
+            p.total,
+            p.step
+        ));
+        return Vec::new();
+    }
     if app.read_only {
         app.error("read-only: decisions are disabled (opened with --read-only or the file is not writable)");
         return Vec::new();

@@ -18,7 +18,7 @@ use crate::domain::{
 use crate::intent::{KeyMode, View};
 use crate::keymap::Keymap;
 use crate::query::Query;
-use crate::store::StateCounts;
+use crate::store::{Progress, StateCounts};
 
 /// What keys mean right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +126,8 @@ pub struct App {
     pub refresh: Refresh,
     /// Decisions are being written; the form says so and no other opens.
     pub recording: bool,
+    /// The ledger is being adopted: the step running. Read-only until done.
+    pub adopting: Option<Progress>,
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
@@ -168,6 +170,7 @@ impl App {
             file_problem: None,
             refresh: Refresh::default(),
             recording: false,
+            adopting: None,
             next_ticket: 1,
             status: None,
             session: Vec::new(),

@@ -11,7 +11,7 @@ use crate::domain::{
     Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
 };
 use crate::query::Query;
-use crate::store::StateCounts;
+use crate::store::{Progress, StateCounts};
 
 /// Which rows a page request reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +130,11 @@ pub enum Msg {
     FileReplaced(String),
     /// The path names the opened file again.
     FileRestored,
+    /// The ledger is being adopted (or migrated) on the writer: this step
+    /// is running. It is shown read-only meanwhile.
+    Adopting(Progress),
+    /// The adoption ended: what it did, or why the ledger stays read-only.
+    Adopted(Result<String, String>),
     LoadFailed(String),
     /// Something worth telling that is not a failure (the ledger was
     /// adopted or migrated on open).

@@ -188,6 +188,21 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.info("the ledger file is back in place");
             refresh(app)
         }
+        Msg::Adopting(progress) => {
+            app.adopting = Some(progress);
+            Vec::new()
+        }
+        Msg::Adopted(Ok(done)) => {
+            app.adopting = None;
+            app.read_only = false;
+            app.info(done);
+            refresh(app)
+        }
+        Msg::Adopted(Err(why)) => {
+            app.adopting = None;
+            app.error(format!("{why}; shown read-only"));
+            Vec::new()
+        }
         Msg::LoadFailed(message) => {
             app.error(message);
             Vec::new()

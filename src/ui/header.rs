@@ -20,7 +20,13 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         Span::raw(clean(&app.operator)),
         Span::raw("  "),
     ];
-    if app.read_only {
+    if let Some(p) = &app.adopting {
+        spans.push(Span::styled(
+            format!(" ADOPTING {}/{}: {} ", p.done, p.total, clean(&p.step)),
+            theme.read_only(),
+        ));
+        spans.push(Span::raw(" "));
+    } else if app.read_only {
         spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
         spans.push(Span::raw(" "));
     }
