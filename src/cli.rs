@@ -9,8 +9,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::Flags;
 
 const AFTER_HELP: &str = "\
-Exit status: 0 ok, 1 error, 2 usage, 3 refused by a rule of the contract,
-4 version conflict (another writer changed the operation; nothing written).
+Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
+3 refused by a rule of the contract, 4 version conflict (another writer
+changed the operation; nothing written), 5 ledger busy (another process held
+the write lock past --wait; nothing written).
 
 Examples:
   settle demo                                   open the console on sample data
@@ -208,6 +210,9 @@ pub struct DecideArgs {
     /// The operation version you looked at; the decision is written only if it is still current.
     #[arg(long, value_name = "V")]
     pub expect_version: Option<i64>,
+    /// How long to wait for another process's write lock before giving up with exit 5, nothing written.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+    pub wait: u64,
     #[command(flatten)]
     pub operator: OperatorArg,
 }
@@ -228,6 +233,9 @@ pub struct AuditArgs {
     /// Open without writing anything (no adoption).
     #[arg(long)]
     pub read_only: bool,
+    /// Recompute the decisions' hash chain instead of listing them: "chain intact: N decisions", or the first broken link (exit 1).
+    #[arg(long, conflicts_with_all = ["limit", "all", "format"])]
+    pub verify: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -102,11 +102,20 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
 /// Records the drafts, each in its own guarded transaction, and says how
 /// each ended.
 pub fn record(ledger: &mut Ledger, now: DateTime<Utc>, drafts: &[DecisionDraft]) -> Msg {
+    let mut busy = None;
     let results = drafts
         .iter()
         .map(|draft| DecisionResult {
             op: draft.op_id,
-            outcome: outcome(ledger.record_decision(draft, now)),
+            // After one busy answer the lock is still held: the rest would
+            // each wait the whole timeout for the same.
+            outcome: busy.clone().unwrap_or_else(|| {
+                let o = outcome(ledger.record_decision(draft, now));
+                if matches!(o, DecisionOutcome::Busy { .. }) {
+                    busy = Some(o.clone());
+                }
+                o
+            }),
         })
         .collect();
     Msg::DecisionsRecorded(results)
@@ -130,6 +139,7 @@ fn outcome(result: Result<crate::domain::DecisionReceipt>) -> DecisionOutcome {
             found,
             last_writer,
         },
+        Err(Error::Busy { waited, .. }) => DecisionOutcome::Busy { waited },
         Err(e) => DecisionOutcome::Failed(first_line(&e)),
     }
 }

@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use crate::domain::{OperationId, rules::Rule};
+use std::time::Duration;
+
+use crate::domain::{DecisionId, OperationId, rules::Rule};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -87,6 +89,21 @@ pub enum Error {
         hint: String,
     },
 
+    /// Another process held the ledger's write lock for the whole busy
+    /// timeout; nothing was written.
+    #[error("{path}: {text}\n  what to do: try again once the other writer is done, or wait longer with --wait SECONDS",
+        path = path.display(), text = busy_text(*waited))]
+    Busy { path: PathBuf, waited: Duration },
+
+    /// The audit trail's hash chain does not hold at a decision: a row was
+    /// edited or deleted behind settle's back.
+    #[error("{path}: audit trail broken at decision {at}: {problem}\n  what to do: compare that decision with a backup or the service's own records; settle changed nothing in the trail", path = path.display())]
+    ChainBroken {
+        path: PathBuf,
+        at: DecisionId,
+        problem: String,
+    },
+
     /// A read was cancelled through [`crate::store::Ledger::interrupt_handle`]
     /// (the filter or view changed); nothing failed, drop the result.
     #[error("cancelled: {doing}")]
@@ -100,13 +117,28 @@ pub enum Error {
 
 impl Error {
     /// The process exit status the CLI documents: 1 error, 2 usage,
-    /// 3 refused by a rule, 4 version conflict.
+    /// 3 refused by a rule, 4 version conflict, 5 ledger busy (a script may
+    /// retry on 4 after looking again, on 5 as it is).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
             Error::Refused { .. } => 3,
             Error::VersionConflict { .. } => 4,
+            Error::Busy { .. } => 5,
             _ => 1,
+        }
+    }
+
+    /// SQLite's "database is locked" after a busy timeout of `waited`, said
+    /// as [`Error::Busy`]; any other error as it is.
+    pub(crate) fn busy_after(self, waited: Duration) -> Self {
+        match self {
+            Error::Sqlite { path, source, .. }
+                if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
+            {
+                Error::Busy { path, waited }
+            }
+            other => other,
         }
     }
 
@@ -120,5 +152,16 @@ impl Error {
             problem: problem.into(),
             hint: hint.into(),
         }
+    }
+}
+
+/// What a busy ledger means, in the ledger's words; the CLI's error and the
+/// console's decision form both say it.
+pub fn busy_text(waited: Duration) -> String {
+    match waited.as_secs() {
+        0 => "ledger busy: another process holds the write lock; nothing was written".to_string(),
+        s => format!(
+            "ledger busy: another process has held the write lock for {s} s; nothing was written"
+        ),
     }
 }

@@ -494,3 +494,30 @@ fn show_says_when_the_key_really_expires_and_the_refusal_says_it_once() {
         chrono::DateTime::parse_from_rfc3339(op["key_expiry"]["at"].as_str().unwrap()).unwrap();
     assert_eq!(expiry - created, chrono::Duration::days(1));
 }
+
+#[test]
+fn a_write_lock_held_past_the_wait_is_ledger_busy_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let before = dump(&l);
+    // A service in the middle of a long transaction.
+    let service = sql(&l);
+    service.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let out = decide(&l, &["2", "--applied", "--result-id", "r-2", "--wait", "1"]);
+    service.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "ledger busy: another process has held the write lock for 1 s; nothing was written"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("--wait SECONDS"), "{err}");
+    assert!(!err.contains("database is locked"), "{err}");
+    assert_eq!(before, dump(&l), "a busy decision wrote something");
+
+    // Once the lock is gone the same command records.
+    let out = decide(&l, &["2", "--applied", "--result-id", "r-2", "--wait", "1"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}

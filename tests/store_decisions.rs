@@ -73,5 +73,68 @@ proptest! {
                 }
             }
         }
+        // Whatever was recorded, reopened or cancelled, the chain holds.
+        let decisions = counts(&path).0;
+        prop_assert_eq!(
+            ledger.verify_chain().unwrap(),
+            settle::store::ChainVerdict::Intact {
+                decisions: u64::try_from(decisions).unwrap(),
+                head: rusqlite::Connection::open(&path)
+                    .unwrap()
+                    .query_row("SELECT id, chain_hash FROM decisions ORDER BY id DESC LIMIT 1", [], |r| {
+                        Ok((DecisionId(r.get(0)?), r.get(1)?))
+                    })
+                    .ok(),
+            }
+        );
     }
+}
+
+/// The console's path for a held lock: every draft comes back `Busy`, in
+/// the ledger's words rather than SQLite's, and nothing is written.
+#[test]
+fn a_held_write_lock_is_a_busy_outcome_for_every_draft() {
+    use settle::app::{DecisionOutcome, Effect, Msg};
+    use settle::store::{Access, Ledger};
+
+    let dir = tempfile::tempdir().unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 11, 29, 23, 0, 0).unwrap();
+    let path = settle::demo::build(dir.path(), now).unwrap().ledger_path;
+    let (mut ledger, _) = Ledger::open_waiting(
+        &path,
+        Access::ReadWrite,
+        std::time::Duration::ZERO,
+        &mut |_| {},
+    )
+    .unwrap();
+    let draft = |op: i64| DecisionDraft {
+        op_id: OperationId(op),
+        kind: DecisionKind::Applied,
+        result_id: Some("r".to_string()),
+        evidence: None,
+        note: None,
+        override_committed: false,
+        operator: "console".to_string(),
+        expected_version: ledger.detail(OperationId(op)).unwrap().operation.version,
+        undoes: None,
+    };
+    let drafts = vec![draft(2), draft(3)];
+    let before = counts(&path);
+    let service = rusqlite::Connection::open(&path).unwrap();
+    service.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let answers = settle::effects::perform(&mut ledger, now, Effect::RecordDecisions(drafts));
+    service.execute_batch("ROLLBACK").unwrap();
+    let [Msg::DecisionsRecorded(results)] = answers.as_slice() else {
+        panic!("{answers:?}");
+    };
+    assert_eq!(results.len(), 2);
+    for r in results {
+        assert_eq!(
+            r.outcome,
+            DecisionOutcome::Busy {
+                waited: std::time::Duration::ZERO
+            }
+        );
+    }
+    assert_eq!(counts(&path), before);
 }

@@ -1,5 +1,6 @@
 //! Deciding: marks, the decision form (open, type, confirm), undo through
-//! a compensating decision, and what the shell says came of the drafts.
+//! a compensating decision, and what the shell says came of the drafts (a
+//! busy ledger gives the form back, so Enter tries again).
 //! Pure: recording is an [`Effect::RecordDecisions`] the shell performs.
 
 use super::form::{DecisionForm, Field};
@@ -7,6 +8,7 @@ use super::model::{App, Mode};
 use super::msg::{DecisionOutcome, DecisionResult, Effect};
 use super::navigation::{move_cursor, refresh};
 use crate::domain::{DecisionId, DecisionKind, OperationId};
+use crate::error::busy_text;
 
 /// Space: marks or unmarks the row under the cursor and moves down.
 pub(super) fn toggle_mark(app: &mut App) -> Vec<Effect> {
@@ -44,7 +46,7 @@ pub(super) fn open_form(
         app.error(format!("{why}; decisions are refused: reopen the ledger"));
         return Vec::new();
     }
-    if app.recording {
+    if app.recording.is_some() {
         app.error("still recording the last decision; its result shows in a moment");
         return Vec::new();
     }
@@ -90,7 +92,7 @@ pub(super) fn undo(app: &mut App) -> Vec<Effect> {
 /// `None`; space on the override box ticks it.
 pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
     // What is being written is what the form shows; it no longer changes.
-    if app.recording {
+    if app.recording.is_some() {
         return Vec::new();
     }
     if let Some(form) = app.form.as_mut() {
@@ -128,7 +130,7 @@ pub(super) fn toggle_override(app: &mut App) -> Vec<Effect> {
 /// stays on the form. The form stays open, saying it is recording, until
 /// the writer answers; keys keep answering meanwhile (Esc hides it).
 pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
-    if app.recording {
+    if app.recording.is_some() {
         return Vec::new();
     }
     let file_problem = app.file_problem.clone();
@@ -144,7 +146,8 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
         Ok(drafts) => {
             let n = drafts.len();
             form.problem = None;
-            app.recording = true;
+            // Kept whole: a busy ledger gives it back to press Enter again.
+            app.recording = Some(form.clone());
             app.info(format!("recording {n} decision{}…", plural(n)));
             vec![Effect::RecordDecisions(drafts)]
         }
@@ -157,14 +160,16 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
 
 pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) -> Vec<Effect> {
     // The form open now is the one that was recording (no other opens
-    // meanwhile); its job is done.
-    if app.recording && app.form.take().is_some() && app.mode == Mode::Form {
+    // meanwhile); its job is done. A busy ledger gives it back below.
+    let form = app.recording.take();
+    if form.is_some() && app.form.take().is_some() && app.mode == Mode::Form {
         app.mode = Mode::Normal;
     }
-    app.recording = false;
     let undoing = app.pending_undo.take();
     let mut recorded = Vec::new();
     let mut problems = Vec::new();
+    let mut busy = Vec::new();
+    let mut waited = None;
     for r in results {
         match r.outcome {
             DecisionOutcome::Recorded(receipt) => {
@@ -192,8 +197,24 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
                 r.op,
                 last_writer.map(|w| format!(" by {w}")).unwrap_or_default()
             )),
+            DecisionOutcome::Busy { waited: w } => {
+                busy.push(r.op);
+                waited = Some(w);
+            }
             DecisionOutcome::Failed(e) => problems.push(format!("#{}: {e}", r.op)),
         }
+    }
+    if let Some(waited) = waited {
+        let text = busy_text(waited);
+        let ops: Vec<String> = busy.iter().map(|op| format!("#{op}")).collect();
+        problems.push(format!("{}: {text}", ops.join(", ")));
+        give_back_form(
+            app,
+            form,
+            &busy,
+            undoing,
+            format!("{text}; press Enter to try again"),
+        );
     }
     if problems.is_empty() {
         app.info(format!("recorded {}", recorded.join(", ")));
@@ -214,6 +235,132 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     effects
 }
 
+/// Reopens the form the operator confirmed, narrowed to the operations a
+/// busy ledger left unwritten, with `problem` on it: pressing Enter again
+/// tries exactly those. Nothing to give back when another form is open.
+fn give_back_form(
+    app: &mut App,
+    form: Option<DecisionForm>,
+    busy: &[OperationId],
+    undoing: Option<DecisionId>,
+    problem: String,
+) {
+    let Some(mut form) = form else { return };
+    if app.form.is_some() {
+        return;
+    }
+    if form.targets.len() != busy.len() {
+        form.targets.retain(|t| busy.contains(t));
+        if let Some(details) = form.details.as_mut() {
+            details.retain(|d| busy.contains(&d.operation.id));
+        }
+        // The count to type changed with the targets.
+        form.confirm_count.clear();
+        let fields = form.fields();
+        if !fields.contains(&form.focus) {
+            form.focus = fields.first().copied().unwrap_or(Field::Note);
+        }
+    }
+    form.problem = Some(problem);
+    app.pending_undo = undoing;
+    app.form = Some(form);
+    app.mode = Mode::Form;
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::testkit::Harness;
+    use super::super::{DecisionOutcome, DecisionResult, Effect, Intent, Mode, Msg, apply, update};
+    use crate::domain::{DecisionDraft, DecisionKind};
+
+    fn drafts(effects: &[Effect]) -> Vec<DecisionDraft> {
+        effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::RecordDecisions(d) => Some(d.clone()),
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    fn busy(drafts: &[DecisionDraft]) -> Msg {
+        Msg::DecisionsRecorded(
+            drafts
+                .iter()
+                .map(|d| DecisionResult {
+                    op: d.op_id,
+                    outcome: DecisionOutcome::Busy {
+                        waited: Duration::from_secs(5),
+                    },
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_busy_ledger_keeps_the_form_open_with_the_message_and_enter_tries_again() {
+        let mut h = Harness::new();
+        h.keys("a");
+        h.type_text(" (provider)");
+        let typed = h.app.form.clone().unwrap();
+        let asked = drafts(&update(&mut h.app, Intent::Confirm));
+        assert_eq!(asked.len(), 1);
+
+        apply(&mut h.app, busy(&asked));
+        assert_eq!(h.app.mode, Mode::Form);
+        let form = h.app.form.as_ref().expect("the form stays open");
+        assert_eq!(form.result_id, typed.result_id, "what was typed is kept");
+        assert_eq!(
+            form.problem.as_deref(),
+            Some(
+                "ledger busy: another process has held the write lock for 5 s; nothing was written; press Enter to try again"
+            )
+        );
+        let status = h.app.status.clone().unwrap();
+        assert!(
+            status.error && status.text.contains("ledger busy"),
+            "{status:?}"
+        );
+        assert!(h.app.session.is_empty());
+
+        // Enter again: the same draft, recorded this time.
+        let again = drafts(&h.keys("enter"));
+        assert_eq!(again, asked);
+        assert!(h.app.form.is_none());
+        assert_eq!(h.app.session.len(), 1);
+    }
+
+    #[test]
+    fn a_busy_ledger_gives_back_only_the_operations_left_unwritten() {
+        let mut h = Harness::new();
+        h.keys("space space a tab");
+        h.type_text("bulk check with provider");
+        h.keys("tab tab");
+        h.type_text("2");
+        let asked = drafts(&update(&mut h.app, Intent::Confirm));
+        assert_eq!(asked.len(), 2);
+        assert!(asked.iter().all(|d| d.kind == DecisionKind::Applied));
+        let mut results = match busy(&asked) {
+            Msg::DecisionsRecorded(r) => r,
+            _ => unreachable!(),
+        };
+        // The first was recorded before the lock was taken.
+        let receipt = h.ledger.record_decision(&asked[0], h.app.now).unwrap();
+        results[0].outcome = DecisionOutcome::Recorded(receipt);
+        apply(&mut h.app, Msg::DecisionsRecorded(results));
+
+        let form = h.app.form.as_ref().expect("the form stays open");
+        assert_eq!(form.targets, vec![asked[1].op_id]);
+        assert_eq!(form.evidence, "bulk check with provider");
+        assert!(!form.is_multi(), "one operation left: no count to type");
+        assert!(form.problem.as_deref().unwrap().starts_with("ledger busy"));
+        let status = h.app.status.clone().unwrap();
+        assert!(status.text.starts_with("recorded 1; "), "{status:?}");
+    }
 }

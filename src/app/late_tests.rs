@@ -86,7 +86,7 @@ fn the_form_says_it_is_recording_and_keys_still_answer() {
     h.keys("a");
     let effects = update(&mut h.app, Intent::Confirm);
     assert!(matches!(effects.as_slice(), [Effect::RecordDecisions(_)]));
-    assert!(h.app.recording);
+    assert!(h.app.recording.is_some());
     assert_eq!(h.app.mode, Mode::Form, "the form stays while recording");
     // Typing no longer changes what is being written; Enter twice records once.
     assert_eq!(update(&mut h.app, Intent::Input('x')), Vec::new());
@@ -106,7 +106,7 @@ fn the_form_says_it_is_recording_and_keys_still_answer() {
             .contains("still recording")
     );
     h.settle(effects);
-    assert!(!h.app.recording);
+    assert!(h.app.recording.is_none());
     let status = h.app.status.clone().unwrap();
     assert!(status.text.starts_with("recorded #7 applied"), "{status:?}");
 }

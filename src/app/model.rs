@@ -124,8 +124,6 @@ pub struct App {
     pub file_problem: Option<String>,
     /// Rereads asked for by other processes' commits.
     pub refresh: Refresh,
-    /// Decisions are being written; the form says so and no other opens.
-    pub recording: bool,
     /// The ledger is being adopted: the step running. Read-only until done.
     pub adopting: Option<Progress>,
     /// The ticket the next page request gets.
@@ -136,6 +134,10 @@ pub struct App {
     pub session: Vec<DecisionReceipt>,
     /// The session decision an undo form in flight compensates.
     pub pending_undo: Option<DecisionId>,
+    /// The form whose drafts the shell is recording, kept so a busy ledger
+    /// can give it back to the operator as it was. While it is there, the
+    /// open form says it is recording and no other form opens.
+    pub recording: Option<DecisionForm>,
     pub quit: bool,
 }
 
@@ -169,12 +171,12 @@ impl App {
             live_error: None,
             file_problem: None,
             refresh: Refresh::default(),
-            recording: false,
             adopting: None,
             next_ticket: 1,
             status: None,
             session: Vec::new(),
             pending_undo: None,
+            recording: None,
             quit: false,
         }
     }

@@ -3,6 +3,8 @@
 //! (or when the clock, the terminal size or the ledger changed). Plain data,
 //! `Send`, so effects can be performed on another thread later.
 
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 
 use super::pane::{ListId, Pane};
@@ -79,6 +81,11 @@ pub enum DecisionOutcome {
         state: String,
         found: i64,
         last_writer: Option<String>,
+    },
+    /// Another process held the ledger's write lock for the whole busy
+    /// timeout (`waited`); nothing was written, and trying again may work.
+    Busy {
+        waited: Duration,
     },
     Failed(String),
 }

@@ -156,7 +156,7 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
         }
         // A write under way cannot be taken back: Esc only hides the form,
         // the result shows on the status line.
-        Mode::Form if app.recording => {
+        Mode::Form if app.recording.is_some() => {
             app.form = None;
             app.mode = Mode::Normal;
             app.info("still recording; the result shows here");

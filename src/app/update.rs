@@ -192,23 +192,31 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.adopting = Some(progress);
             Vec::new()
         }
-        Msg::Adopted(Ok(done)) => {
-            app.adopting = None;
-            app.read_only = false;
-            app.info(done);
-            refresh(app)
-        }
-        Msg::Adopted(Err(why)) => {
-            app.adopting = None;
-            app.error(format!("{why}; shown read-only"));
-            Vec::new()
-        }
+        Msg::Adopted(outcome) => adopted(app, outcome),
         Msg::LoadFailed(message) => {
             app.error(message);
             Vec::new()
         }
         Msg::Notice(message) => {
             app.info(message);
+            Vec::new()
+        }
+    }
+}
+
+/// The writer finished adopting the ledger: decisions open and the screen
+/// is reread through the tables adoption added, or it stays read-only and
+/// says why.
+fn adopted(app: &mut App, outcome: Result<String, String>) -> Vec<Effect> {
+    app.adopting = None;
+    match outcome {
+        Ok(done) => {
+            app.read_only = false;
+            app.info(done);
+            refresh(app)
+        }
+        Err(why) => {
+            app.error(format!("{why}; shown read-only"));
             Vec::new()
         }
     }

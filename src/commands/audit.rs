@@ -1,6 +1,6 @@
 //! `settle audit`: the decisions, newest first, in the list formats, read a
 //! page at a time; like `list`, it says on stderr how many decisions a limit
-//! left out. A decision's words come from [`crate::labels`], shared with
+//! left out. `--verify` walks the trail's hash chain instead. A decision's words come from [`crate::labels`], shared with
 //! `show` and the console.
 
 use serde_json::{Value, json};
@@ -8,15 +8,18 @@ use serde_json::{Value, json};
 use super::output::{csv_line, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{AuditArgs, ListFormat};
 use crate::domain::{Decision, DecisionId};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::labels;
-use crate::store::{Ledger, Seek};
+use crate::store::{ChainVerdict, Ledger, Seek};
 use crate::text::sanitize;
 
 const CSV_HEADER: &str = "id,op_id,decision,from_state,to_state,result_id,evidence,note,operator,decided_at,op_version,undoes";
 
 pub fn run(args: &AuditArgs) -> Result<()> {
     let ledger = super::open(&args.ledger, args.read_only)?;
+    if args.verify {
+        return verify(&ledger);
+    }
     let want = rows_wanted(args.format, args.limit, args.all, 50);
     let format = args.format;
     let mut seek = Seek::First;
@@ -72,6 +75,27 @@ pub fn run(args: &AuditArgs) -> Result<()> {
         eprintln!("settle: no decisions recorded");
     }
     Ok(())
+}
+
+/// `--verify`: walks the hash chain; a broken link is an error (exit 1)
+/// naming the decision.
+fn verify(ledger: &Ledger) -> Result<()> {
+    match ledger.verify_chain()? {
+        ChainVerdict::Intact { decisions, head } => emit(|out| {
+            writeln!(
+                out,
+                "chain intact: {decisions} decision{}{}",
+                if decisions == 1 { "" } else { "s" },
+                head.map(|(id, h)| format!(", head {} (decision {id})", sanitize(&h)))
+                    .unwrap_or_default()
+            )
+        }),
+        ChainVerdict::Broken { at, problem } => Err(Error::ChainBroken {
+            path: ledger.path().to_path_buf(),
+            at,
+            problem,
+        }),
+    }
 }
 
 /// Decisions read per query: `--all` over a long trail holds one page.

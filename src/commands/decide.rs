@@ -16,7 +16,8 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         .clone()
         .map_err(|why| Error::Usage(format!("who is deciding? {why}")))?;
     let kind = kind(args);
-    let mut ledger = super::open_for_writing(&args.ledger)?;
+    let wait = std::time::Duration::from_secs(args.wait);
+    let mut ledger = super::open_for_writing(&args.ledger, wait)?;
     let id = ledger.resolve(&args.op)?;
     let expected_version = match args.expect_version {
         Some(v) => v,

@@ -45,9 +45,10 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// Opens a ledger to record a decision. A file that cannot be written is
 /// refused here, saying why and what to fix, rather than opened read-only
-/// and refused later with advice about a `--read-only` nobody gave.
-pub fn open_for_writing(path: &Path) -> Result<Ledger> {
-    let (ledger, report) = Ledger::open(path, Access::ReadWrite)?;
+/// and refused later with advice about a `--read-only` nobody gave. Writes
+/// wait up to `wait` for another process's write lock.
+pub fn open_for_writing(path: &Path, wait: std::time::Duration) -> Result<Ledger> {
+    let (ledger, report) = Ledger::open_waiting(path, Access::ReadWrite, wait, &mut |_| {})?;
     if let Some(line) = report.upgraded {
         eprintln!("{line}");
     }

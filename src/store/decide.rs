@@ -1,29 +1,36 @@
 //! Recording a decision: one `BEGIN IMMEDIATE` transaction that rereads the
 //! operation, checks the version the operator saw, judges the contract's rules
-//! on what it is about to change, and writes the decision row, the state
-//! change and the retry request together, or nothing at all.
+//! on what it is about to change, and writes the decision row (chained to the
+//! one before it), the state change and the retry request together, or
+//! nothing at all.
+
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::Ledger;
+use super::chain::{self, Cell};
 use super::read::load_detail;
 use crate::domain::rules::{self, Rule};
 use crate::domain::{
-    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, format_time,
+    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, State, format_time,
 };
 use crate::error::{Error, Result};
 
 impl Ledger {
     /// Records `draft` at `now`, or refuses it with [`Error::Refused`] (a rule
-    /// of the contract) or [`Error::VersionConflict`] (someone else wrote the
-    /// operation since the operator looked). A refusal writes nothing.
+    /// of the contract), [`Error::VersionConflict`] (someone else wrote the
+    /// operation since the operator looked) or [`Error::Busy`] (another
+    /// process held the write lock past the busy timeout). A refusal writes
+    /// nothing.
     pub fn record_decision(
         &mut self,
         draft: &DecisionDraft,
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
         self.ensure_writable()?;
+        let wait = self.wait;
         let path = self.path.clone();
         let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e);
         // IMMEDIATE takes the write lock before we read, so the version we
@@ -31,69 +38,195 @@ impl Ledger {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| err("starting the decision transaction", e))?;
-        let detail = load_detail(&tx, draft.op_id, true)
-            .map_err(|e| err("reading the operation", e))?
-            .ok_or_else(|| Error::NotFound {
-                path: path.clone(),
-                what: draft.op_id.to_string(),
-            })?;
-        let op = &detail.operation;
-        if op.version != draft.expected_version {
-            return Err(Error::VersionConflict {
-                op: op.id,
-                expected: draft.expected_version,
-                found: op.version,
-                state: op.state.to_string(),
-                last_writer: last_writer(&detail),
-            });
+            .map_err(|e| err("starting the decision transaction", e).busy_after(wait))?;
+        let detail = reread(&tx, &path, draft)?;
+        let judged = judge(draft, &detail, now)?;
+        let receipt = Writer {
+            tx: &tx,
+            path: &path,
+            draft,
+            detail: &detail,
+            decided_at: format_time(now),
         }
-        let checks = rules::check(draft, &detail, now);
-        if let Some(refused) = rules::refusal(&checks) {
-            return Err(Error::Refused {
-                op: op.id,
-                rule: refused.rule,
-                reason: refused.verdict.text().to_string(),
-            });
-        }
-        let Some(to_state) = rules::target_state(draft, &detail) else {
-            return Err(Error::Refused {
-                op: op.id,
-                rule: Rule::StateAllows,
-                reason: "no state to return to".to_string(),
-            });
-        };
-        let extra_attempt =
-            draft.kind == DecisionKind::RetrySameKey && rules::spends_extra_attempt(&detail);
-        let decided_at = format_time(now);
-        let non_empty = |s: &Option<String>| s.clone().filter(|t| !t.trim().is_empty());
-        tx.execute(
-            "INSERT INTO decisions (op_id, decision, from_state, to_state, result_id, evidence,
-                 note, operator, decided_at, op_version, undoes, extra_attempt)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                op.id.0,
-                draft.kind.as_str(),
-                op.state.as_str(),
-                to_state.as_str(),
-                non_empty(&draft.result_id),
-                non_empty(&draft.evidence),
-                non_empty(&draft.note),
-                draft.operator,
-                decided_at,
-                op.version,
-                draft.undoes.map(|d| d.0),
-                extra_attempt,
-            ],
-        )
-        .map_err(|e| err("writing the decision", e))?;
-        let decision_id = DecisionId(tx.last_insert_rowid());
+        .write(judged)?;
+        tx.commit()
+            .map_err(|e| err("committing the decision", e).busy_after(wait))?;
+        Ok(receipt)
+    }
+}
+
+/// The operation as it is now, under the write lock, if it is still at the
+/// version the operator saw.
+fn reread(tx: &Connection, path: &Path, draft: &DecisionDraft) -> Result<OperationDetail> {
+    let detail = load_detail(tx, draft.op_id, true)
+        .map_err(|e| super::sqlite(path, "reading the operation", e))?
+        .ok_or_else(|| Error::NotFound {
+            path: path.to_path_buf(),
+            what: draft.op_id.to_string(),
+        })?;
+    let op = &detail.operation;
+    if op.version != draft.expected_version {
+        return Err(Error::VersionConflict {
+            op: op.id,
+            expected: draft.expected_version,
+            found: op.version,
+            state: op.state.to_string(),
+            last_writer: last_writer(&detail),
+        });
+    }
+    Ok(detail)
+}
+
+/// What the contract's rules make of the draft on the fresh row.
+struct Judged {
+    to_state: State,
+    extra_attempt: bool,
+}
+
+fn judge(draft: &DecisionDraft, detail: &OperationDetail, now: DateTime<Utc>) -> Result<Judged> {
+    let op = &detail.operation;
+    let checks = rules::check(draft, detail, now);
+    if let Some(refused) = rules::refusal(&checks) {
+        return Err(Error::Refused {
+            op: op.id,
+            rule: refused.rule,
+            reason: refused.verdict.text().to_string(),
+        });
+    }
+    let Some(to_state) = rules::target_state(draft, detail) else {
+        return Err(Error::Refused {
+            op: op.id,
+            rule: Rule::StateAllows,
+            reason: "no state to return to".to_string(),
+        });
+    };
+    Ok(Judged {
+        to_state,
+        extra_attempt: draft.kind == DecisionKind::RetrySameKey
+            && rules::spends_extra_attempt(detail),
+    })
+}
+
+/// Writes one judged decision inside the transaction: the decision row
+/// (chained to the one before it), the state change, the retry request.
+struct Writer<'a> {
+    tx: &'a Connection,
+    path: &'a Path,
+    draft: &'a DecisionDraft,
+    detail: &'a OperationDetail,
+    decided_at: String,
+}
+
+fn non_empty(s: &Option<String>) -> Option<String> {
+    s.clone().filter(|t| !t.trim().is_empty())
+}
+
+impl Writer<'_> {
+    fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
+        super::sqlite(self.path, doing, e)
+    }
+
+    fn write(&self, judged: Judged) -> Result<DecisionReceipt> {
+        let op = &self.detail.operation;
+        let decision_id = self.insert_decision(&judged)?;
+        self.change_state(&judged.to_state)?;
+        let retry_request_id = self.write_retry_request(decision_id)?;
+        let new_version = self
+            .tx
+            .query_row(
+                "SELECT version FROM operations WHERE id = ?1",
+                [op.id.0],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err("reading the new version", e))?
+            .unwrap_or(op.version + 1);
+        Ok(DecisionReceipt {
+            decision_id,
+            op_id: op.id,
+            kind: self.draft.kind,
+            from_state: op.state.clone(),
+            to_state: judged.to_state,
+            new_version,
+            retry_request_id,
+            extra_attempt: judged.extra_attempt,
+        })
+    }
+
+    /// The decision row, with its id chosen here (the next after the
+    /// newest) so that its chain hash, which covers the id, goes in with
+    /// the row: the append-only triggers allow no later update.
+    fn insert_decision(&self, judged: &Judged) -> Result<DecisionId> {
+        let (draft, op) = (self.draft, &self.detail.operation);
+        let err = |e| self.err("writing the decision", e);
+        let id: i64 = self
+            .tx
+            .query_row("SELECT coalesce(max(id), 0) + 1 FROM decisions", [], |r| {
+                r.get(0)
+            })
+            .map_err(err)?;
+        let prev = chain::head(self.tx).map_err(err)?;
+        let (result_id, evidence, note) = (
+            non_empty(&draft.result_id),
+            non_empty(&draft.evidence),
+            non_empty(&draft.note),
+        );
+        let cells = [
+            Cell::Int(id),
+            Cell::Int(op.id.0),
+            Cell::Text(draft.kind.as_str().as_bytes()),
+            Cell::Text(op.state.as_str().as_bytes()),
+            Cell::Text(judged.to_state.as_str().as_bytes()),
+            Cell::from(result_id.as_deref()),
+            Cell::from(evidence.as_deref()),
+            Cell::from(note.as_deref()),
+            Cell::Text(draft.operator.as_bytes()),
+            Cell::Text(self.decided_at.as_bytes()),
+            Cell::Int(op.version),
+            draft.undoes.map_or(Cell::Null, |d| Cell::Int(d.0)),
+            Cell::Int(i64::from(judged.extra_attempt)),
+        ];
+        self.tx
+            .execute(
+                "INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id,
+                     evidence, note, operator, decided_at, op_version, undoes, extra_attempt,
+                     chain_hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    id,
+                    op.id.0,
+                    draft.kind.as_str(),
+                    op.state.as_str(),
+                    judged.to_state.as_str(),
+                    result_id,
+                    evidence,
+                    note,
+                    draft.operator,
+                    self.decided_at,
+                    op.version,
+                    draft.undoes.map(|d| d.0),
+                    i64::from(judged.extra_attempt),
+                    chain::link(&prev, &cells),
+                ],
+            )
+            .map_err(err)?;
+        Ok(DecisionId(id))
+    }
+
+    /// The operation's new state and result id, guarded by its version.
+    fn change_state(&self, to_state: &State) -> Result<()> {
+        let (draft, op) = (self.draft, &self.detail.operation);
         let new_result = match draft.kind {
             DecisionKind::Applied => non_empty(&draft.result_id).or(op.result_id.clone()),
             // Undoing `applied` takes back the result id it wrote, so the
             // reopened operation does not claim an effect (issue 9, point 11).
             DecisionKind::Reopen => {
-                match detail.decisions.iter().find(|d| Some(d.id) == draft.undoes) {
+                match self
+                    .detail
+                    .decisions
+                    .iter()
+                    .find(|d| Some(d.id) == draft.undoes)
+                {
                     Some(d)
                         if d.decision == "applied"
                             && d.result_id.is_some()
@@ -106,7 +239,8 @@ impl Ledger {
             }
             _ => op.result_id.clone(),
         };
-        let changed = tx
+        let changed = self
+            .tx
             .execute(
                 "UPDATE operations SET state = ?1, result_id = ?2, updated_at = ?3,
                      version = version + 1
@@ -114,12 +248,12 @@ impl Ledger {
                 params![
                     to_state.as_str(),
                     new_result,
-                    decided_at,
+                    self.decided_at,
                     op.id.0,
                     op.version
                 ],
             )
-            .map_err(|e| err("changing the operation's state", e))?;
+            .map_err(|e| self.err("changing the operation's state", e))?;
         if changed != 1 {
             // Unreachable under the write lock; refuse rather than guess.
             return Err(Error::VersionConflict {
@@ -130,32 +264,41 @@ impl Ledger {
                 last_writer: None,
             });
         }
-        let retry_request_id = match draft.kind {
+        Ok(())
+    }
+
+    /// Queues the retry a `retry_same_key` asks for, or cancels the queued
+    /// one for `cancel_retry`; the request's id.
+    fn write_retry_request(&self, decision_id: DecisionId) -> Result<Option<i64>> {
+        let (draft, op) = (self.draft, &self.detail.operation);
+        match draft.kind {
             DecisionKind::RetrySameKey => {
-                tx.execute(
-                    "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
-                         status, decision_id)
-                     VALUES (?1, ?2, ?3, ?4, 'queued', ?5)",
-                    params![
-                        op.id.0,
-                        op.idem_key,
-                        decided_at,
-                        draft.operator,
-                        decision_id.0
-                    ],
-                )
-                .map_err(|e| err("queueing the retry request", e))?;
-                Some(tx.last_insert_rowid())
+                self.tx
+                    .execute(
+                        "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
+                             status, decision_id)
+                         VALUES (?1, ?2, ?3, ?4, 'queued', ?5)",
+                        params![
+                            op.id.0,
+                            op.idem_key,
+                            self.decided_at,
+                            draft.operator,
+                            decision_id.0
+                        ],
+                    )
+                    .map_err(|e| self.err("queueing the retry request", e))?;
+                Ok(Some(self.tx.last_insert_rowid()))
             }
             DecisionKind::CancelRetry => {
-                let request = detail.queued_retry().map(|r| r.id);
-                let cancelled = tx
+                let request = self.detail.queued_retry().map(|r| r.id);
+                let cancelled = self
+                    .tx
                     .execute(
                         "UPDATE retry_requests SET status = 'cancelled'
                          WHERE id = ?1 AND status = 'queued'",
                         [request],
                     )
-                    .map_err(|e| err("cancelling the retry request", e))?;
+                    .map_err(|e| self.err("cancelling the retry request", e))?;
                 if cancelled != 1 {
                     return Err(Error::Refused {
                         op: op.id,
@@ -163,30 +306,10 @@ impl Ledger {
                         reason: "a worker claimed the retry request".to_string(),
                     });
                 }
-                request
+                Ok(request)
             }
-            _ => None,
-        };
-        let new_version = tx
-            .query_row(
-                "SELECT version FROM operations WHERE id = ?1",
-                [op.id.0],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| err("reading the new version", e))?
-            .unwrap_or(op.version + 1);
-        tx.commit().map_err(|e| err("committing the decision", e))?;
-        Ok(DecisionReceipt {
-            decision_id,
-            op_id: op.id,
-            kind: draft.kind,
-            from_state: op.state.clone(),
-            to_state,
-            new_version,
-            retry_request_id,
-            extra_attempt,
-        })
+            _ => Ok(None),
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 //! [`crate::domain`] types; nothing outside `store` sees a row or a statement,
 //! so a PostgreSQL backend can later sit behind the same functions.
 
+mod chain;
 mod decide;
+mod derived;
 mod import;
 mod read;
 pub mod schema;
@@ -19,13 +21,15 @@ use schema::sqlite;
 
 // Moved to `domain` (issue 7 point 6); re-exported until call sites follow.
 pub use crate::domain::{Seek, StateCounts};
+pub use chain::ChainVerdict;
 pub use import::{ImportReport, create_service_ledger};
 pub use rusqlite::InterruptHandle;
 pub use schema::Progress;
 
 /// How long a write waits for another writer (a service, a worker, a second
-/// console) before giving up with "database is locked".
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// console) before giving up with [`Error::Busy`]; `settle decide --wait`
+/// changes it.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether the console may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +52,8 @@ pub struct Ledger {
     /// reads use them instead of aggregating (false for a read-only look at
     /// a ledger that was never adopted or migrated).
     derived: bool,
+    /// The busy timeout: how long a write waits for the write lock.
+    wait: Duration,
 }
 
 /// What opening did or could not do, for one line on stderr or the header.
@@ -87,14 +93,15 @@ impl Ledger {
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| sqlite(path, "creating the ledger", e))?;
-        configure_writer(&conn, path)?;
-        schema::create(&mut conn, path)?;
+        configure_writer(&conn, path, BUSY_TIMEOUT)?;
+        schema::create(&mut conn, path).map_err(|e| e.busy_after(BUSY_TIMEOUT))?;
         Ok(Ledger {
             conn,
             path: path.to_path_buf(),
             read_only: false,
             console_tables: true,
             derived: true,
+            wait: BUSY_TIMEOUT,
         })
     }
 
@@ -111,6 +118,18 @@ impl Ledger {
     pub fn open_with_progress(
         path: &Path,
         access: Access,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(Ledger, OpenReport)> {
+        Ledger::open_waiting(path, access, BUSY_TIMEOUT, progress)
+    }
+
+    /// [`Ledger::open_with_progress`] whose writes (an adoption included)
+    /// wait up to `wait` for another process's write lock before failing
+    /// with [`Error::Busy`].
+    pub fn open_waiting(
+        path: &Path,
+        access: Access,
+        wait: Duration,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Ledger, OpenReport)> {
         if !path.is_file() {
@@ -137,7 +156,7 @@ impl Ledger {
         };
         let mut conn = Connection::open_with_flags(path, flags)
             .map_err(|e| schema::classify_open_error(path, e))?;
-        conn.busy_timeout(BUSY_TIMEOUT)
+        conn.busy_timeout(wait)
             .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
         let found = schema::inspect(&conn, path)?;
         let mut console_tables = found.missing_console_tables.is_empty();
@@ -151,9 +170,11 @@ impl Ledger {
                 ));
             }
         } else {
-            configure_writer(&conn, path)?;
+            configure_writer(&conn, path, wait)?;
             if found.needs_upgrade {
-                report.upgraded = Some(schema::upgrade(&mut conn, path, progress)?);
+                report.upgraded = Some(
+                    schema::upgrade(&mut conn, path, progress).map_err(|e| e.busy_after(wait))?,
+                );
                 console_tables = true;
                 derived = true;
             }
@@ -165,6 +186,7 @@ impl Ledger {
                 read_only,
                 console_tables,
                 derived,
+                wait,
             },
             report,
         ))
@@ -223,8 +245,8 @@ impl Ledger {
 
 /// WAL so readers never block the writer; FULL sync so an acknowledged
 /// decision survives a power cut (WAL's NORMAL may lose the last commits).
-fn configure_writer(conn: &Connection, path: &Path) -> Result<()> {
-    conn.busy_timeout(BUSY_TIMEOUT)
+fn configure_writer(conn: &Connection, path: &Path, wait: Duration) -> Result<()> {
+    conn.busy_timeout(wait)
         .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
     let mode: String = conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))

@@ -7,10 +7,12 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 
+use super::chain;
+use super::derived::{DERIVED_TABLES, FILL_DERIVED, triggers};
 use crate::error::{Error, Result};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Tables services write (ledger-v1). Required in every ledger.
 pub const SERVICE_TABLES: &str = r#"
@@ -68,7 +70,8 @@ CREATE TABLE IF NOT EXISTS decisions (
     decided_at    TEXT NOT NULL,
     op_version    INTEGER NOT NULL,
     undoes        INTEGER,
-    extra_attempt INTEGER NOT NULL DEFAULT 0
+    extra_attempt INTEGER NOT NULL DEFAULT 0,
+    chain_hash    TEXT
 );
 CREATE TABLE IF NOT EXISTS retry_requests (
     id           INTEGER PRIMARY KEY,
@@ -103,154 +106,6 @@ const CONSOLE_INDEXES: &[(&str, &str)] = &[
     ("settle_operations_account", "operations (account, id)"),
     ("settle_operations_type", "operations (op_type, id)"),
     ("settle_operations_key", "operations (idem_key, id)"),
-];
-
-/// Tables settle derives from the service's tables and keeps current with
-/// triggers, so they stay right when a service writes with plain SQL: the
-/// per-operation summary the list shows (instead of three subqueries per
-/// row) and the count per state the header shows (instead of a GROUP BY over
-/// the ledger).
-const DERIVED_TABLES: &str = r#"
-CREATE TABLE IF NOT EXISTS settle_op_summary (
-    op_id      INTEGER PRIMARY KEY,
-    attempts   INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    -- Which attempt and event the two columns above come from, so an insert
-    -- updates them without looking at the operation's other rows.
-    last_attempt  INTEGER,
-    last_event    TEXT,
-    last_event_id INTEGER
-);
-CREATE TABLE IF NOT EXISTS settle_state_counts (
-    state TEXT PRIMARY KEY,
-    n     INTEGER NOT NULL
-) WITHOUT ROWID;
-"#;
-
-/// Recomputes one operation's attempt count and last error (a few rows
-/// through the attempts primary key), after an update or a delete. `{op}`
-/// is `NEW.op_id` or `OLD.op_id`.
-const SUMMARY_ATTEMPTS: &str =
-    "INSERT INTO settle_op_summary (op_id, attempts, last_error, last_attempt)
-    SELECT {op}, COUNT(*), error, MAX(attempt) FROM attempts WHERE op_id = {op}
-    ON CONFLICT (op_id) DO UPDATE SET attempts = excluded.attempts,
-        last_error = excluded.last_error, last_attempt = excluded.last_attempt;";
-
-/// Recomputes one operation's last event (one row through settle_events_op).
-const SUMMARY_EVENT: &str = "INSERT INTO settle_op_summary (op_id, last_event, last_event_id)
-    SELECT {op}, event, MAX(id) FROM events WHERE op_id = {op}
-    ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event,
-        last_event_id = excluded.last_event_id;";
-
-/// An inserted attempt, the common write: counted, and its error is the last
-/// one unless an attempt with a higher number is already there. No reads of
-/// the operation's other attempts.
-const SUMMARY_ATTEMPT_INSERTED: &str =
-    "INSERT INTO settle_op_summary (op_id, attempts, last_error, last_attempt)
-    VALUES (NEW.op_id, 1, NEW.error, NEW.attempt)
-    ON CONFLICT (op_id) DO UPDATE SET attempts = attempts + 1,
-        last_error = CASE WHEN last_attempt IS NULL OR NEW.attempt >= last_attempt
-            THEN NEW.error ELSE last_error END,
-        last_attempt = max(coalesce(last_attempt, NEW.attempt), NEW.attempt);";
-
-/// An inserted event: the last one unless a newer id is already there.
-const SUMMARY_EVENT_INSERTED: &str =
-    "INSERT INTO settle_op_summary (op_id, last_event, last_event_id)
-    VALUES (NEW.op_id, NEW.event, NEW.id)
-    ON CONFLICT (op_id) DO UPDATE SET
-        last_event = CASE WHEN last_event_id IS NULL OR NEW.id >= last_event_id
-            THEN NEW.event ELSE last_event END,
-        last_event_id = max(coalesce(last_event_id, NEW.id), NEW.id);";
-
-const COUNT_UP: &str = "INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
-    ON CONFLICT (state) DO UPDATE SET n = n + 1;";
-const COUNT_DOWN: &str = "UPDATE settle_state_counts SET n = n - 1 WHERE state = OLD.state;";
-
-/// The triggers that keep the derived tables current, as (name, event, body).
-fn triggers() -> Vec<(&'static str, &'static str, String)> {
-    let attempts = |op: &str| SUMMARY_ATTEMPTS.replace("{op}", op);
-    let event = |op: &str| SUMMARY_EVENT.replace("{op}", op);
-    vec![
-        (
-            "settle_attempts_insert",
-            "AFTER INSERT ON attempts",
-            SUMMARY_ATTEMPT_INSERTED.to_string(),
-        ),
-        (
-            "settle_attempts_update",
-            "AFTER UPDATE OF op_id, attempt, error ON attempts",
-            format!(
-                "{}
-{}",
-                attempts("OLD.op_id"),
-                attempts("NEW.op_id")
-            ),
-        ),
-        (
-            "settle_attempts_delete",
-            "AFTER DELETE ON attempts",
-            attempts("OLD.op_id"),
-        ),
-        (
-            "settle_events_insert",
-            "AFTER INSERT ON events",
-            SUMMARY_EVENT_INSERTED.to_string(),
-        ),
-        (
-            "settle_events_update",
-            "AFTER UPDATE OF op_id, event ON events",
-            format!(
-                "{}
-{}",
-                event("OLD.op_id"),
-                event("NEW.op_id")
-            ),
-        ),
-        (
-            "settle_events_delete",
-            "AFTER DELETE ON events",
-            event("OLD.op_id"),
-        ),
-        (
-            "settle_operations_insert",
-            "AFTER INSERT ON operations",
-            COUNT_UP.to_string(),
-        ),
-        (
-            "settle_operations_update",
-            "AFTER UPDATE OF state ON operations WHEN OLD.state IS NOT NEW.state",
-            format!("{COUNT_DOWN}\n{COUNT_UP}"),
-        ),
-        (
-            "settle_operations_delete",
-            "AFTER DELETE ON operations",
-            COUNT_DOWN.to_string(),
-        ),
-    ]
-}
-
-/// Fills the derived tables from what the service wrote so far (adoption, or
-/// a migration from schema 1). Runs inside the migration's transaction.
-const FILL_DERIVED: &[(&str, &str)] = &[
-    (
-        "counting attempts per operation",
-        // One MAX() in the aggregate: SQLite takes `error` from that row.
-        "DELETE FROM settle_op_summary;
-         INSERT INTO settle_op_summary (op_id, attempts, last_error, last_attempt)
-             SELECT op_id, COUNT(*), error, MAX(attempt) FROM attempts GROUP BY op_id;",
-    ),
-    (
-        "finding each operation's last event",
-        "INSERT INTO settle_op_summary (op_id, last_event, last_event_id)
-             SELECT op_id, event, MAX(id) FROM events GROUP BY op_id
-             ON CONFLICT (op_id) DO UPDATE SET last_event = excluded.last_event,
-                 last_event_id = excluded.last_event_id;",
-    ),
-    (
-        "counting operations per state",
-        "DELETE FROM settle_state_counts;
-         INSERT INTO settle_state_counts (state, n) SELECT state, COUNT(*) FROM operations GROUP BY state;",
-    ),
 ];
 
 /// Indexes whose definition comes from the domain's rules (the queue), so
@@ -307,6 +162,16 @@ fn console_steps() -> Vec<(String, String)> {
             .collect::<Vec<_>>()
             .join("\n"),
     ));
+    steps.push((
+        "making the audit trail append-only".to_string(),
+        chain::append_only_triggers()
+            .into_iter()
+            .map(|(name, when, body)| {
+                format!("CREATE TRIGGER IF NOT EXISTS {name} {when} BEGIN\n{body}\nEND;")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    ));
     steps
 }
 
@@ -315,10 +180,31 @@ fn console_steps() -> Vec<(String, String)> {
 fn console_object_names() -> Vec<String> {
     let mut names: Vec<String> = CONSOLE_INDEXES.iter().map(|(n, _)| n.to_string()).collect();
     names.extend(domain_indexes().into_iter().map(|(n, _)| n.to_string()));
-    names.extend(triggers().into_iter().map(|(n, _, _)| n.to_string()));
+    names.extend(derived_object_names());
+    names.extend(
+        chain::append_only_triggers()
+            .into_iter()
+            .map(|(n, _, _)| n.to_string()),
+    );
+    names
+}
+
+/// Names of the derived tables and the triggers that keep them current.
+fn derived_object_names() -> Vec<String> {
+    let mut names: Vec<String> = triggers()
+        .into_iter()
+        .map(|(n, _, _)| n.to_string())
+        .collect();
     names.extend(["settle_op_summary", "settle_state_counts"].map(String::from));
     names
 }
+
+/// Columns settle adds to `decisions`, with their definition for a ledger
+/// whose table lacks them.
+const SETTLE_DECISION_COLUMNS: [(&str, &str); 2] = [
+    ("extra_attempt", "INTEGER NOT NULL DEFAULT 0"),
+    ("chain_hash", "TEXT"),
+];
 
 /// One step of a migration, for a progress line: `done` of `total` steps
 /// finished, `step` running now.
@@ -461,17 +347,21 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
     }
     let present = settle_objects(conn, path)?;
     let all_objects = console_object_names().iter().all(|n| present.contains(n));
-    let has_extra_attempt = missing_console_tables.contains(&"decisions")
-        || table_columns(conn, path, "decisions")?
+    let decision_columns = table_columns(conn, path, "decisions")?;
+    let has_settle_columns = missing_console_tables.contains(&"decisions")
+        || SETTLE_DECISION_COLUMNS
             .iter()
-            .any(|c| c == "extra_attempt");
+            .all(|(c, _)| decision_columns.iter().any(|p| p == c));
+    // The derived tables arrived in schema 2; a read-only look at a schema 2
+    // ledger may use them.
+    let derived = user_version >= 2 && derived_object_names().iter().all(|n| present.contains(n));
     Ok(Inspection {
         user_version,
         needs_upgrade: user_version < SCHEMA_VERSION
             || !missing_console_tables.is_empty()
             || !all_objects
-            || !has_extra_attempt,
-        derived: user_version == SCHEMA_VERSION && all_objects,
+            || !has_settle_columns,
+        derived,
         missing_console_tables,
     })
 }
@@ -523,15 +413,23 @@ pub fn upgrade(
         .iter()
         .map(|t| format!("table {t}"))
         .collect();
+    let present = settle_objects(&tx, path)?;
+    let missing_objects: Vec<String> = console_object_names()
+        .into_iter()
+        .filter(|n| !present.contains(n))
+        .collect();
     tx.execute_batch(CONSOLE_TABLES)
         .map_err(|e| sqlite(path, "adding the console tables", e))?;
     let decision_columns = table_columns(&tx, path, "decisions")?;
-    if !decision_columns.iter().any(|c| c == "extra_attempt") {
-        tx.execute_batch(
-            "ALTER TABLE decisions ADD COLUMN extra_attempt INTEGER NOT NULL DEFAULT 0",
-        )
-        .map_err(|e| sqlite(path, "adding decisions.extra_attempt", e))?;
-        added.push("column decisions.extra_attempt".to_string());
+    for (column, definition) in SETTLE_DECISION_COLUMNS {
+        if !decision_columns.iter().any(|c| c == column) {
+            let doing = format!("adding decisions.{column}");
+            tx.execute_batch(&format!(
+                "ALTER TABLE decisions ADD COLUMN {column} {definition}"
+            ))
+            .map_err(|e| sqlite(path, &doing, e))?;
+            added.push(format!("column decisions.{column}"));
+        }
     }
     let steps: Vec<(String, String)> = console_steps()
         .into_iter()
@@ -541,11 +439,28 @@ pub fn upgrade(
                 .map(|(n, q)| (n.to_string(), q.to_string())),
         )
         .collect();
-    let total = steps.len();
-    for (done, (step, sql)) in steps.into_iter().enumerate() {
+    // Chain what an older settle recorded, before the triggers forbid the
+    // update. Never on a ledger already at schema 3: recomputing its chain
+    // would launder an edit into a valid link.
+    let chaining = found.user_version < 3;
+    let total = steps.len() + usize::from(chaining);
+    if chaining {
+        progress(Progress {
+            step: "chaining the existing decisions".to_string(),
+            done: 0,
+            total,
+        });
+        let n = chain::fill(&tx, path)?;
+        if n > 0 {
+            added.push(format!(
+                "a hash chain over the {n} decisions already recorded"
+            ));
+        }
+    }
+    for (i, (step, sql)) in steps.into_iter().enumerate() {
         progress(Progress {
             step: step.clone(),
-            done,
+            done: i + usize::from(chaining),
             total,
         });
         tx.execute_batch(&sql).map_err(|e| sqlite(path, &step, e))?;
@@ -555,20 +470,28 @@ pub fn upgrade(
         done: total,
         total,
     });
-    added.push("indexes, operation summaries, state counts and their triggers".to_string());
+    if found.user_version < 2 {
+        added.push("indexes, operation summaries, state counts and their triggers".to_string());
+    }
+    if found.user_version < 3 {
+        added.push("append-only triggers on the audit trail".to_string());
+    } else if !missing_objects.is_empty() {
+        // Someone dropped settle's objects (the append-only triggers, say):
+        // name each, so an auditor sees it.
+        added.push(format!("the missing {}", missing_objects.join(", ")));
+    }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(|e| sqlite(path, "setting the schema version", e))?;
     tx.commit()
         .map_err(|e| sqlite(path, "committing the upgrade", e))?;
-    let verb = if found.user_version == 0 {
-        "adopted"
-    } else {
-        "upgraded"
+    let (verb, versions) = match found.user_version {
+        0 => ("adopted", format!(" (schema 0 -> {SCHEMA_VERSION})")),
+        SCHEMA_VERSION => ("repaired", String::new()),
+        v => ("upgraded", format!(" (schema {v} -> {SCHEMA_VERSION})")),
     };
     Ok(format!(
-        "settle: {verb} {} (schema {} -> {SCHEMA_VERSION}): added {}; no service rows changed",
+        "settle: {verb} {}{versions}: added {}; no service rows changed",
         path.display(),
-        found.user_version,
         added.join(", ")
     ))
 }
