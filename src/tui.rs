@@ -202,6 +202,8 @@ fn load_keymap(path: Option<&Path>) -> Result<Keymap> {
 /// polled in a busy loop, and an answer is applied the moment it arrives.
 enum Wake {
     Input(Event),
+    /// The terminal cannot be read any more (closed, gone).
+    InputLost(io::Error),
     /// A worker's answer (the writer's, the counter's).
     Answer(Msg),
     /// The reader finished its running job.
@@ -251,8 +253,13 @@ fn forward_signals(wakes: &Sender<Wake>) -> Result<()> {
 /// Terminal events become wakes, read on a thread of their own.
 fn forward_input(wakes: Sender<Wake>) {
     std::thread::spawn(move || {
-        while let Ok(event) = event::read() {
-            if wakes.send(Wake::Input(event)).is_err() {
+        loop {
+            let wake = match event::read() {
+                Ok(event) => Wake::Input(event),
+                Err(e) => Wake::InputLost(e),
+            };
+            let lost = matches!(wake, Wake::InputLost(_));
+            if wakes.send(wake).is_err() || lost {
                 return;
             }
         }
@@ -304,6 +311,7 @@ fn event_loop(
         for wake in woken {
             match wake {
                 Wake::Input(event) => shell.input(event),
+                Wake::InputLost(e) => return Err(terminal_error("reading the keyboard", e)),
                 Wake::Answer(msg) => shell.tell(msg),
                 Wake::Read(ReadDone(msgs)) => {
                     shell.reader.finished();
