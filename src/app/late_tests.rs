@@ -131,3 +131,28 @@ fn a_replaced_ledger_file_takes_no_decision_and_says_why() {
     h.keys("a");
     assert!(h.app.form.is_some());
 }
+
+#[test]
+fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
+    let mut h = Harness::new();
+    h.app.read_only = true;
+    h.receive(Msg::Adopting(crate::store::Progress {
+        step: "building index settle_operations_state".into(),
+        done: 2,
+        total: 15,
+    }));
+    h.keys("a");
+    assert!(h.app.form.is_none());
+    let status = h.app.status.clone().unwrap();
+    assert!(
+        status
+            .text
+            .contains("adopting the ledger (3 of 15: building index"),
+        "{status:?}"
+    );
+    let effects = h.receive(Msg::Adopted(Ok("adopted".into())));
+    assert!(pages(&effects) == 1, "reread once adopted: {effects:?}");
+    assert!(!h.app.read_only && h.app.adopting.is_none());
+    h.keys("a");
+    assert!(h.app.form.is_some(), "decisions open once adopted");
+}

@@ -22,7 +22,8 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
     ];
     if let Some(p) = &app.adopting {
         spans.push(Span::styled(
-            format!(" ADOPTING {}/{}: {} ", p.done, p.total, clean(&p.step)),
+            // `done` counts the steps finished; the one running is next.
+            format!(" ADOPTING {}/{}: {} ", p.done + 1, p.total, clean(&p.step)),
             theme.read_only(),
         ));
         spans.push(Span::raw(" "));
