@@ -88,6 +88,13 @@ pub enum Command {
         /// Path of the new ledger file; must not exist.
         ledger: PathBuf,
     },
+    /// Adopt a ledger a service created (or migrate an older one): add the
+    /// console's tables, indexes and triggers in one transaction. Reading
+    /// commands never do this; the first decision does it too.
+    Adopt {
+        /// The ledger (SQLite file).
+        ledger: PathBuf,
+    },
     /// List operations, newest first.
     List(ListArgs),
     /// Show one operation: fields, attempts, events, decisions, what may be decided.
@@ -138,8 +145,8 @@ pub struct ListArgs {
     /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
-    /// Open without writing anything (no adoption).
-    #[arg(long)]
+    /// Accepted for old scripts: reading commands always open read-only and never adopt.
+    #[arg(long, hide = true)]
     pub read_only: bool,
 }
 
@@ -166,8 +173,8 @@ pub struct ShowArgs {
     /// text for people; json for scripts.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
     pub format: ShowFormat,
-    /// Open without writing anything (no adoption).
-    #[arg(long)]
+    /// Accepted for old scripts: reading commands always open read-only and never adopt.
+    #[arg(long, hide = true)]
     pub read_only: bool,
 }
 
@@ -230,8 +237,8 @@ pub struct AuditArgs {
     /// table for people; json or jsonl for scripts (exact values); csv for spreadsheets.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
-    /// Open without writing anything (no adoption).
-    #[arg(long)]
+    /// Accepted for old scripts: reading commands always open read-only and never adopt.
+    #[arg(long, hide = true)]
     pub read_only: bool,
     /// Recompute the decisions' hash chain instead of listing them: "chain intact: N decisions", or the first broken link (exit 1).
     #[arg(long, conflicts_with_all = ["limit", "all", "format"])]

@@ -33,6 +33,11 @@ impl View {
     pub fn shows_detail(self) -> bool {
         matches!(self, View::Queue | View::All | View::Audit)
     }
+
+    /// Views whose rows are operations a decision can be recorded on.
+    pub fn lists_operations(self) -> bool {
+        matches!(self, View::Queue | View::All)
+    }
 }
 
 /// Which bindings apply. `Any` bindings apply in every mode after the
@@ -84,6 +89,8 @@ pub enum Intent {
     DetailDown,
     DetailUp,
     StartFilter,
+    /// The next order of the rows (the Drills view).
+    CycleSort,
     ToggleMark,
     Decide(DecisionKind),
     Undo,
@@ -118,7 +125,7 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 32] = {
+    pub const BINDABLE: [Intent; 33] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -139,6 +146,7 @@ impl Intent {
             Intent::DetailDown,
             Intent::DetailUp,
             Intent::StartFilter,
+            Intent::CycleSort,
             Intent::ToggleMark,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
@@ -155,6 +163,25 @@ impl Intent {
             Intent::ToggleOverride,
         ]
     };
+
+    /// Whether the intent does anything in `view`. The one place that says
+    /// so: the footer and help advertise only these, and `update` obeys
+    /// only these, so a hint cannot offer a key the view ignores.
+    pub fn acts_in(self, view: View) -> bool {
+        match self {
+            Intent::ToggleMark | Intent::Decide(_) | Intent::Undo => view.lists_operations(),
+            // The audit trail has no filter; the lists and the drills do.
+            Intent::StartFilter => view != View::Audit,
+            Intent::CycleSort => view == View::Drills,
+            _ => true,
+        }
+    }
+
+    /// Intents that exist to record a decision (marks choose its rows): a
+    /// read-only console offers none.
+    pub fn decides(self) -> bool {
+        matches!(self, Intent::ToggleMark | Intent::Decide(_) | Intent::Undo)
+    }
 
     /// The bindable intent a keymap file calls `name`.
     pub fn named(name: &str) -> Option<Intent> {
@@ -193,14 +220,15 @@ impl Intent {
             Intent::PageUp => words("page_up", "page up", "a screen up"),
             Intent::First => words("first", "newest", "newest row"),
             Intent::Last => words("last", "oldest", "oldest row"),
-            Intent::ToggleDetail => words(
-                "toggle_detail",
-                "detail",
-                "show or hide the operation's detail",
-            ),
+            Intent::ToggleDetail => words("toggle_detail", "detail", "open or close the detail"),
             Intent::DetailDown => words("detail_down", "scroll detail", "scroll the detail down"),
             Intent::DetailUp => words("detail_up", "scroll detail", "scroll the detail up"),
             Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
+            Intent::CycleSort => words(
+                "cycle_sort",
+                "sort",
+                "sort the drill cases by the next column",
+            ),
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",

@@ -177,16 +177,22 @@ impl Keymap {
         }
     }
 
-    /// The bindings valid in `mode`, one line per intent with all its keys,
-    /// in keymap order: `(keys, description)`.
-    pub fn help(&self, mode: KeyMode) -> Vec<(String, &'static str)> {
+    /// The bindings valid in `mode` whose intent `keep` accepts, one line
+    /// per intent with all its keys, in keymap order: `(keys, description)`.
+    pub fn help(
+        &self,
+        mode: KeyMode,
+        keep: impl Fn(Intent) -> bool,
+    ) -> Vec<(String, &'static str)> {
         let mut out: Vec<(Intent, Vec<String>)> = Vec::new();
         for b in self
             .bindings
             .iter()
             .filter(|b| b.mode == mode || b.mode == KeyMode::Any)
         {
-            let Some(intent) = b.intent else { continue };
+            let Some(intent) = b.intent.filter(|i| keep(*i)) else {
+                continue;
+            };
             // A key the mode rebinds is shadowed for `Any`.
             if b.mode == KeyMode::Any
                 && self
@@ -295,7 +301,7 @@ mod tests {
         );
         assert_eq!(k.resolve(KeyMode::List, key("a")), None);
         assert!(
-            k.help(KeyMode::List)
+            k.help(KeyMode::List, |_| true)
                 .iter()
                 .any(|(keys, d)| keys == "x" && d.starts_with("record applied"))
         );
@@ -310,7 +316,7 @@ mod tests {
     #[test]
     fn help_lists_only_the_mode_and_any() {
         let k = Keymap::load(None).unwrap();
-        let form = k.help(KeyMode::Form);
+        let form = k.help(KeyMode::Form, |_| true);
         assert!(
             form.iter()
                 .any(|(_, d)| d.starts_with("record the decision"))

@@ -61,22 +61,25 @@ fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
     service_ledger(&l);
     let before = service_rows(&l);
 
-    let out = settle(&["list", l.to_str().unwrap(), "--queue"]);
+    let out = settle(&["adopt", l.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let err = stderr(&out);
+    let said = stdout(&out);
     assert_eq!(
-        err.lines().filter(|l| l.contains("adopted")).count(),
+        said.lines().filter(|l| l.contains("adopted")).count(),
         1,
-        "{err}"
+        "{said}"
     );
     assert!(
-        err.contains("table decisions") && err.contains("no service rows changed"),
-        "{err}"
+        said.contains("table decisions") && said.contains("no service rows changed"),
+        "{said}"
     );
-    assert!(stdout(&out).contains("k-1"));
+    // Progress on stderr, one line per step, for big ledgers.
     assert!(
-        !stdout(&out).contains("k-2"),
-        "completed is not in the queue"
+        stderr(&out)
+            .lines()
+            .any(|l| l.contains("adopting: committing")),
+        "{}",
+        stderr(&out)
     );
 
     assert_eq!(
@@ -94,10 +97,65 @@ fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
     }
     assert_eq!(before, service_rows(&l));
 
-    // The second open says nothing: there is nothing left to adopt.
-    let out = settle(&["list", l.to_str().unwrap()]);
-    assert_eq!(code(&out), 0);
-    assert!(!stderr(&out).contains("adopted"), "{}", stderr(&out));
+    let out = settle(&["list", l.to_str().unwrap(), "--queue"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("k-1"));
+    assert!(
+        !stdout(&out).contains("k-2"),
+        "completed is not in the queue"
+    );
+    assert!(!stderr(&out).contains("adopt"), "{}", stderr(&out));
+
+    // Adopting again has nothing left to do and says so.
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("already adopted"), "{}", stdout(&out));
+}
+
+/// The main file, and the -wal and -journal files beside it, as bytes.
+fn file_state(l: &Path) -> (Vec<u8>, Vec<u8>, bool) {
+    let wal = std::fs::read(l.with_extension("db-wal")).unwrap_or_default();
+    let journal = l.with_extension("db-journal").exists();
+    (std::fs::read(l).unwrap(), wal, journal)
+}
+
+/// Reading never writes (issue 9, point 11): `list`, `show` and `audit` on
+/// a ledger a service created read it as it is, leave every byte alone and
+/// no -wal content behind, and say how to adopt it.
+#[test]
+fn reading_commands_never_adopt_or_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("svc.db");
+    service_ledger(&l);
+    let before = file_state(&l);
+    let ls = l.to_str().unwrap();
+    for args in [
+        vec!["list", ls],
+        vec!["list", ls, "--queue", "--format", "json"],
+        vec!["show", ls, "1"],
+        vec!["show", ls, "acme/create_report/k-2", "--format", "json"],
+        vec!["audit", ls],
+    ] {
+        let out = settle(&args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("`settle adopt {ls}`")),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert_eq!(before, file_state(&l), "{args:?} changed the ledger");
+    }
+    let out = settle(&["list", ls]);
+    assert!(stdout(&out).contains("k-1") && stdout(&out).contains("k-2"));
+    assert_eq!(query_i64(&l, "PRAGMA user_version"), 0);
+
+    let out = settle(&["adopt", ls]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_ne!(before.0, std::fs::read(&l).unwrap());
+    assert_eq!(
+        query_i64(&l, "PRAGMA user_version"),
+        settle::store::schema::SCHEMA_VERSION
+    );
 }
 
 #[test]
@@ -227,11 +285,7 @@ fn read_only_opens_write_nothing_not_even_adoption() {
     std::fs::set_permissions(&l, perms).unwrap();
     let out = settle(&["show", l.to_str().unwrap(), "1"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("opened read-only"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stdout(&out).contains("k-1"), "{}", stdout(&out));
     let out = settle(&[
         "decide",
         l.to_str().unwrap(),
@@ -351,4 +405,23 @@ fn usage_errors_exit_2_and_help_teaches() {
     let out = settle(&["completions", "bash"]);
     assert_eq!(code(&out), 0);
     assert!(stdout(&out).contains("_settle"));
+}
+
+#[test]
+fn adopting_a_file_that_cannot_be_written_says_why_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("svc.db");
+    service_ledger(&l);
+    let mut perms = std::fs::metadata(&l).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&l, perms).unwrap();
+    let before = file_state(&l);
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not writable") && stderr(&out).contains("permissions"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(before, file_state(&l));
 }

@@ -99,6 +99,10 @@ fn demo_opens_the_console_on_the_sample_data() {
     assert!(text.contains("ord-7790-g"), "{text}");
     screen.send("3");
     screen.wait_for("duplicate effect", WAIT);
+    // Enter opens the first case: its verdict and the findings about it.
+    screen.send("\r");
+    let text = screen.wait_for("case naive_retry", WAIT);
+    assert!(text.contains("Findings"), "{text}");
     screen.send("q");
     assert!(screen.wait_exit(WAIT));
     assert!(screen.restored());

@@ -8,7 +8,7 @@ use super::window::{Fetch, Merge, PAGE};
 use crate::query::Query;
 
 pub(super) fn start_filter(app: &mut App) -> Vec<Effect> {
-    if app.pane().list().is_some() {
+    if app.pane().list().is_some() || app.pane() == Pane::Drills {
         app.mode = Mode::Filter;
     }
     Vec::new()
@@ -16,6 +16,10 @@ pub(super) fn start_filter(app: &mut App) -> Vec<Effect> {
 
 /// Types `c` into the filter, or deletes its last character when `None`.
 pub(super) fn edit_filter(app: &mut App, c: Option<char>) -> Vec<Effect> {
+    if app.pane() == Pane::Drills {
+        app.drills.edit_filter(c);
+        return Vec::new();
+    }
     let Some(id) = app.pane().list() else {
         return Vec::new();
     };
@@ -53,6 +57,10 @@ fn requery(app: &mut App, id: ListId) -> Vec<Effect> {
 }
 
 pub(super) fn clear_filter(app: &mut App) -> Vec<Effect> {
+    if app.pane() == Pane::Drills {
+        app.drills.clear_filter();
+        return Vec::new();
+    }
     let Some(id) = app.pane().list() else {
         return Vec::new();
     };

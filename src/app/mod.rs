@@ -8,9 +8,11 @@
 //!   scrolls with; [`msg`]: effects out, messages in.
 //! - `update` dispatches to the handlers: `navigation`, `filtering`,
 //!   `decisions`.
-//! - [`window`] (paging math), [`form`] (the decision form), [`layout`].
+//! - [`window`] (paging math), [`form`] (the decision form), [`layout`],
+//!   [`drills`] (the Drills view's rows, open case, filter and sort).
 
 mod decisions;
+pub mod drills;
 mod filtering;
 pub mod form;
 pub mod layout;
@@ -26,7 +28,7 @@ pub mod window;
 pub use crate::intent::{Intent, View};
 pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
-pub use pane::{DrillsPane, ListId, LoadedDrill, Pane};
+pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
 #[cfg(test)]

@@ -207,7 +207,16 @@ impl App {
 
     pub fn screen(&self) -> layout::Screen {
         let area = Rect::new(0, 0, self.size.0, self.size.1);
-        layout::screen(area, self.detail_open && self.view.shows_detail())
+        layout::screen(area, self.detail_shown())
+    }
+
+    /// Whether the pane on screen has its detail open: an operation's, or
+    /// the Drills view's open case.
+    pub fn detail_shown(&self) -> bool {
+        match self.pane() {
+            Pane::Drills => self.drills.open,
+            Pane::Operations(_) | Pane::Audit => self.detail_open,
+        }
     }
 
     /// Data rows visible in the list pane.

@@ -5,6 +5,7 @@
 use super::filtering::clear_filter;
 use super::model::{App, DetailPane, Mode};
 use super::msg::{Effect, Ticket};
+use super::pane::Pane;
 use super::window::{Fetch, Merge, PAGE};
 use crate::intent::View;
 
@@ -92,9 +93,12 @@ pub(super) fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {
 /// Home and End: the newest or oldest page, cursor on its first row.
 pub(super) fn jump(app: &mut App, fetch: Fetch) -> Vec<Effect> {
     let pane = app.pane();
-    app.load_page(pane, fetch, Merge::Replace { keep: None }, PAGE)
-        .into_iter()
-        .collect()
+    match app.load_page(pane, fetch, Merge::Replace { keep: None }, PAGE) {
+        Some(effect) => vec![effect],
+        // A pane that holds all its rows (Drills) moves to its end.
+        None if matches!(fetch, Fetch::First) => move_cursor(app, isize::MIN),
+        None => move_cursor(app, isize::MAX),
+    }
 }
 
 /// Keeps the detail pane on the cursor's operation.
@@ -120,6 +124,10 @@ pub(super) fn follow_cursor(app: &mut App, force: bool) -> Vec<Effect> {
 }
 
 pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
+    if app.pane() == Pane::Drills {
+        app.drills.toggle_case();
+        return Vec::new();
+    }
     if !app.view.shows_detail() {
         return Vec::new();
     }
@@ -132,6 +140,10 @@ pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
 }
 
 pub(super) fn scroll_detail(app: &mut App, down: bool) -> Vec<Effect> {
+    if app.pane() == Pane::Drills {
+        app.drills.scroll_detail(down);
+        return Vec::new();
+    }
     if let Some(d) = app.detail.as_mut().filter(|_| app.detail_open) {
         d.scroll = if down {
             d.scroll.saturating_add(3)
@@ -174,6 +186,10 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             clear_filter(app)
         }
         Mode::Normal => {
+            if app.pane() == Pane::Drills {
+                app.drills.back();
+                return Vec::new();
+            }
             if app.detail_open {
                 app.detail_open = false;
                 return Vec::new();

@@ -4,8 +4,8 @@
 //! instead of a branch per list (the `App` methods that pick a pane's
 //! cursor and page request live in `model`). Pure: no loading here.
 
+pub use super::drills::{DrillRow, DrillsPane, LoadedDrill};
 use super::window::{Fetch, Keyed, Merge, Window};
-use crate::drill::{self, Analysis};
 use crate::intent::View;
 
 /// The two operation lists.
@@ -65,49 +65,5 @@ impl<T: Keyed> PaneCursor for Window<T> {
 
     fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
         Some(Window::refresh_request(self))
-    }
-}
-
-/// A drill file given with `--drill`, and what reading it produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadedDrill {
-    pub path: String,
-    /// The file and its analysis, or why it could not be read.
-    pub analysis: Result<Box<(drill::DrillFile, Analysis)>, String>,
-}
-
-impl LoadedDrill {
-    /// Lines the Drills view draws for this file, the blank after it
-    /// included: the report's lines, or the path and the error.
-    pub fn line_count(&self) -> usize {
-        let body = match &self.analysis {
-            Ok(loaded) => drill::report::text_lines(&loaded.0, &loaded.1).len(),
-            Err(_) => 2,
-        };
-        body + 1
-    }
-}
-
-/// The Drills view: the files, read once at start, and how far it scrolled.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DrillsPane {
-    pub files: Vec<LoadedDrill>,
-    /// First line on screen.
-    pub scroll: u16,
-}
-
-impl PaneCursor for DrillsPane {
-    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
-        let lines: usize = self.files.iter().map(LoadedDrill::line_count).sum();
-        let max = lines.saturating_sub(height) as isize;
-        let at = (self.scroll as isize + delta).clamp(0, max.max(0));
-        self.scroll = u16::try_from(at).unwrap_or(u16::MAX);
-        None
-    }
-
-    fn scroll_to_cursor(&mut self, _height: usize) {}
-
-    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
-        None
     }
 }

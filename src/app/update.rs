@@ -45,6 +45,11 @@ fn keep_cursor_on_screen(app: &mut App) {
 }
 
 fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
+    // The footer and help offer only what acts in the view; a key bound
+    // anyway (a user keymap) does nothing rather than half of something.
+    if app.mode == Mode::Normal && !intent.acts_in(app.view) {
+        return Vec::new();
+    }
     match intent {
         Intent::Quit => {
             app.quit = true;
@@ -74,6 +79,10 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::DetailDown => scroll_detail(app, true),
         Intent::DetailUp => scroll_detail(app, false),
         Intent::StartFilter => start_filter(app),
+        Intent::CycleSort => {
+            app.drills.cycle_sort();
+            Vec::new()
+        }
         Intent::Accept => {
             app.mode = Mode::Normal;
             Vec::new()

@@ -16,7 +16,7 @@ use crate::text::sanitize;
 const CSV_HEADER: &str = "id,op_id,decision,from_state,to_state,result_id,evidence,note,operator,decided_at,op_version,undoes";
 
 pub fn run(args: &AuditArgs) -> Result<()> {
-    let ledger = super::open(&args.ledger, args.read_only)?;
+    let ledger = super::open_for_reading(&args.ledger)?;
     if args.verify {
         return verify(&ledger);
     }

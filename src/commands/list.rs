@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::output::{colour, csv_line, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{ListArgs, ListFormat};
 use crate::config::Config;
-use crate::domain::{OperationRow, age};
+use crate::domain::{Malformed, OperationRow, age};
 use crate::error::Result;
 use crate::labels;
 use crate::query::Query;
@@ -27,7 +27,7 @@ pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
     if !args.state.is_empty() {
         query = query.and(Query::parse(&format!("state:{}", args.state.join(",")))?);
     }
-    let ledger = super::open(&args.ledger, args.read_only)?;
+    let ledger = super::open_for_reading(&args.ledger)?;
     let want = rows_wanted(args.format, args.limit, args.all, 100);
     write_list(&ledger, &query, args.format, want, colour(config), now)
 }
@@ -115,10 +115,29 @@ fn row_json(row: &OperationRow, now: DateTime<Utc>) -> Value {
         "created_at": row.created_at,
         "updated_at": row.updated_at,
         "version": row.version,
+        "malformed": malformed_json(&row.malformed),
     })
 }
 
-const CSV_HEADER: &str = "id,state,stale_reservation,account,op_type,idem_key,attempts,max_attempts,last_event,last_error,result_id,created_at,updated_at,version";
+/// Malformed cells for scripts: `[{"column": "account", "found": "…"}]`,
+/// empty for a sound row.
+pub(super) fn malformed_json(cells: &[Malformed]) -> Value {
+    cells
+        .iter()
+        .map(|m| json!({ "column": m.column, "found": m.found }))
+        .collect()
+}
+
+/// `  ! malformed: account: invalid UTF-8 …`, after a row's last column.
+fn malformed_note(cells: &[Malformed]) -> String {
+    if cells.is_empty() {
+        String::new()
+    } else {
+        format!("  ! malformed: {}", Malformed::describe(cells))
+    }
+}
+
+const CSV_HEADER: &str = "id,state,stale_reservation,account,op_type,idem_key,attempts,max_attempts,last_event,last_error,result_id,created_at,updated_at,version,malformed";
 
 fn row_csv(row: &OperationRow, now: DateTime<Utc>) -> String {
     let fields = [
@@ -136,6 +155,7 @@ fn row_csv(row: &OperationRow, now: DateTime<Utc>) -> String {
         row.created_at.clone(),
         row.updated_at.clone(),
         row.version.to_string(),
+        Malformed::describe(&row.malformed),
     ];
     csv_line(&fields)
 }
@@ -204,7 +224,7 @@ impl TableWidths {
         };
         writeln!(
             out,
-            "{:>8}  {state}  {:>5}  {:>8}  {}  {}  {}  {}",
+            "{:>8}  {state}  {:>5}  {:>8}  {}  {}  {}  {}{}",
             row.id.0,
             age(&row.updated_at, now),
             format!("{}/{}", row.attempts, row.max_attempts),
@@ -215,6 +235,7 @@ impl TableWidths {
                 self.last_event
             ),
             sanitize(&row.idem_key),
+            malformed_note(&row.malformed),
         )
     }
 }

@@ -4,6 +4,7 @@
 //! output is sanitised and carries no colour unless stdout is a terminal and
 //! `NO_COLOR` is unset. Nothing here speaks SQL.
 
+mod adopt;
 mod audit;
 mod completions;
 mod console;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let config = Config::from_process(cli.flags());
     match cli.command {
         Some(Command::Init { ledger }) => init::run(&ledger),
+        Some(Command::Adopt { ledger }) => adopt::run(&ledger),
         Some(Command::List(args)) => list::run(&args, &config, now),
         Some(Command::Show(args)) => show::run(&args, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
@@ -41,6 +43,22 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
     }
+}
+
+/// Opens a ledger for a command that only reads (`list`, `show`, `audit`):
+/// always read-only, so reading never writes, not even an adoption (issue 9,
+/// point 11). An unadopted ledger is read as it is, and stderr says how to
+/// adopt it.
+pub fn open_for_reading(path: &Path) -> Result<Ledger> {
+    let (ledger, report) = Ledger::open(path, Access::ReadOnly)?;
+    if let Some(why) = report.not_adopted {
+        eprintln!(
+            "settle: {}: {why}; `settle adopt {}` adopts it",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(ledger)
 }
 
 /// Opens a ledger to record a decision. A file that cannot be written is

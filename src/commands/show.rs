@@ -13,13 +13,13 @@ use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
-use crate::domain::{DecisionKind, OperationDetail, age, evidence, format_time};
+use crate::domain::{DecisionKind, Malformed, OperationDetail, age, evidence, format_time};
 use crate::error::Result;
 use crate::labels;
 use crate::text::sanitize;
 
 pub fn run(args: &ShowArgs, now: DateTime<Utc>) -> Result<()> {
-    let ledger = super::open(&args.ledger, args.read_only)?;
+    let ledger = super::open_for_reading(&args.ledger)?;
     let id = ledger.resolve(&args.op)?;
     let detail = ledger.detail(id)?;
     match args.format {
@@ -39,6 +39,11 @@ fn decision_outlook(detail: &OperationDetail, now: DateTime<Utc>) -> Vec<(Decisi
     ]
     .into_iter()
     .map(|kind| {
+        // The store refuses these before any rule (see `Rule::RowReadable`).
+        if let Some(bad) = detail.operation.malformed_identity() {
+            let label = rules::Rule::RowReadable.label();
+            return (kind, Verdict::Fail(format!("{label}: {}", bad.refusal())));
+        }
         let checks = rules::check_kind(kind, detail, now);
         let verdict = match rules::refusal(&checks) {
             Some(c) => Verdict::Fail(format!("{}: {}", c.rule.label(), c.verdict.text())),
@@ -79,6 +84,15 @@ fn fields_text(o: &mut String, detail: &OperationDetail, now: DateTime<Utc>) {
     let op = &detail.operation;
     let state = labels::state_label_long(&op.state, op.is_stale_reservation(now));
     let _ = writeln!(o, "operation {}  {}", op.id, s(&op.natural_key()));
+    if !op.malformed.is_empty() {
+        let _ = writeln!(o, "  ! malformed  {}", Malformed::describe(&op.malformed));
+        if let Some(bad) = op.malformed_identity() {
+            let _ = writeln!(o, "  ! no decision: {}", bad.refusal());
+        }
+    }
+    for line in &detail.history_malformed {
+        let _ = writeln!(o, "  ! malformed  {line}");
+    }
     let _ = writeln!(o, "  state        {state}  (version {})", op.version);
     let _ = writeln!(o, "  account      {}", s(&op.account));
     let contract = detail.contract_summary();
@@ -238,7 +252,9 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "created_at": op.created_at,
             "updated_at": op.updated_at,
             "version": op.version,
+            "malformed": super::list::malformed_json(&op.malformed),
         },
+        "history_malformed": detail.history_malformed,
         "contract": detail.contract.as_ref().map(|c| json!({
             "op_type": c.op_type,
             "idempotent": c.idempotent,

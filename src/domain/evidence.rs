@@ -173,7 +173,7 @@ fn suggest(
 mod tests {
     use super::*;
     use crate::domain::{
-        Attempt, Event, OpTypeContract, Operation, OperationId, Outcome, parse_time,
+        Attempt, Event, OpTypeContract, Operation, OperationId, Outcome, fixture, parse_time,
     };
 
     fn detail(
@@ -183,21 +183,8 @@ mod tests {
     ) -> OperationDetail {
         OperationDetail {
             operation: Operation {
-                id: OperationId(1),
-                account: "acme".into(),
-                op_type: "create_report".into(),
-                idem_key: "k-1".into(),
-                fingerprint: "sha256:00".into(),
-                params: None,
                 state,
-                result_id: None,
-                max_attempts: 3,
-                deadline_at: None,
-                lease_expires_at: None,
-                key_expires_at: None,
-                created_at: "2026-11-06T10:00:00Z".into(),
-                updated_at: "2026-11-06T10:00:05Z".into(),
-                version: 1,
+                ..fixture::operation()
             },
             attempts: outcomes
                 .into_iter()
@@ -232,6 +219,7 @@ mod tests {
                 key_retention_s: None,
                 description: None,
             }),
+            history_malformed: Vec::new(),
         }
     }
 

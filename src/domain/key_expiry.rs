@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{OperationDetail, format_time, human_duration, parse_time};
+use super::{OperationDetail, TIME_FORMATS, format_time, human_duration, parse_time};
 
 /// The key's expiry as far as the ledger tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
             Some(t) => limits.push((t, "the row's key_expires_at".to_string())),
             None => {
                 return KeyExpiry::Unreadable(format!(
-                    "key_expires_at {text:?} is not an RFC 3339 time"
+                    "key_expires_at {text:?} is not a time ({TIME_FORMATS})"
                 ));
             }
         }
@@ -55,7 +55,7 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
             )),
             None => {
                 return KeyExpiry::Unreadable(format!(
-                    "created_at {:?} is not an RFC 3339 time",
+                    "created_at {:?} is not a time ({TIME_FORMATS})",
                     op.created_at
                 ));
             }
@@ -70,38 +70,17 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{OpTypeContract, Operation, OperationId, State};
+    use crate::domain::{Operation, fixture};
 
     fn detail(key_expires_at: Option<&str>, retention: Option<i64>) -> OperationDetail {
-        OperationDetail {
-            operation: Operation {
-                id: OperationId(1),
-                account: "acme".into(),
-                op_type: "create_report".into(),
-                idem_key: "k-1".into(),
-                fingerprint: "sha256:00".into(),
-                params: None,
-                state: State::Unknown,
-                result_id: None,
-                max_attempts: 3,
-                deadline_at: None,
-                lease_expires_at: None,
-                key_expires_at: key_expires_at.map(str::to_string),
-                created_at: "2026-11-06T10:00:00Z".into(),
-                updated_at: "2026-11-06T10:00:05Z".into(),
-                version: 1,
-            },
-            attempts: vec![],
-            events: vec![],
-            decisions: vec![],
-            retry_requests: vec![],
-            contract: Some(OpTypeContract {
-                op_type: "create_report".into(),
-                idempotent: true,
-                key_retention_s: retention,
-                description: None,
-            }),
+        let mut detail = fixture::detail(Operation {
+            key_expires_at: key_expires_at.map(str::to_string),
+            ..fixture::operation()
+        });
+        if let Some(contract) = detail.contract.as_mut() {
+            contract.key_retention_s = retention;
         }
+        detail
     }
 
     fn at(t: &str) -> DateTime<Utc> {

@@ -3,6 +3,8 @@
 //! database, the terminal or the clock (callers pass `now`).
 
 pub mod evidence;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod key_expiry;
 pub mod rules;
 
@@ -105,6 +107,46 @@ impl fmt::Display for State {
     }
 }
 
+/// A cell the ledger holds in a form its column does not allow: invalid
+/// UTF-8, a BLOB or NULL where text is required, text where a number is.
+/// Services write with plain SQL, so this happens; the row is still read and
+/// shown (the value made visible in place, as `sqlite3` would), flagged with
+/// the column's name, and every other row stays in reach (issue 9, point 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// The column, as the schema names it.
+    pub column: &'static str,
+    /// What the cell held, already safe for a terminal: `invalid UTF-8,
+    /// shown with U+FFFD`, `NULL`, `a 12-byte BLOB`, `text "three"`.
+    pub found: String,
+}
+
+impl Malformed {
+    /// The columns that say which operation a decision is about and what it
+    /// changes: a decision on a row where one of them is malformed could
+    /// land on the wrong operation or compare the wrong version, so it is
+    /// refused (see [`Operation::malformed_identity`]).
+    pub const IDENTITY: [&'static str; 6] =
+        ["id", "account", "op_type", "idem_key", "version", "state"];
+
+    /// `account: invalid UTF-8, shown with U+FFFD; version: text "three"`.
+    pub fn describe(cells: &[Malformed]) -> String {
+        cells
+            .iter()
+            .map(|m| format!("{}: {}", m.column, m.found))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// Why no decision is recorded on a row with this cell.
+    pub fn refusal(&self) -> String {
+        format!(
+            "column {} is malformed ({}); a decision needs the operation's identity exactly as stored: repair the row with SQL first",
+            self.column, self.found
+        )
+    }
+}
+
 /// One logical operation: a row of `operations`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operation {
@@ -123,9 +165,19 @@ pub struct Operation {
     pub created_at: String,
     pub updated_at: String,
     pub version: i64,
+    /// Cells that were not what their column allows; empty for a sound row.
+    pub malformed: Vec<Malformed>,
 }
 
 impl Operation {
+    /// The first malformed identity column ([`Malformed::IDENTITY`]), if
+    /// any: no decision is recorded on such a row.
+    pub fn malformed_identity(&self) -> Option<&Malformed> {
+        self.malformed
+            .iter()
+            .find(|m| Malformed::IDENTITY.contains(&m.column))
+    }
+
     /// `account/op_type/key`, the natural key operators type.
     pub fn natural_key(&self) -> String {
         format!("{}/{}/{}", self.account, self.op_type, self.idem_key)
@@ -304,6 +356,10 @@ pub struct OperationDetail {
     pub retry_requests: Vec<RetryRequest>,
     /// `None` when `op_types` has no row for this operation's type.
     pub contract: Option<OpTypeContract>,
+    /// Malformed cells in the attempts, events, decisions, retry requests
+    /// and contract, one line each (`attempt 2: error: a 3-byte BLOB`);
+    /// the values themselves are shown made visible in place.
+    pub history_malformed: Vec<String>,
 }
 
 impl OperationDetail {
@@ -372,6 +428,8 @@ pub struct OperationRow {
     pub created_at: String,
     pub updated_at: String,
     pub version: i64,
+    /// Cells that were not what their column allows; empty for a sound row.
+    pub malformed: Vec<Malformed>,
 }
 
 impl OperationRow {
@@ -432,6 +490,11 @@ pub fn stale_reservation(
 pub fn format_time(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
+
+/// The time forms [`parse_time`] reads, for messages that flag a time it
+/// cannot (docs/ledger-v1.md lists the same).
+pub const TIME_FORMATS: &str =
+    "settle reads RFC 3339 with Z or an offset, YYYY-MM-DD HH:MM:SS in UTC, or epoch seconds";
 
 /// Parses a ledger time. Services are not all careful, so besides RFC 3339
 /// with any offset it takes SQLite's `datetime('now')` form (UTC) and epoch

@@ -7,7 +7,9 @@
 use chrono::{DateTime, Utc};
 
 use super::key_expiry::KeyExpiry;
-use super::{DecisionDraft, DecisionKind, OperationDetail, State, format_time, parse_time};
+use super::{
+    DecisionDraft, DecisionKind, OperationDetail, State, TIME_FORMATS, format_time, parse_time,
+};
 
 /// Which rule a check is about. The words are what refusals and the form say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -31,6 +33,8 @@ pub enum Rule {
     RetryStillQueued,
     /// `reopen` needs the undone decision to be the last write.
     NothingSince,
+    /// The row's identity columns read as stored (issue 9, point 3).
+    RowReadable,
 }
 
 impl Rule {
@@ -45,6 +49,7 @@ impl Rule {
             Rule::Budget => "attempt budget",
             Rule::RetryStillQueued => "retry still queued",
             Rule::NothingSince => "nothing changed since",
+            Rule::RowReadable => "row readable",
         }
     }
 }
@@ -250,7 +255,7 @@ fn deadline_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {
             ),
             None => RuleCheck::fail(
                 Rule::DeadlineNotPassed,
-                format!("deadline_at {text:?} is not an RFC 3339 time"),
+                format!("deadline_at {text:?} is not a time ({TIME_FORMATS})"),
             ),
         },
     }

@@ -65,6 +65,15 @@ fn reread(tx: &Connection, path: &Path, draft: &DecisionDraft) -> Result<Operati
             what: draft.op_id.to_string(),
         })?;
     let op = &detail.operation;
+    // Before the version: a malformed `version` must be named, not
+    // reported as a conflict.
+    if let Some(bad) = op.malformed_identity() {
+        return Err(Error::Refused {
+            op: op.id,
+            rule: Rule::RowReadable,
+            reason: bad.refusal(),
+        });
+    }
     if op.version != draft.expected_version {
         return Err(Error::VersionConflict {
             op: op.id,

@@ -8,11 +8,14 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use super::Ledger;
 use crate::domain::{
-    Attempt, Decision, DecisionId, Event, OpTypeContract, Operation, OperationDetail, OperationId,
-    OperationRow, Outcome, RetryRequest, Seek, State, StateCounts,
+    Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
+    OperationId, OperationRow, Outcome, RetryRequest, Seek, State, StateCounts,
 };
 use crate::error::{Error, Result};
 use crate::query::{Pattern, Query};
+
+mod cells;
+use cells::Cells;
 
 /// A list row from the derived summary that triggers keep current: one
 /// primary-key lookup per row.
@@ -197,7 +200,10 @@ impl Ledger {
             .prepare_cached(sql)
             .map_err(|e| self.err("counting states", e))?;
         let raw = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+            .query_map([], |r| {
+                let mut c = Cells::new(r);
+                Ok((c.text(0, "state")?, c.int(1, "n")?))
+            })
             .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|e| self.err("counting states", e))?;
         let mut by_state: Vec<(State, i64)> = raw
@@ -311,7 +317,7 @@ impl Ledger {
             .conn
             .prepare_cached(&sql)
             .and_then(|mut stmt| {
-                stmt.query_map(params_from_iter(args), decision)?
+                stmt.query_map(params_from_iter(args), |r| decision(r).map(|(d, _)| d))?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
             .map_err(|e| self.err("reading the audit trail", e))?;
@@ -346,12 +352,19 @@ pub(super) fn load_detail(
         )?
         .query_map([id.0], attempt)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut history_malformed = Vec::new();
+    let attempts = flagged(attempts, &mut history_malformed, |a| {
+        format!("attempt {}", a.attempt)
+    });
     let events = conn
         .prepare_cached(
             "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = ?1 ORDER BY id",
         )?
         .query_map([id.0], event)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let events = flagged(events, &mut history_malformed, |e| {
+        format!("event {}", e.id)
+    });
     let (decisions, retry_requests, contract) = if console_tables {
         let decisions = conn
             .prepare_cached(&format!(
@@ -359,6 +372,9 @@ pub(super) fn load_detail(
             ))?
             .query_map([id.0], decision)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        let decisions = flagged(decisions, &mut history_malformed, |d| {
+            format!("decision {}", d.id)
+        });
         let retry_requests = conn
             .prepare_cached(
                 "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id
@@ -366,12 +382,17 @@ pub(super) fn load_detail(
             )?
             .query_map([id.0], retry_request)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        let retry_requests = flagged(retry_requests, &mut history_malformed, |r| {
+            format!("retry request {}", r.id)
+        });
         let contract = conn
             .prepare_cached(
                 "SELECT op_type, idempotent, key_retention_s, description FROM op_types WHERE op_type = ?1",
             )?
             .query_row([&operation.op_type], contract)
-            .optional()?;
+            .optional()?
+            .map(|one| flagged(vec![one], &mut history_malformed, |_| "op_types row".into()));
+        let contract = contract.and_then(|mut one| one.pop());
         (decisions, retry_requests, contract)
     } else {
         (Vec::new(), Vec::new(), None)
@@ -383,7 +404,25 @@ pub(super) fn load_detail(
         decisions,
         retry_requests,
         contract,
+        history_malformed,
     }))
+}
+
+/// The rows without their flags, each flag kept in `out` as `attempt 2:
+/// error: a 3-byte BLOB` (`whose` names the row).
+fn flagged<T>(
+    rows: Vec<(T, Vec<Malformed>)>,
+    out: &mut Vec<String>,
+    whose: impl Fn(&T) -> String,
+) -> Vec<T> {
+    rows.into_iter()
+        .map(|(row, cells)| {
+            for m in &cells {
+                out.push(format!("{}: {}: {}", whose(&row), m.column, m.found));
+            }
+            row
+        })
+        .collect()
 }
 
 fn where_sql(clause: &[String]) -> String {
@@ -532,102 +571,121 @@ fn like_contains(text: &str) -> String {
     out
 }
 
+/// A list row, read cell by cell so a malformed one is flagged on the row
+/// instead of failing the page (see [`cells`]).
 fn operation_row(r: &Row<'_>) -> rusqlite::Result<OperationRow> {
+    let mut c = Cells::new(r);
     Ok(OperationRow {
-        id: OperationId(r.get(0)?),
-        state: State::parse(&r.get::<_, String>(1)?),
-        account: r.get(2)?,
-        op_type: r.get(3)?,
-        idem_key: r.get(4)?,
-        attempts: r.get(5)?,
-        max_attempts: r.get(6)?,
-        last_event: r.get(7)?,
-        last_error: r.get(8)?,
-        result_id: r.get(9)?,
-        lease_expires_at: r.get(10)?,
-        created_at: r.get(11)?,
-        updated_at: r.get(12)?,
-        version: r.get(13)?,
+        id: OperationId(c.int(0, "id")?),
+        state: State::parse(&c.text(1, "state")?),
+        account: c.text(2, "account")?,
+        op_type: c.text(3, "op_type")?,
+        idem_key: c.text(4, "idem_key")?,
+        attempts: c.int(5, "attempts")?,
+        max_attempts: c.int(6, "max_attempts")?,
+        last_event: c.opt_text(7, "last_event")?,
+        last_error: c.opt_text(8, "last_error")?,
+        result_id: c.opt_text(9, "result_id")?,
+        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
+        created_at: c.time(11, "created_at")?,
+        updated_at: c.time(12, "updated_at")?,
+        version: c.int(13, "version")?,
+        malformed: c.malformed,
     })
 }
 
 fn operation(r: &Row<'_>) -> rusqlite::Result<Operation> {
+    let mut c = Cells::new(r);
     Ok(Operation {
-        id: OperationId(r.get(0)?),
-        account: r.get(1)?,
-        op_type: r.get(2)?,
-        idem_key: r.get(3)?,
-        fingerprint: r.get(4)?,
-        params: r.get(5)?,
-        state: State::parse(&r.get::<_, String>(6)?),
-        result_id: r.get(7)?,
-        max_attempts: r.get(8)?,
-        deadline_at: r.get(9)?,
-        lease_expires_at: r.get(10)?,
-        key_expires_at: r.get(11)?,
-        created_at: r.get(12)?,
-        updated_at: r.get(13)?,
-        version: r.get(14)?,
+        id: OperationId(c.int(0, "id")?),
+        account: c.text(1, "account")?,
+        op_type: c.text(2, "op_type")?,
+        idem_key: c.text(3, "idem_key")?,
+        fingerprint: c.text(4, "fingerprint")?,
+        params: c.opt_text(5, "params")?,
+        state: State::parse(&c.text(6, "state")?),
+        result_id: c.opt_text(7, "result_id")?,
+        max_attempts: c.int(8, "max_attempts")?,
+        deadline_at: c.opt_time(9, "deadline_at")?,
+        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
+        key_expires_at: c.opt_time(11, "key_expires_at")?,
+        created_at: c.time(12, "created_at")?,
+        updated_at: c.time(13, "updated_at")?,
+        version: c.int(14, "version")?,
+        malformed: c.malformed,
     })
 }
 
-fn attempt(r: &Row<'_>) -> rusqlite::Result<Attempt> {
-    Ok(Attempt {
-        op_id: OperationId(r.get(0)?),
-        attempt: r.get(1)?,
-        started_at: r.get(2)?,
-        ended_at: r.get(3)?,
-        outcome: Outcome::parse(&r.get::<_, String>(4)?),
-        error: r.get(5)?,
-        response: r.get(6)?,
-    })
+// The history rows below are read as tolerantly; their malformed cells are
+// gathered on the detail by [`flagged`] (see `history_malformed`).
+
+fn attempt(r: &Row<'_>) -> rusqlite::Result<(Attempt, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Attempt {
+        op_id: OperationId(c.int(0, "op_id")?),
+        attempt: c.int(1, "attempt")?,
+        started_at: c.text(2, "started_at")?,
+        ended_at: c.opt_text(3, "ended_at")?,
+        outcome: Outcome::parse(&c.text(4, "outcome")?),
+        error: c.opt_text(5, "error")?,
+        response: c.opt_text(6, "response")?,
+    };
+    Ok((row, c.malformed))
 }
 
-fn event(r: &Row<'_>) -> rusqlite::Result<Event> {
-    Ok(Event {
-        id: r.get(0)?,
-        op_id: OperationId(r.get(1)?),
-        attempt: r.get(2)?,
-        at: r.get(3)?,
-        event: r.get(4)?,
-        detail: r.get(5)?,
-    })
+fn event(r: &Row<'_>) -> rusqlite::Result<(Event, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Event {
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        attempt: c.opt_int(2, "attempt")?,
+        at: c.text(3, "at")?,
+        event: c.text(4, "event")?,
+        detail: c.opt_text(5, "detail")?,
+    };
+    Ok((row, c.malformed))
 }
 
-fn decision(r: &Row<'_>) -> rusqlite::Result<Decision> {
-    Ok(Decision {
-        id: DecisionId(r.get(0)?),
-        op_id: OperationId(r.get(1)?),
-        decision: r.get(2)?,
-        from_state: r.get(3)?,
-        to_state: r.get(4)?,
-        result_id: r.get(5)?,
-        evidence: r.get(6)?,
-        note: r.get(7)?,
-        operator: r.get(8)?,
-        decided_at: r.get(9)?,
-        op_version: r.get(10)?,
-        undoes: r.get::<_, Option<i64>>(11)?.map(DecisionId),
-    })
+fn decision(r: &Row<'_>) -> rusqlite::Result<(Decision, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Decision {
+        id: DecisionId(c.int(0, "id")?),
+        op_id: OperationId(c.int(1, "op_id")?),
+        decision: c.text(2, "decision")?,
+        from_state: c.text(3, "from_state")?,
+        to_state: c.text(4, "to_state")?,
+        result_id: c.opt_text(5, "result_id")?,
+        evidence: c.opt_text(6, "evidence")?,
+        note: c.opt_text(7, "note")?,
+        operator: c.text(8, "operator")?,
+        decided_at: c.text(9, "decided_at")?,
+        op_version: c.int(10, "op_version")?,
+        undoes: c.opt_int(11, "undoes")?.map(DecisionId),
+    };
+    Ok((row, c.malformed))
 }
 
-fn retry_request(r: &Row<'_>) -> rusqlite::Result<RetryRequest> {
-    Ok(RetryRequest {
-        id: r.get(0)?,
-        op_id: OperationId(r.get(1)?),
-        idem_key: r.get(2)?,
-        requested_at: r.get(3)?,
-        requested_by: r.get(4)?,
-        status: r.get(5)?,
-        decision_id: DecisionId(r.get(6)?),
-    })
+fn retry_request(r: &Row<'_>) -> rusqlite::Result<(RetryRequest, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = RetryRequest {
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        idem_key: c.text(2, "idem_key")?,
+        requested_at: c.text(3, "requested_at")?,
+        requested_by: c.text(4, "requested_by")?,
+        status: c.text(5, "status")?,
+        decision_id: DecisionId(c.int(6, "decision_id")?),
+    };
+    Ok((row, c.malformed))
 }
 
-fn contract(r: &Row<'_>) -> rusqlite::Result<OpTypeContract> {
-    Ok(OpTypeContract {
-        op_type: r.get(0)?,
-        idempotent: r.get::<_, i64>(1)? == 1,
-        key_retention_s: r.get(2)?,
-        description: r.get(3)?,
-    })
+fn contract(r: &Row<'_>) -> rusqlite::Result<(OpTypeContract, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = OpTypeContract {
+        op_type: c.text(0, "op_type")?,
+        idempotent: c.int(1, "idempotent")? == 1,
+        key_retention_s: c.opt_int(2, "key_retention_s")?,
+        description: c.opt_text(3, "description")?,
+    };
+    Ok((row, c.malformed))
 }

@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 use super::theme::Theme;
 use super::{clean, duration};
 use crate::app::App;
-use crate::domain::{OperationDetail, evidence, parse_time};
+use crate::domain::{Malformed, OperationDetail, evidence, parse_time};
 use crate::labels;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
@@ -78,8 +78,23 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
             labels::state_label_long(&op.state, op.is_stale_reservation(app.now)),
         ),
         field(theme, "version", op.version.to_string()),
-        Line::raw(""),
     ];
+    if !op.malformed.is_empty() {
+        out.push(Line::styled(
+            format!("! malformed: {}", Malformed::describe(&op.malformed)),
+            theme.fail(),
+        ));
+        if let Some(bad) = op.malformed_identity() {
+            out.push(Line::styled(
+                format!("! no decision: {}", bad.refusal()),
+                theme.fail(),
+            ));
+        }
+    }
+    for line in &detail.history_malformed {
+        out.push(Line::styled(format!("! malformed: {line}"), theme.fail()));
+    }
+    out.push(Line::raw(""));
     // What the events prove comes first: it is what the operator decides on.
     let summary = evidence::summarize(detail, app.now);
     out.push(heading(theme, "Evidence"));

@@ -8,8 +8,9 @@ use ratatui::widgets::Paragraph;
 
 use super::clean;
 use super::theme::Theme;
-use crate::app::{App, Intent, Mode};
+use crate::app::{App, Intent, Mode, View};
 use crate::domain::DecisionKind;
+use crate::intent::KeyMode;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
     let line = match (app.mode, app.current_list()) {
@@ -23,6 +24,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             }
             Line::from(spans)
         }
+        (Mode::Filter, None) if app.view == View::Drills => Line::from(vec![
+            Span::styled("/", theme.key()),
+            Span::raw(format!("{}▏", clean(&app.drills.filter_text))),
+            Span::styled("  case, strategy, verdict or run", theme.dim()),
+        ]),
         _ => match &app.status {
             Some(s) => Line::styled(
                 clean(&s.text),
@@ -49,6 +55,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Intent::Help,
             Intent::ToggleDetail,
             Intent::StartFilter,
+            Intent::CycleSort,
             Intent::ToggleMark,
             Intent::Decide(DecisionKind::Applied),
             Intent::Decide(DecisionKind::NotApplied),
@@ -67,13 +74,12 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         ],
         Mode::Help => vec![Intent::Back],
     };
-    // Keys that would only say "read-only" are not advertised.
     let actions: Vec<Intent> = actions
         .into_iter()
-        .filter(|a| !(app.read_only && matches!(a, Intent::Decide(_) | Intent::Undo)))
+        .filter(|a| advertised(app, app.mode.key_mode(), *a))
         .collect();
     let mut spans = Vec::new();
-    if app.read_only && app.mode == Mode::Normal {
+    if app.read_only && app.mode == Mode::Normal && app.view.lists_operations() {
         spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
     }
     for (key, what) in app.keymap.hints(app.mode.key_mode(), &actions) {
@@ -81,6 +87,15 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         spans.push(Span::styled(format!(" {what}  "), theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), hints);
+}
+
+/// Whether a key for `intent` read in `mode` belongs in the footer and
+/// help: in the list it acts in the view on screen (`Intent::acts_in`,
+/// which `update` obeys too) and, read-only, it records nothing (it would
+/// only say "read-only").
+pub(super) fn advertised(app: &App, mode: KeyMode, intent: Intent) -> bool {
+    let acts = mode != KeyMode::List || intent.acts_in(app.view);
+    acts && !(app.read_only && intent.decides())
 }
 
 /// An error too long for the status line, whole, in a box just above it:

@@ -1,5 +1,6 @@
 //! The help popup, generated from the keymap: only the keys valid in the
-//! mode the operator came from (the list, or the decision form).
+//! mode the operator came from (the list, or the decision form) and, in
+//! the list, only those that act in the view on screen (the footer's rule).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
@@ -18,7 +19,9 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     } else {
         KeyMode::List
     };
-    let entries = app.keymap.help(mode);
+    let entries = app
+        .keymap
+        .help(mode, |intent| super::footer::advertised(app, mode, intent));
     let key_width = entries
         .iter()
         .map(|(k, _)| k.chars().count())

@@ -132,14 +132,29 @@ fn table_row(
         (None, Some(err)) => clean(err),
         (None, None) => "—".to_string(),
     };
+    // A malformed cell is flagged in the mark column (`!`, unless marked)
+    // and its value drawn in the warning style (issue 9, point 3).
+    let bad = |column: &str| row.malformed.iter().any(|m| m.column == column);
+    let warn = |column: &str| {
+        if bad(column) {
+            theme.fail()
+        } else {
+            ratatui::style::Style::new()
+        }
+    };
+    let flag = match (marked, row.malformed.is_empty()) {
+        (true, _) => Cell::from("*").style(theme.marked()),
+        (false, false) => Cell::from("!").style(theme.fail()),
+        (false, true) => Cell::from(" "),
+    };
     let cells = vec![
-        Cell::from(if marked { "*" } else { " " }).style(theme.marked()),
+        flag,
         Cell::from(row.id.to_string()).style(theme.dim()),
         Cell::from(state).style(theme.row_state(&row.state, stale)),
         Cell::from(age(&row.updated_at, app.now)),
-        Cell::from(cut(4, clean(&row.account))),
-        Cell::from(cut(5, clean(&row.op_type))),
-        Cell::from(cut(6, clean(&row.idem_key))),
+        Cell::from(cut(4, clean(&row.account))).style(warn("account")),
+        Cell::from(cut(5, clean(&row.op_type))).style(warn("op_type")),
+        Cell::from(cut(6, clean(&row.idem_key))).style(warn("idem_key")),
         Cell::from(format!("{}/{}", row.attempts, row.max_attempts)),
         Cell::from(cut(8, last)),
     ];
@@ -148,5 +163,98 @@ fn table_row(
         r.style(theme.selected())
     } else {
         r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use crate::app::testkit::Harness;
+    use crate::app::{Intent, View};
+
+    fn draw(h: &Harness) -> String {
+        let (width, height) = h.app.size;
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
+        let buffer = terminal.backend().buffer();
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buffer[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// A service writes one bad cell per kind with plain SQL; the All view
+    /// still lists every operation, flags the bad ones, and the detail
+    /// names the column and refuses a decision (issue 9, point 3).
+    #[test]
+    fn bad_cells_are_flagged_and_every_other_row_stays_listed() {
+        let mut h = Harness::new();
+        let conn = rusqlite::Connection::open(h.ledger.path()).unwrap();
+        let ids: Vec<i64> = conn
+            .prepare("SELECT id FROM operations ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let bad = [
+            ("account", "CAST(X'61ff62' AS TEXT)"),
+            ("op_type", "X'0102'"),
+            ("version", "'three'"),
+            ("fingerprint", "X'00'"),
+        ];
+        for ((column, value), id) in bad.iter().zip(&ids) {
+            conn.execute(
+                &format!("UPDATE operations SET {column} = {value} WHERE id = ?1"),
+                [id],
+            )
+            .unwrap();
+        }
+        h.act(Intent::ShowView(View::All));
+        let list = h.app.current_list().unwrap();
+        let listed: Vec<i64> = list.window.rows.iter().map(|r| r.id.0).rev().collect();
+        assert_eq!(listed, ids, "every row is listed");
+        for ((column, _), id) in bad.iter().zip(&ids) {
+            let row = list.window.rows.iter().find(|r| r.id.0 == *id).unwrap();
+            // The list row carries no fingerprint; the others are flagged.
+            let flagged = row.malformed.iter().any(|m| m.column == *column);
+            assert_eq!(flagged, *column != "fingerprint", "{column}: {row:?}");
+        }
+        let frame = draw(&h);
+        assert!(frame.contains("a\u{FFFD}b"), "{frame}");
+        assert!(frame.contains("<blob 2 bytes>"), "{frame}");
+        assert_eq!(
+            frame.lines().filter(|l| l.contains("│! ")).count(),
+            3,
+            "{frame}"
+        );
+
+        // The detail of the row with the text version names the column.
+        while h
+            .app
+            .current_list()
+            .unwrap()
+            .window
+            .selected()
+            .unwrap()
+            .id
+            .0
+            != ids[2]
+        {
+            h.keys("j");
+        }
+        h.keys("enter");
+        let frame = draw(&h);
+        assert!(
+            frame.contains("! malformed: version: text \"three\""),
+            "{frame}"
+        );
+        assert!(frame.contains("! no decision: column version"), "{frame}");
     }
 }

@@ -5,6 +5,7 @@
 
 mod audit;
 mod detail;
+mod drill_case;
 mod drills;
 mod footer;
 mod form;
@@ -29,7 +30,10 @@ pub fn render(app: &App, frame: &mut Frame) {
         View::Drills => drills::render(app, theme, frame, screen.list),
     }
     if let Some(area) = screen.detail {
-        detail::render(app, theme, frame, area);
+        match app.view {
+            View::Drills => drill_case::render(app, theme, frame, area),
+            View::Queue | View::All | View::Audit => detail::render(app, theme, frame, area),
+        }
     }
     footer::render(app, theme, frame, screen.status, screen.hints);
     if app.form.is_some() {

@@ -172,67 +172,199 @@ fn long_values_are_cut_not_wrapped() {
     insta::assert_snapshot!(snap(&h));
 }
 
-#[test]
-fn drills() {
-    let mut h = sized(100, 30);
+/// The sample drill and a file that cannot be read, as `--drill` loads them.
+fn with_drills(width: u16, height: u16) -> Harness {
+    let mut h = sized(width, height);
     let path = std::path::Path::new("sample-data/drill-results.json");
     h.app.drills.files = vec![
         crate::effects::read_drill(path),
         LoadedDrill {
-            path: "missing.json".into(),
-            analysis: Err("missing.json: cannot read: No such file or directory".into()),
+            path: "runs/missing.json".into(),
+            analysis: Err("runs/missing.json: cannot read: No such file or directory".into()),
         },
     ];
     h.keys("3");
+    h
+}
+
+#[test]
+fn drills_80x24() {
+    let h = with_drills(80, 24);
+    let frame = snap(&h);
+    // Each case is one row: its verdict on the case's own line.
+    let naive = frame.lines().find(|l| l.contains("naive_retry")).unwrap();
+    assert!(naive.contains("duplicate effect"), "{frame}");
+    assert!(frame.contains("cannot read"), "{frame}");
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn drills_160x48() {
+    let h = with_drills(160, 48);
     insta::assert_snapshot!(snap(&h));
 }
 
-/// The Drills view picks each line's look from the analysis: a duplicate
-/// case and an error finding stand out, a safe case and a note do not.
 #[test]
-fn drills_mark_duplicates_and_errors_from_the_analysis() {
-    use ratatui::style::Color;
-    let mut h = sized(100, 40);
-    let path = std::path::Path::new("sample-data/drill-results.json");
-    h.app.drills.files = vec![crate::effects::read_drill(path)];
-    h.keys("3");
-    let mut terminal = Terminal::new(TestBackend::new(100, 40)).unwrap();
-    terminal.draw(|f| super::render(&h.app, f)).unwrap();
-    let buffer = terminal.backend().buffer();
-    // The colour of the last cell of `text` on the first row it starts
-    // (the pane's border is column 0).
-    let colour_of = |text: &str| {
-        (0..40u16)
-            .find_map(|y| {
-                let row: String = (1..99u16).map(|x| buffer[(x, y)].symbol()).collect();
-                row.starts_with(text)
-                    .then(|| buffer[(text.len() as u16, y)].fg)
-            })
-            .unwrap_or_else(|| panic!("no row starts with {text:?}"))
-    };
-    assert_eq!(colour_of("naive_retry "), Color::Red);
-    assert_eq!(colour_of("verdicts: "), Color::Red);
-    assert_eq!(colour_of("  error   naive_retry"), Color::Red);
-    assert_ne!(colour_of("stable_key "), Color::Red);
-    assert_ne!(colour_of("  note    naive_retry"), Color::Red);
+fn drills_80x24_no_color() {
+    let mut h = with_drills(80, 24);
+    h.app.color = false;
+    h.keys("3 j enter");
+    assert_eq!(colourful_cells(&h, 80, 24), 0);
+    insta::assert_snapshot!(snap(&h));
 }
 
-/// Scrolling the Drills view goes through the same cursor as the lists
-/// and stops at the last line.
 #[test]
-fn drills_scroll_and_stop_at_the_end() {
-    let mut h = sized(100, 30);
-    let path = std::path::Path::new("sample-data/drill-results.json");
-    h.app.drills.files = vec![crate::effects::read_drill(path)];
-    h.keys("3 j j");
-    assert_eq!(h.app.drills.scroll, 2);
-    h.keys("pgdn pgdn pgdn pgdn pgdn");
-    let at_end = h.app.drills.scroll;
-    h.keys("j");
-    assert_eq!(h.app.drills.scroll, at_end);
-    assert!(at_end > 2);
-    h.keys("k");
-    assert_eq!(h.app.drills.scroll, at_end - 1);
+fn drill_case_below_the_list_at_80x24() {
+    let mut h = with_drills(80, 24);
+    h.keys("j enter");
+    let frame = snap(&h);
+    assert!(frame.contains("case changed_key"), "{frame}");
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn drill_case_beside_the_list_at_160x48() {
+    let mut h = with_drills(160, 48);
+    h.keys("enter");
+    let frame = snap(&h);
+    for seen in [
+        "attempt 2",
+        "effect_id report-1",
+        "report-2",
+        "Findings",
+        "Expectation",
+    ] {
+        assert!(frame.contains(seen), "{seen} missing:\n{frame}");
+    }
+    insta::assert_snapshot!(frame);
+}
+
+#[test]
+fn drill_case_160x48_no_color() {
+    let mut h = with_drills(160, 48);
+    h.app.color = false;
+    h.keys("enter");
+    assert_eq!(colourful_cells(&h, 160, 48), 0);
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
+fn an_unreadable_drill_file_says_why_when_opened() {
+    let mut h = with_drills(80, 24);
+    h.keys("G enter");
+    let frame = snap(&h);
+    assert!(frame.contains("unreadable drill file"), "{frame}");
+    assert!(frame.contains("No such file or directory"), "{frame}");
+}
+
+/// Drill text is untrusted: escapes in a case's name, title, event words
+/// and effect ids are shown as symbols in the list and the open case.
+#[test]
+fn hostile_drill_text_is_shown_not_obeyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("evil.json");
+    let evil = "\\u001b[31mred\\u0007";
+    let json = format!(
+        r#"{{"passed": true, "cases": [{{"case": "c{evil}", "title": "t{evil}", "strategy": "s{evil}",
+           "attempts": [{{"attempt": 1, "key": "k{evil}", "result": "success"}}],
+           "events": [{{"seq": 1, "attempt": 1, "event": "committed{evil}", "effect_id": "e{evil}"}}],
+           "final_state": {{"effects": [{{"id": "e{evil}", "key": "k{evil}"}}], "keys": {{}}}}}}]}}"#
+    );
+    std::fs::write(&path, json).unwrap();
+    let mut h = sized(160, 48);
+    h.app.drills.files = vec![crate::effects::read_drill(&path)];
+    h.keys("3 enter");
+    // `snap` fails on any escape reaching the frame.
+    let frame = snap(&h);
+    assert!(frame.contains("c␛[31mred"), "{frame}");
+    assert!(frame.contains("committed␛[31mred"), "{frame}");
+}
+
+/// Cells drawn with a colour: none under NO_COLOR.
+fn colourful_cells(h: &Harness, width: u16, height: u16) -> usize {
+    use ratatui::style::Color;
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| super::render(&h.app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    buffer
+        .content()
+        .iter()
+        .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+        .count()
+}
+
+/// The verdict's colour comes from the analysis: a duplicate is red, a
+/// safe case green, whatever the case is called.
+#[test]
+fn drill_verdicts_are_coloured_from_the_analysis() {
+    use ratatui::style::Color;
+    let h = with_drills(100, 30);
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| super::render(&h.app, f)).unwrap();
+    let buffer = terminal.backend().buffer();
+    // The colour of the first cell of `verdict` on the row of `case`.
+    let colour_of = |case: &str, verdict: &str| {
+        (0..30u16)
+            .find_map(|y| {
+                let row: String = (0..100u16).map(|x| buffer[(x, y)].symbol()).collect();
+                let at = row.find(verdict)?;
+                row.contains(case)
+                    .then(|| buffer[(row[..at].chars().count() as u16, y)].fg)
+            })
+            .unwrap_or_else(|| panic!("no row of {case} says {verdict}"))
+    };
+    assert_eq!(colour_of("naive_retry", "duplicate effect"), Color::Red);
+    assert_eq!(colour_of("stable_key", "safe"), Color::Green);
+    assert_ne!(colour_of("stable_key", "safe"), Color::Red);
+}
+
+/// The footer of every view, read-write and read-only: each offers only
+/// the keys that act there.
+#[test]
+fn footer_per_view() {
+    let mut h = with_drills(120, 12);
+    let mut out = String::new();
+    for read_only in [false, true] {
+        h.app.read_only = read_only;
+        for (key, view) in [
+            ("1", "queue"),
+            ("2", "all"),
+            ("3", "drills"),
+            ("4", "audit"),
+        ] {
+            h.keys(key);
+            let frame = snap(&h);
+            let footer = frame.lines().last().unwrap_or_default().to_string();
+            let decides = footer.contains("applied") || footer.contains("mark");
+            let lists = matches!(view, "queue" | "all");
+            assert_eq!(
+                decides,
+                lists && !read_only,
+                "{view} read-only={read_only}: {footer}"
+            );
+            assert_eq!(
+                footer.contains("sort"),
+                view == "drills",
+                "{view}: {footer}"
+            );
+            out.push_str(&format!("{view:<6} ro={read_only:<5} {footer}\n"));
+        }
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// Help in the Drills view lists what acts there and no decision key.
+#[test]
+fn help_in_the_drills_view_offers_no_decision() {
+    let mut h = with_drills(100, 45);
+    h.keys("?");
+    let text = snap(&h);
+    assert!(text.contains("sort the drill cases"), "{text}");
+    for absent in ["record applied", "mark or unmark", "undo my last"] {
+        assert!(!text.contains(absent), "{absent} in drills help:\n{text}");
+    }
+    h.keys("esc 1 ?");
+    assert!(snap(&h).contains("record applied"));
 }
 
 #[test]

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 
 use super::{Rule, RuleCheck, Verdict, check, check_kind, refusal, target_state};
 use crate::domain::{
-    Attempt, Decision, DecisionDraft, DecisionId, DecisionKind, Event, OpTypeContract, Operation,
-    OperationDetail, OperationId, Outcome, RetryRequest, State, parse_time,
+    Attempt, Decision, DecisionDraft, DecisionId, DecisionKind, Event, Operation, OperationDetail,
+    OperationId, Outcome, RetryRequest, State, fixture, parse_time,
 };
 
 const NOW: &str = "2026-11-06T12:00:00Z";
@@ -23,20 +23,9 @@ fn detail() -> OperationDetail {
     OperationDetail {
         operation: Operation {
             id: OperationId(7),
-            account: "acme".into(),
-            op_type: "create_report".into(),
-            idem_key: "k-1".into(),
             fingerprint: "sha256:9f2c".into(),
-            params: None,
-            state: State::Unknown,
-            result_id: None,
-            max_attempts: 3,
-            deadline_at: None,
-            lease_expires_at: None,
-            key_expires_at: None,
-            created_at: "2026-11-06T10:00:00Z".into(),
             updated_at: "2026-11-06T10:00:30Z".into(),
-            version: 1,
+            ..fixture::operation()
         },
         attempts: vec![Attempt {
             op_id: OperationId(7),
@@ -47,15 +36,7 @@ fn detail() -> OperationDetail {
             error: Some("read timeout".into()),
             response: None,
         }],
-        events: Vec::new(),
-        decisions: Vec::new(),
-        retry_requests: Vec::new(),
-        contract: Some(OpTypeContract {
-            op_type: "create_report".into(),
-            idempotent: true,
-            key_retention_s: None,
-            description: None,
-        }),
+        ..fixture::detail(fixture::operation())
     }
 }
 

@@ -1,0 +1,458 @@
+//! The Drills view's model: the drill files given with `--drill`, the rows
+//! they make (one per case, one per file that could not be read), the
+//! cursor over those rows, the open case, the filter and the sort. Pure:
+//! reading the files is the shell's job (`effects::read_drill`); drawing
+//! is `ui::drills` and `ui::drill_case`.
+
+use super::pane::PaneCursor;
+use super::window::{Fetch, Merge};
+use crate::drill::{self, Analysis, CaseAnalysis, DrillCase, Finding, Verdict};
+
+/// A drill file given with `--drill`, and what reading it produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedDrill {
+    pub path: String,
+    /// The file and its analysis, or why it could not be read.
+    pub analysis: Result<Box<(drill::DrillFile, Analysis)>, String>,
+}
+
+impl LoadedDrill {
+    /// The file's name without its folders: the run column.
+    pub fn run_name(&self) -> &str {
+        self.path.rsplit(['/', '\\']).next().unwrap_or(&self.path)
+    }
+}
+
+/// One row of the Drills view: a case of a file, or a file that could not
+/// be read (`case` is `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrillRow {
+    pub file: usize,
+    pub case: Option<usize>,
+}
+
+/// A case as the views show it: what the file says and what the analysis
+/// makes of it, with the findings about it.
+pub struct CaseView<'a> {
+    pub loaded: &'a LoadedDrill,
+    pub case: &'a DrillCase,
+    pub analysis: &'a CaseAnalysis,
+    pub findings: Vec<&'a Finding>,
+    /// What is said about the whole file: findings and reading warnings.
+    pub file_notes: Vec<String>,
+}
+
+/// The order of the Drills rows; `s` cycles through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DrillSort {
+    /// As the files list them.
+    #[default]
+    File,
+    /// Worst verdict first: duplicates, then unresolved, conflicts, safe.
+    Verdict,
+    Case,
+    Strategy,
+}
+
+impl DrillSort {
+    pub fn label(self) -> &'static str {
+        match self {
+            DrillSort::File => "file order",
+            DrillSort::Verdict => "verdict",
+            DrillSort::Case => "case",
+            DrillSort::Strategy => "strategy",
+        }
+    }
+
+    fn next(self) -> DrillSort {
+        match self {
+            DrillSort::File => DrillSort::Verdict,
+            DrillSort::Verdict => DrillSort::Case,
+            DrillSort::Case => DrillSort::Strategy,
+            DrillSort::Strategy => DrillSort::File,
+        }
+    }
+}
+
+/// How much a verdict needs the reader's eye; lower sorts first.
+fn verdict_rank(verdict: Verdict) -> u8 {
+    match verdict {
+        Verdict::DuplicateEffect => 0,
+        Verdict::Unresolved => 1,
+        Verdict::Conflict => 2,
+        Verdict::Safe => 3,
+    }
+}
+
+/// The Drills view: the files, read once at start, and where the operator is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DrillsPane {
+    pub files: Vec<LoadedDrill>,
+    /// Index of the cursor in [`DrillsPane::rows`].
+    pub cursor: usize,
+    /// First row on screen.
+    pub top: usize,
+    /// The case under the cursor is shown in the detail pane.
+    pub open: bool,
+    pub detail_scroll: u16,
+    /// Kept when it matches case, strategy, verdict or run (any case).
+    pub filter_text: String,
+    pub sort: DrillSort,
+}
+
+impl DrillsPane {
+    /// The rows on screen, filtered and sorted. Derived each time: a drill
+    /// holds tens of cases, and a derived list cannot go stale when the
+    /// shell replaces `files`.
+    pub fn rows(&self) -> Vec<DrillRow> {
+        let needle = self.filter_text.to_lowercase();
+        let mut rows: Vec<DrillRow> = Vec::new();
+        for (f, loaded) in self.files.iter().enumerate() {
+            match &loaded.analysis {
+                Ok(pair) => rows.extend((0..pair.1.cases.len()).map(|c| DrillRow {
+                    file: f,
+                    case: Some(c),
+                })),
+                Err(_) => rows.push(DrillRow {
+                    file: f,
+                    case: None,
+                }),
+            }
+        }
+        rows.retain(|r| needle.is_empty() || self.haystack(*r).contains(&needle));
+        match self.sort {
+            DrillSort::File => {}
+            DrillSort::Verdict => {
+                rows.sort_by_key(|r| self.case_analysis(*r).map(|a| verdict_rank(a.verdict)))
+            }
+            DrillSort::Case => {
+                rows.sort_by_key(|r| self.case_analysis(*r).map(|a| a.case.to_lowercase()))
+            }
+            DrillSort::Strategy => rows.sort_by_key(|r| {
+                self.case_analysis(*r)
+                    .map(|a| a.strategy.clone().unwrap_or_default().to_lowercase())
+            }),
+        }
+        rows
+    }
+
+    /// The row under the cursor.
+    pub fn selected(&self) -> Option<DrillRow> {
+        self.rows().get(self.cursor).copied()
+    }
+
+    pub fn case_analysis(&self, row: DrillRow) -> Option<&CaseAnalysis> {
+        let pair = self.files.get(row.file)?.analysis.as_ref().ok()?;
+        pair.1.cases.get(row.case?)
+    }
+
+    /// Everything about the case a row names; `None` for a file row.
+    pub fn case_view(&self, row: DrillRow) -> Option<CaseView<'_>> {
+        let loaded = self.files.get(row.file)?;
+        let pair = loaded.analysis.as_ref().ok()?;
+        let index = row.case?;
+        let analysis = pair.1.cases.get(index)?;
+        Some(CaseView {
+            loaded,
+            case: pair.0.cases.get(index)?,
+            analysis,
+            findings: pair
+                .1
+                .findings
+                .iter()
+                .filter(|f| f.case.as_deref() == Some(analysis.case.as_str()))
+                .collect(),
+            file_notes: pair
+                .1
+                .findings
+                .iter()
+                .filter(|f| f.case.is_none())
+                .map(|f| format!("{}: {}", f.severity.as_str(), f.text))
+                .chain(pair.0.warnings.iter().map(|w| format!("read: {w}")))
+                .collect(),
+        })
+    }
+
+    /// The words the filter searches, lower-cased.
+    fn haystack(&self, row: DrillRow) -> String {
+        let Some(loaded) = self.files.get(row.file) else {
+            return String::new();
+        };
+        let mut text = loaded.run_name().to_lowercase();
+        match self.case_analysis(row) {
+            Some(a) => {
+                for word in [
+                    a.case.as_str(),
+                    a.strategy.as_deref().unwrap_or(""),
+                    a.verdict.as_str(),
+                ] {
+                    text.push(' ');
+                    text.push_str(&word.to_lowercase());
+                }
+            }
+            None => text.push_str(" unreadable"),
+        }
+        text
+    }
+
+    /// Enter: opens the case under the cursor, or closes the open one.
+    pub fn toggle_case(&mut self) {
+        self.open = !self.open && self.selected().is_some();
+        self.detail_scroll = 0;
+    }
+
+    pub fn scroll_detail(&mut self, down: bool) {
+        if self.open {
+            self.detail_scroll = if down {
+                self.detail_scroll.saturating_add(3)
+            } else {
+                self.detail_scroll.saturating_sub(3)
+            };
+        }
+    }
+
+    /// `s`: the next order. The cursor goes to the top, where the order
+    /// puts what matters most (the worst verdict).
+    pub fn cycle_sort(&mut self) {
+        self.sort = self.sort.next();
+        self.cursor = 0;
+        self.top = 0;
+        self.detail_scroll = 0;
+    }
+
+    /// Types `c` into the filter, or deletes its last character when `None`.
+    pub fn edit_filter(&mut self, c: Option<char>) {
+        match c {
+            Some(c) => self.filter_text.push(c),
+            None => {
+                self.filter_text.pop();
+            }
+        }
+        self.cursor = 0;
+        self.top = 0;
+        self.detail_scroll = 0;
+    }
+
+    /// Esc in the view: closes the open case, then clears the filter.
+    /// Says whether it did anything.
+    pub fn back(&mut self) -> bool {
+        if self.open {
+            self.open = false;
+            return true;
+        }
+        if self.filter_text.is_empty() {
+            return false;
+        }
+        self.clear_filter();
+        true
+    }
+
+    pub fn clear_filter(&mut self) {
+        self.filter_text.clear();
+        self.cursor = 0;
+        self.top = 0;
+        self.detail_scroll = 0;
+    }
+}
+
+impl PaneCursor for DrillsPane {
+    fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
+        let last = self.rows().len().saturating_sub(1);
+        let at = (self.cursor as isize).saturating_add(delta);
+        let moved = usize::try_from(at.max(0)).unwrap_or(0).min(last);
+        if moved != self.cursor {
+            self.detail_scroll = 0;
+        }
+        self.cursor = moved;
+        self.scroll_to_cursor(height);
+        // Every row is held: there is never a page to load.
+        None
+    }
+
+    fn scroll_to_cursor(&mut self, height: usize) {
+        let height = height.max(1);
+        self.cursor = self.cursor.min(self.rows().len().saturating_sub(1));
+        if self.cursor < self.top {
+            self.top = self.cursor;
+        } else if self.cursor >= self.top + height {
+            self.top = self.cursor + 1 - height;
+        }
+    }
+
+    fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::app::testkit::Harness;
+    use crate::app::{LoadedDrill, Mode, Msg};
+
+    /// The sample drill (seven cases, naive_retry first) and a file that
+    /// could not be read, in the Drills view.
+    fn drills() -> Harness {
+        let mut h = Harness::new();
+        h.receive(Msg::Resize(100, 30));
+        h.app.drills.files = vec![
+            crate::effects::read_drill(std::path::Path::new("sample-data/drill-results.json")),
+            LoadedDrill {
+                path: "missing.json".into(),
+                analysis: Err("missing.json: cannot read".into()),
+            },
+        ];
+        h.keys("3");
+        h
+    }
+
+    fn selected_case(h: &Harness) -> Option<String> {
+        let d = &h.app.drills;
+        d.selected()
+            .and_then(|r| d.case_analysis(r))
+            .map(|a| a.case.clone())
+    }
+
+    #[test]
+    fn every_case_is_a_row_and_an_unreadable_file_one_more() {
+        let h = drills();
+        let rows = h.app.drills.rows();
+        assert_eq!(rows.len(), 8);
+        assert_eq!(rows.last().and_then(|r| r.case), None);
+        assert_eq!(selected_case(&h).as_deref(), Some("naive_retry"));
+    }
+
+    #[test]
+    fn j_and_enter_open_the_second_case_and_esc_closes_it() {
+        let mut h = drills();
+        h.keys("j enter");
+        assert!(h.app.drills.open);
+        assert!(h.app.screen().detail.is_some());
+        assert_eq!(selected_case(&h).as_deref(), Some("changed_key"));
+        h.keys("esc");
+        assert!(!h.app.drills.open);
+        assert!(h.app.screen().detail.is_none());
+        // The operation lists' detail was never touched.
+        assert!(!h.app.detail_open);
+    }
+
+    #[test]
+    fn g_and_shift_g_go_to_the_first_and_last_rows_and_stop_there() {
+        let mut h = drills();
+        h.keys("G");
+        assert_eq!(h.app.drills.cursor, 7);
+        h.keys("j pgdn");
+        assert_eq!(h.app.drills.cursor, 7);
+        h.keys("g k");
+        assert_eq!(h.app.drills.cursor, 0);
+        h.keys("pgdn");
+        assert_eq!(h.app.drills.cursor, 7, "30 rows high: one page holds all");
+    }
+
+    #[test]
+    fn the_cursor_scrolls_the_rows_on_a_short_terminal() {
+        let mut h = drills();
+        h.receive(Msg::Resize(80, 8));
+        let height = h.app.visible_rows();
+        h.keys("G");
+        assert_eq!(h.app.drills.top, 8 - height);
+        h.keys("g");
+        assert_eq!(h.app.drills.top, 0);
+    }
+
+    #[test]
+    fn the_filter_keeps_matching_cases_and_esc_clears_it() {
+        let mut h = drills();
+        h.keys("/");
+        assert_eq!(h.app.mode, Mode::Filter);
+        h.type_text("duplicate");
+        h.keys("enter");
+        let d = &h.app.drills;
+        let cases: Vec<String> = d
+            .rows()
+            .iter()
+            .filter_map(|r| d.case_analysis(*r).map(|a| a.case.clone()))
+            .collect();
+        assert_eq!(cases, ["naive_retry", "changed_key"]);
+        h.keys("esc");
+        assert_eq!(h.app.drills.rows().len(), 8);
+    }
+
+    #[test]
+    fn s_sorts_the_worst_verdict_first() {
+        let mut h = drills();
+        h.keys("G s");
+        assert_eq!(h.app.drills.cursor, 0);
+        let d = &h.app.drills;
+        let verdicts: Vec<&str> = d
+            .rows()
+            .iter()
+            .filter_map(|r| d.case_analysis(*r).map(|a| a.verdict.as_str()))
+            .collect();
+        assert_eq!(verdicts.first(), Some(&"duplicate effect"));
+        assert_eq!(verdicts.last(), Some(&"safe"));
+    }
+
+    #[test]
+    fn decision_keys_do_nothing_in_the_drills_view() {
+        let mut h = drills();
+        for key in ["a", "n", "r", "c", "u", "space"] {
+            assert!(h.keys(key).is_empty(), "{key} asked for something");
+            assert_eq!(h.app.form, None, "{key} opened a form");
+            assert_eq!(h.app.status, None, "{key} said something");
+        }
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use crate::app::Msg;
+    use crate::app::testkit::Harness;
+
+    const TOKENS: [&str; 15] = [
+        "j",
+        "k",
+        "g",
+        "G",
+        "pgdn",
+        "pgup",
+        "enter",
+        "esc",
+        "s",
+        "/",
+        "x",
+        "r",
+        "backspace",
+        "J",
+        "K",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Whatever is typed in the Drills view (filtering everything out
+        /// included), the cursor stays on a row and on screen.
+        #[test]
+        fn the_drill_cursor_stays_on_a_row_and_on_screen(
+            script in proptest::collection::vec(0..TOKENS.len(), 0..40),
+            height in 6u16..50,
+        ) {
+            let mut h = Harness::new();
+            h.receive(Msg::Resize(90, height));
+            let sample = std::path::Path::new("sample-data/drill-results.json");
+            h.app.drills.files = vec![crate::effects::read_drill(sample)];
+            h.keys("3");
+            for i in script {
+                h.keys(TOKENS[i]);
+                let d = &h.app.drills;
+                let rows = d.rows().len();
+                prop_assert!(d.cursor < rows.max(1));
+                prop_assert!(d.top <= d.cursor);
+                prop_assert!(d.cursor < d.top + h.app.visible_rows());
+                let backend = ratatui::backend::TestBackend::new(90, height);
+                let mut terminal = ratatui::Terminal::new(backend).unwrap();
+                terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
+            }
+        }
+    }
+}

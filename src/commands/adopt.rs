@@ -1,0 +1,27 @@
+//! `settle adopt`: adopts (or migrates) a ledger explicitly, with a
+//! progress line per step on stderr, since building the indexes of a big
+//! ledger takes a while. The only write is the adoption itself; reading
+//! commands never adopt (issue 9, point 11).
+
+use std::path::Path;
+
+use super::output::emit;
+use crate::error::Result;
+use crate::store::{Access, Ledger};
+
+pub fn run(path: &Path) -> Result<()> {
+    let (ledger, report) = Ledger::open_with_progress(path, Access::ReadWrite, &mut |p| {
+        eprintln!("settle: adopting: {} ({}/{})", p.step, p.done, p.total);
+    })?;
+    if ledger.is_read_only() {
+        return Err(super::not_writable(path));
+    }
+    let line = report.upgraded.unwrap_or_else(|| {
+        format!(
+            "settle: {} is already adopted (schema {}); nothing to do",
+            path.display(),
+            crate::store::schema::SCHEMA_VERSION
+        )
+    });
+    emit(|out| writeln!(out, "{line}"))
+}
