@@ -32,7 +32,7 @@ pub(super) fn open_form(
     if let Some(p) = &app.adopting {
         app.error(format!(
             "adopting the ledger ({} of {}: {}); decisions open when it is done",
-            p.done + 1,
+            (p.done + 1).min(p.total),
             p.total,
             p.step
         ));

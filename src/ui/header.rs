@@ -22,8 +22,14 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
     ];
     if let Some(p) = &app.adopting {
         spans.push(Span::styled(
-            // `done` counts the steps finished; the one running is next.
-            format!(" ADOPTING {}/{}: {} ", p.done + 1, p.total, clean(&p.step)),
+            // `done` counts the steps finished; the one running is next
+            // (the last report, "committing", comes with all of them done).
+            format!(
+                " ADOPTING {}/{}: {} ",
+                (p.done + 1).min(p.total),
+                p.total,
+                clean(&p.step)
+            ),
             theme.read_only(),
         ));
         spans.push(Span::raw(" "));
