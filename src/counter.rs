@@ -4,7 +4,7 @@
 //! terminal or the model.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Sender};
 use std::thread;
 
 use chrono::{DateTime, Utc};
@@ -18,49 +18,69 @@ use crate::store::{Access, Ledger};
 struct CountJob {
     lists: Vec<(ListId, Query)>,
     now: DateTime<Utc>,
+    /// The ledger was adopted since the worker opened it: look again at
+    /// which tables it has.
+    reinspect: bool,
 }
 
 pub struct Counter {
     jobs: Sender<CountJob>,
-    answers: Receiver<Msg>,
+    reinspect: bool,
 }
 
 impl Counter {
     /// Starts the worker on the ledger at `path`: one job at a time, and
     /// only the newest of the jobs waiting (older ones are out of date).
-    pub fn spawn(path: PathBuf) -> Counter {
+    /// Its answers go to `answers`, the shell's channel.
+    pub fn spawn<T>(path: PathBuf, answer_tx: Sender<T>) -> Counter
+    where
+        T: From<Msg> + Send + 'static,
+    {
         let (jobs, job_rx) = mpsc::channel::<CountJob>();
-        let (answer_tx, answers) = mpsc::channel();
         thread::spawn(move || {
-            let ledger = match Ledger::open(&path, Access::ReadOnly) {
+            let mut ledger = match Ledger::open(&path, Access::ReadOnly) {
                 Ok((ledger, _)) => ledger,
                 Err(e) => {
-                    let _ = answer_tx.send(Msg::LoadFailed(format!("counts unavailable: {e}")));
+                    let _ =
+                        answer_tx.send(Msg::LoadFailed(format!("counts unavailable: {e}")).into());
                     return;
                 }
             };
             while let Ok(mut job) = job_rx.recv() {
                 while let Ok(newer) = job_rx.try_recv() {
-                    job = newer;
+                    let reinspect = job.reinspect || newer.reinspect;
+                    job = CountJob { reinspect, ..newer };
+                }
+                if job.reinspect
+                    && let Err(e) = ledger.reinspect()
+                {
+                    let _ = answer_tx.send(Msg::LoadFailed(format!("counting: {e}")).into());
                 }
                 let answer = count(&ledger, &job.lists, job.now)
                     .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
-                if answer_tx.send(answer).is_err() {
+                if answer_tx.send(answer.into()).is_err() {
                     return;
                 }
             }
         });
-        Counter { jobs, answers }
+        Counter {
+            jobs,
+            reinspect: false,
+        }
     }
 
     /// Asks for the counts at `now`. A worker that died answers nothing;
     /// the header keeps saying "counting…" rather than guessing.
-    pub fn ask(&self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
-        let _ = self.jobs.send(CountJob { lists, now });
+    pub fn ask(&mut self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
+        let _ = self.jobs.send(CountJob {
+            lists,
+            now,
+            reinspect: std::mem::take(&mut self.reinspect),
+        });
     }
 
-    /// An answer, if one is waiting.
-    pub fn answer(&self) -> Option<Msg> {
-        self.answers.try_recv().ok()
+    /// The ledger was adopted: the next count looks again at its tables.
+    pub fn schema_changed(&mut self) {
+        self.reinspect = true;
     }
 }

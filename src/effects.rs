@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ListId, LoadedDrill, Msg, PageRows, PageSource,
 };
-use crate::domain::{DecisionId, OperationId};
+use crate::domain::{DecisionDraft, DecisionId, OperationId};
 use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
@@ -25,17 +25,35 @@ const _: fn() = || {
 };
 
 /// Performs one effect against the ledger at `now` and returns what came of
-/// it. Counts run here only when no worker takes them (tests).
+/// it, synchronously: the test kit's way. The console spreads the same
+/// calls over workers ([`crate::workers`], [`crate::counter`]).
 pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
-    let failed = |e: Error| vec![Msg::LoadFailed(first_line(&e))];
+    match effect {
+        Effect::RecordDecisions(drafts) => vec![record(ledger, now, &drafts)],
+        Effect::Count(lists) => {
+            vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
+        }
+        read_effect => read(ledger, now, read_effect),
+    }
+}
+
+/// Performs a read (a page, a detail, the form's details) and answers
+/// with its messages. A read cancelled through the ledger's interrupt
+/// handle answers nothing: a newer request took its place.
+pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
+    let failed = |e: Error| match e {
+        Error::Interrupted { .. } => Vec::new(),
+        e => vec![Msg::LoadFailed(first_line(&e))],
+    };
     match effect {
         Effect::LoadPage {
+            ticket,
             source,
             fetch,
             merge,
             limit,
         } => {
-            let rows = match source {
+            let rows = match *source {
                 PageSource::Operations { list, query } => ledger
                     .page(&query, fetch.map(OperationId), limit, now)
                     .map(|rows| PageRows::Operations { list, rows }),
@@ -45,12 +63,17 @@ pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<M
             };
             match rows {
                 Ok(rows) => vec![Msg::PageLoaded {
+                    ticket,
                     fetch,
                     merge,
                     limit,
                     rows,
                 }],
-                Err(e) => failed(e),
+                Err(Error::Interrupted { .. }) => Vec::new(),
+                Err(e) => vec![Msg::PageFailed {
+                    ticket,
+                    message: first_line(&e),
+                }],
             }
         }
         Effect::LoadDetail(id) => match ledger.detail(id) {
@@ -63,35 +86,39 @@ pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<M
             for id in ids {
                 match ledger.detail(id) {
                     Ok(d) => details.push(d),
+                    Err(e @ Error::Interrupted { .. }) => return failed(e),
                     Err(e) => out.push(Msg::LoadFailed(first_line(&e))),
                 }
             }
             out.insert(0, Msg::FormDetailsLoaded(details));
             out
         }
-        Effect::RecordDecisions(drafts) => {
-            let mut busy = None;
-            let results = drafts
-                .iter()
-                .map(|draft| DecisionResult {
-                    op: draft.op_id,
-                    // After one busy answer the lock is still held: the
-                    // rest would each wait the whole timeout for the same.
-                    outcome: busy.clone().unwrap_or_else(|| {
-                        let o = outcome(ledger.record_decision(draft, now));
-                        if matches!(o, DecisionOutcome::Busy { .. }) {
-                            busy = Some(o.clone());
-                        }
-                        o
-                    }),
-                })
-                .collect();
-            vec![Msg::DecisionsRecorded(results)]
-        }
-        Effect::Count(lists) => {
-            vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
+        Effect::RecordDecisions(_) | Effect::Count(_) => {
+            vec![Msg::LoadFailed("internal: not a read".to_string())]
         }
     }
+}
+
+/// Records the drafts, each in its own guarded transaction, and says how
+/// each ended.
+pub fn record(ledger: &mut Ledger, now: DateTime<Utc>, drafts: &[DecisionDraft]) -> Msg {
+    let mut busy = None;
+    let results = drafts
+        .iter()
+        .map(|draft| DecisionResult {
+            op: draft.op_id,
+            // After one busy answer the lock is still held: the rest would
+            // each wait the whole timeout for the same.
+            outcome: busy.clone().unwrap_or_else(|| {
+                let o = outcome(ledger.record_decision(draft, now));
+                if matches!(o, DecisionOutcome::Busy { .. }) {
+                    busy = Some(o.clone());
+                }
+                o
+            }),
+        })
+        .collect();
+    Msg::DecisionsRecorded(results)
 }
 
 /// What the model needs to know of one attempt to record a decision.
@@ -131,7 +158,7 @@ pub fn count(ledger: &Ledger, lists: &[(ListId, Query)], now: DateTime<Utc>) -> 
         } else {
             ledger.count(query, now)?
         };
-        totals.push((*id, n));
+        totals.push((*id, query.clone(), n));
     }
     Ok(Msg::CountsLoaded {
         counts,

@@ -15,9 +15,11 @@
 //! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
 //!   only module that touches the terminal: it turns keys into [`intent`]s
 //!   through the [`keymap`], drives the pure [`app`] model (`update`,
-//!   `apply`) and [`ui`] (`render`), and hands effects to [`effects`]
-//!   (blocking ledger calls answering with messages) and the [`counter`]
-//!   worker.
+//!   `apply`) and [`ui`] (`render`), and hands effects to the
+//!   [`workers`] (a reader and a writer, each with its own connection) and
+//!   the [`counter`], which run the blocking calls of [`effects`] and answer
+//!   with messages; the [`watch`] notices other processes' commits and a
+//!   ledger file deleted or replaced.
 //! - [`text`] makes untrusted ledger text safe to print.
 
 pub mod app;
@@ -38,6 +40,8 @@ pub mod synth;
 pub mod text;
 pub mod tui;
 pub mod ui;
+pub mod watch;
+pub mod workers;
 
 pub use commands::demo;
 pub use error::{Error, Result};

@@ -1,36 +1,48 @@
-//! The shell: the only module that touches the terminal and the clock, and
-//! the owner of the screen thread's ledger connection. It turns terminal
-//! events into intents through the keymap, feeds them to the pure
-//! [`app::update`], has [`effects`] perform what it asks and feeds the
-//! answers back through [`app::apply`]. Counts go to the [`Counter`]
-//! worker, so a full scan never blocks the screen; `PRAGMA data_version` is
-//! polled on the input timeout (never a busy loop) so other processes'
-//! writes show within a second. The terminal is restored on quit, on error
-//! and on panic.
+//! The shell: the only module that touches the terminal, the clock and
+//! the signals. It turns terminal events into intents through the keymap,
+//! feeds them to the pure [`app::update`], hands the effects to the
+//! workers (reads to the [`Reader`], decisions to the [`Writer`], counts to
+//! the [`Counter`]) and feeds their answers back through [`app::apply`] as
+//! they arrive on one channel: the screen's thread never waits on SQL. The
+//! [`Watch`] notices other processes' commits and a replaced ledger file.
+//! It draws only when something changed. The terminal is restored on quit,
+//! on error, on panic and on SIGTERM, SIGINT, SIGHUP and SIGQUIT (then it
+//! exits with 128 + the signal); SIGTSTP suspends with the terminal
+//! restored, SIGCONT takes it back and redraws.
 
-use std::collections::VecDeque;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use ratatui::DefaultTerminal;
+use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
-    self, DisableMouseCapture, EnableMouseCapture, Event, MouseEventKind,
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,
+    MouseEventKind,
 };
 use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
+use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
 use crate::app::{self, App, Effect, Intent, Msg, View};
 use crate::config::Config;
 use crate::counter::Counter;
-use crate::effects::{self, read_drill};
+use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
-use crate::store::{Access, Ledger};
+use crate::store::{Access, Ledger, OpenReport, Progress};
 use crate::ui;
+use crate::watch::{FileId, Watch};
+use crate::workers::{ReadDone, Reader, Writer};
 
-/// How often the ledger is asked whether another process wrote to it.
+/// How often the ledger file is looked at for other processes' commits
+/// (two `stat`s; SQL only when they moved).
 const POLL_EVERY: Duration = Duration::from_millis(300);
+/// How often the clock ticks while nothing happens: ages and "changed …
+/// ago" are shown to the second.
+const TICK_EVERY: Duration = Duration::from_secs(1);
 
 /// Opens the ledger and runs the console until the operator quits, with
 /// the settings [`Config`] resolved.
@@ -40,7 +52,17 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     } else {
         Access::ReadWrite
     };
-    let (mut ledger, report) = Ledger::open(ledger_path, access)?;
+    // A read-only look first: it validates the file, writes nothing, and
+    // is the reader's connection. A ledger that needs adopting is adopted
+    // on the writer while the operator already looks at it read-only.
+    let (look, look_report) = Ledger::open(ledger_path, Access::ReadOnly)?;
+    let adopting = access == Access::ReadWrite && look_report.not_adopted.is_some();
+    let (ledger, report) = if adopting {
+        (None, OpenReport::default())
+    } else {
+        let (ledger, report) = Ledger::open(ledger_path, access)?;
+        (Some(ledger), report)
+    };
     let keymap = load_keymap(config.keymap.as_deref())?;
     // Read-only without a name: "(none)" is shown, never written.
     let operator = config
@@ -50,15 +72,29 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     let mut app = App::new(
         ledger_path.display().to_string(),
         operator,
-        ledger.is_read_only(),
+        ledger.as_ref().is_none_or(Ledger::is_read_only),
         keymap,
         Utc::now(),
     );
     app.color = config.colour;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
+    if adopting {
+        app.adopting = Some(Progress {
+            step: "waiting for the write lock".to_string(),
+            done: 0,
+            total: 1,
+        });
+    }
     // The missing operator comes last so it is what the status line shows:
     // it is the one the operator can fix.
     let opened: Vec<Msg> = [
+        adopting.then(|| {
+            Msg::Notice(
+                "adopting the ledger (indexes and summaries for a big ledger take a while); \
+                 read-only until it is done"
+                    .to_string(),
+            )
+        }),
         report.upgraded.map(Msg::Notice),
         report
             .read_only_reason
@@ -69,7 +105,23 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     .into_iter()
     .flatten()
     .collect();
-    let counter = Counter::spawn(ledger_path.to_path_buf());
+    let opened_file = FileId::of(ledger_path)
+        .map_err(|why| Error::ledger(ledger_path, why, "check the path and open it again"))?;
+    let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
+
+    let (wake_tx, wakes) = mpsc::channel::<Wake>();
+    let writer = match ledger {
+        Some(ledger) => Writer::spawn(ledger, wake_tx.clone()),
+        None => Writer::adopt(ledger_path.to_path_buf(), wake_tx.clone()),
+    };
+    let mut shell = Shell {
+        app: &mut app,
+        reader: Reader::spawn(look, wake_tx.clone()),
+        writer,
+        counter: Counter::spawn(ledger_path.to_path_buf(), wake_tx.clone()),
+        watch: Watch::new(watching, opened_file, Instant::now()),
+        suspend_asked: false,
+    };
 
     let mut terminal =
         ratatui::try_init().map_err(|e| terminal_error("starting the terminal", e))?;
@@ -77,10 +129,37 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
     // Mouse capture is a nicety (wheel scrolling); a terminal without it
     // still works with keys.
     let _ = execute!(io::stdout(), EnableMouseCapture);
-    let result = event_loop(&mut terminal, &mut ledger, &mut app, &counter, opened);
-    let _ = execute!(io::stdout(), DisableMouseCapture);
+    let result = forward_signals(&wake_tx).and_then(|()| {
+        forward_input(wake_tx);
+        event_loop(&mut terminal, &mut shell, &wakes, opened)
+    });
+    restore_terminal();
+    match result {
+        Ok(Ended::Quit) => Ok(()),
+        // The conventional status, as less, vim and readline give it.
+        Ok(Ended::Signal(signal)) => std::process::exit(128 + signal),
+        Err(e) => Err(e),
+    }
+}
+
+/// Gives the terminal back as it was found: raw mode and the alternate
+/// screen off, the cursor shown, mouse reporting off.
+fn restore_terminal() {
+    let _ = execute!(io::stdout(), DisableMouseCapture, Show);
     ratatui::restore();
-    result
+}
+
+/// Takes the terminal again after a suspension.
+fn reenter_terminal(terminal: &mut DefaultTerminal) -> Result<()> {
+    let resuming = |e| terminal_error("resuming the terminal", e);
+    enable_raw_mode().map_err(resuming)?;
+    execute!(io::stdout(), EnterAlternateScreen, Clear(ClearType::All)).map_err(resuming)?;
+    let _ = execute!(io::stdout(), EnableMouseCapture);
+    // The screen was cleared: forget the last frame so the next one is
+    // drawn whole. (`Terminal::clear` would ask the terminal where its
+    // cursor is, and the answer goes to the input thread.)
+    terminal.swap_buffers();
+    Ok(())
 }
 
 fn terminal_error(doing: &str, source: io::Error) -> Error {
@@ -119,115 +198,246 @@ fn load_keymap(path: Option<&Path>) -> Result<Keymap> {
     })
 }
 
+/// Everything that wakes the event loop, on one channel: nothing is
+/// polled in a busy loop, and an answer is applied the moment it arrives.
+enum Wake {
+    Input(Event),
+    /// The terminal cannot be read any more (closed, gone).
+    InputLost(io::Error),
+    /// A worker's answer (the writer's, the counter's).
+    Answer(Msg),
+    /// The reader finished its running job.
+    Read(ReadDone),
+    Signal(i32),
+}
+
+impl From<Msg> for Wake {
+    fn from(msg: Msg) -> Wake {
+        Wake::Answer(msg)
+    }
+}
+
+impl From<ReadDone> for Wake {
+    fn from(done: ReadDone) -> Wake {
+        Wake::Read(done)
+    }
+}
+
+/// How the console ended.
+enum Ended {
+    Quit,
+    /// One of the signals that ask a program to stop.
+    Signal(i32),
+}
+
+/// Signals become wakes, so the loop restores the terminal itself (a
+/// handler may not). signal-hook runs the async-signal-safe part (a write
+/// to a self-pipe) in the handler and delivers on a thread of its own; it
+/// is the maintained crate crossterm itself builds on, and it needs no
+/// `unsafe` here.
+fn forward_signals(wakes: &Sender<Wake>) -> Result<()> {
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGTSTP, SIGCONT])
+            .map_err(|e| terminal_error("catching signals", e))?;
+    let wakes = wakes.clone();
+    std::thread::spawn(move || {
+        for signal in signals.forever() {
+            if wakes.send(Wake::Signal(signal)).is_err() {
+                return;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Terminal events become wakes, read on a thread of their own.
+fn forward_input(wakes: Sender<Wake>) {
+    std::thread::spawn(move || {
+        loop {
+            let wake = match event::read() {
+                Ok(event) => Wake::Input(event),
+                Err(e) => Wake::InputLost(e),
+            };
+            let lost = matches!(wake, Wake::InputLost(_));
+            if wakes.send(wake).is_err() || lost {
+                return;
+            }
+        }
+    });
+}
+
 fn event_loop(
     terminal: &mut DefaultTerminal,
-    ledger: &mut Ledger,
-    app: &mut App,
-    counter: &Counter,
+    shell: &mut Shell,
+    wakes: &Receiver<Wake>,
     opened: Vec<Msg>,
-) -> Result<()> {
+) -> Result<Ended> {
     let draw_error = |e| terminal_error("drawing", e);
     let size = terminal.size().map_err(draw_error)?;
-    let mut shell = Shell {
-        app,
-        ledger,
-        counter,
-    };
     shell.tell(Msg::Resize(size.width, size.height));
     shell.obey(Intent::ShowView(View::Queue));
     for notice in opened {
         shell.tell(notice);
     }
-    let mut seen_version = shell.ledger.data_version().ok();
+    let mut dirty = true;
     let mut next_poll = Instant::now() + POLL_EVERY;
+    let mut next_tick = Instant::now() + TICK_EVERY;
     loop {
-        shell.tell(Msg::Tick(Utc::now()));
-        terminal
-            .draw(|f| ui::render(shell.app, f))
-            .map_err(draw_error)?;
+        if dirty {
+            terminal
+                .draw(|f| ui::render(shell.app, f))
+                .map_err(draw_error)?;
+            dirty = false;
+        }
         if shell.app.quit {
-            return Ok(());
+            return Ok(Ended::Quit);
         }
-        let wait = next_poll.saturating_duration_since(Instant::now());
-        if event::poll(wait).map_err(|e| terminal_error("reading the keyboard", e))? {
-            match event::read().map_err(|e| terminal_error("reading the keyboard", e))? {
-                Event::Key(k) => {
-                    let mode = shell.app.mode.key_mode();
-                    if let Some(intent) =
-                        Key::from_event(&k).and_then(|key| shell.app.keymap.resolve(mode, key))
-                    {
-                        shell.obey(intent);
+        let wait = next_poll
+            .min(next_tick)
+            .saturating_duration_since(Instant::now());
+        let mut woken = match wakes.recv_timeout(wait) {
+            Ok(wake) => vec![wake],
+            Err(RecvTimeoutError::Timeout) => Vec::new(),
+            // Every sender is gone: nothing can ever wake the loop again.
+            Err(RecvTimeoutError::Disconnected) => return Ok(Ended::Quit),
+        };
+        // A burst (keys typed ahead, answers) is taken whole, then drawn once.
+        woken.extend(wakes.try_iter());
+        let now = Instant::now();
+        if !woken.is_empty() {
+            shell.tell(Msg::Tick(Utc::now()));
+            dirty = true;
+        }
+        for wake in woken {
+            match wake {
+                Wake::Input(event) => shell.input(event),
+                Wake::InputLost(e) => return Err(terminal_error("reading the keyboard", e)),
+                Wake::Answer(msg) => shell.tell(msg),
+                Wake::Read(ReadDone(msgs)) => {
+                    shell.reader.finished();
+                    for msg in msgs {
+                        shell.tell(msg);
                     }
                 }
-                Event::Mouse(m) => match m.kind {
-                    MouseEventKind::ScrollDown => shell.obey(Intent::Scroll(3)),
-                    MouseEventKind::ScrollUp => shell.obey(Intent::Scroll(-3)),
-                    _ => {}
-                },
-                Event::Resize(w, h) => shell.tell(Msg::Resize(w, h)),
-                _ => {}
+                Wake::Signal(SIGTSTP) => suspend(terminal)?,
+                // Also after a SIGSTOP this console did not see coming.
+                Wake::Signal(SIGCONT) => reenter_terminal(terminal)?,
+                Wake::Signal(signal) => return Ok(Ended::Signal(signal)),
+            }
+            if shell.suspend_asked {
+                shell.suspend_asked = false;
+                suspend(terminal)?;
             }
         }
-        if Instant::now() >= next_poll {
-            next_poll = Instant::now() + POLL_EVERY;
-            match shell.ledger.data_version() {
-                Ok(v) => {
-                    if shell.app.live_error.is_some() {
-                        shell.tell(Msg::LiveRestored);
-                    }
-                    if Some(v) != seen_version {
-                        seen_version = Some(v);
-                        shell.tell(Msg::LedgerChanged);
-                    }
-                }
-                // Said once, not every poll: the status line keeps it.
-                Err(e) if shell.app.live_error.is_none() => {
-                    shell.tell(Msg::LiveLost(e.to_string()));
-                }
-                Err(_) => {}
+        if now >= next_poll {
+            next_poll = now + POLL_EVERY;
+            for msg in shell.watch.poll(now) {
+                shell.tell(msg);
+                dirty = true;
             }
         }
-        while let Some(answer) = shell.counter.answer() {
-            shell.tell(answer);
+        if now >= next_tick {
+            next_tick = now + TICK_EVERY;
+            shell.tell(Msg::Tick(Utc::now()));
+            dirty = true;
         }
     }
+}
+
+/// Ctrl-z or SIGTSTP: gives the terminal back, then stops as the default
+/// action would; once continued, takes the terminal again and redraws.
+fn suspend(terminal: &mut DefaultTerminal) -> Result<()> {
+    restore_terminal();
+    signal_hook::low_level::emulate_default_handler(SIGTSTP)
+        .map_err(|e| terminal_error("suspending", e))?;
+    reenter_terminal(terminal)
 }
 
 /// The model and what performs its effects, while the console runs.
 struct Shell<'a> {
     app: &'a mut App,
-    ledger: &'a mut Ledger,
-    counter: &'a Counter,
+    reader: Reader,
+    writer: Writer,
+    counter: Counter,
+    watch: Watch,
+    /// Ctrl-z was pressed (raw mode turns it into a key, not a signal).
+    suspend_asked: bool,
 }
 
 impl Shell<'_> {
-    fn obey(&mut self, intent: Intent) {
-        let effects = app::update(self.app, intent);
-        self.settle(effects);
-    }
-
-    fn tell(&mut self, msg: Msg) {
-        let effects = app::apply(self.app, msg);
-        self.settle(effects);
-    }
-
-    /// Performs `effects` and feeds their answers back, in order, until
-    /// nothing is left to do. Counts go to the worker instead.
-    fn settle(&mut self, effects: Vec<Effect>) {
-        let mut answers = VecDeque::new();
-        self.perform(effects, &mut answers);
-        while let Some(msg) = answers.pop_front() {
-            let effects = app::apply(self.app, msg);
-            self.perform(effects, &mut answers);
+    fn input(&mut self, event: Event) {
+        match event {
+            Event::Key(k)
+                if k.kind == KeyEventKind::Press
+                    && k.code == KeyCode::Char('z')
+                    && k.modifiers.contains(KeyModifiers::CONTROL) =>
+            {
+                self.suspend_asked = true;
+            }
+            Event::Key(k) => {
+                let mode = self.app.mode.key_mode();
+                if let Some(intent) =
+                    Key::from_event(&k).and_then(|key| self.app.keymap.resolve(mode, key))
+                {
+                    self.obey(intent);
+                }
+            }
+            Event::Mouse(m) => match m.kind {
+                MouseEventKind::ScrollDown => self.obey(Intent::Scroll(3)),
+                MouseEventKind::ScrollUp => self.obey(Intent::Scroll(-3)),
+                _ => {}
+            },
+            Event::Resize(w, h) => self.tell(Msg::Resize(w, h)),
+            _ => {}
         }
     }
 
-    fn perform(&mut self, effects: Vec<Effect>, answers: &mut VecDeque<Msg>) {
+    fn obey(&mut self, intent: Intent) {
+        let effects = app::update(self.app, intent);
+        self.dispatch(effects);
+    }
+
+    fn tell(&mut self, msg: Msg) {
+        // The workers opened the ledger before it was adopted: the reads
+        // that follow look again at the tables it has now.
+        if matches!(msg, Msg::Adopted(Ok(_))) {
+            self.reader.schema_changed();
+            self.counter.schema_changed();
+        }
+        let effects = app::apply(self.app, msg);
+        self.dispatch(effects);
+    }
+
+    /// Hands each effect to the worker that performs it; answers come
+    /// back on the channel.
+    fn dispatch(&mut self, effects: Vec<Effect>) {
+        let now = self.app.now;
         for effect in effects {
             match effect {
-                Effect::Count(lists) => self.counter.ask(lists, self.app.now),
-                effect => answers.extend(effects::perform(self.ledger, self.app.now, effect)),
+                Effect::Count(lists) => self.counter.ask(lists, now),
+                Effect::RecordDecisions(drafts) => self.record(drafts),
+                read => self.reader.ask(read, now),
             }
+        }
+    }
+
+    /// Decisions go to the writer, unless the path stopped naming the
+    /// opened file since the last poll: then they would land in a file
+    /// nobody reads.
+    fn record(&mut self, drafts: Vec<crate::domain::DecisionDraft>) {
+        let refused = self.watch.file_problem().or_else(|| {
+            (!self.writer.record(drafts.clone(), self.app.now))
+                .then(|| "the writer stopped; reopen the ledger".to_string())
+        });
+        if let Some(why) = refused {
+            let results = drafts
+                .iter()
+                .map(|d| app::DecisionResult {
+                    op: d.op_id,
+                    outcome: app::DecisionOutcome::Failed(format!("{why}; nothing written")),
+                })
+                .collect();
+            self.tell(Msg::DecisionsRecorded(results));
         }
     }
 }

@@ -29,8 +29,25 @@ pub(super) fn open_form(
     kind: DecisionKind,
     undoes: Option<(DecisionId, OperationId)>,
 ) -> Vec<Effect> {
+    if let Some(p) = &app.adopting {
+        app.error(format!(
+            "adopting the ledger ({} of {}: {}); decisions open when it is done",
+            (p.done + 1).min(p.total),
+            p.total,
+            p.step
+        ));
+        return Vec::new();
+    }
     if app.read_only {
         app.error("read-only: decisions are disabled (opened with --read-only or the file is not writable)");
+        return Vec::new();
+    }
+    if let Some(why) = &app.file_problem {
+        app.error(format!("{why}; decisions are refused: reopen the ledger"));
+        return Vec::new();
+    }
+    if app.recording.is_some() {
+        app.error("still recording the last decision; its result shows in a moment");
         return Vec::new();
     }
     let targets = match undoes {
@@ -74,6 +91,10 @@ pub(super) fn undo(app: &mut App) -> Vec<Effect> {
 /// Types `c` into the focused field, or deletes its last character when
 /// `None`; space on the override box ticks it.
 pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
+    // What is being written is what the form shows; it no longer changes.
+    if app.recording.is_some() {
+        return Vec::new();
+    }
     if let Some(form) = app.form.as_mut() {
         let focus = form.focus;
         match (form.field_text(focus), c) {
@@ -106,17 +127,27 @@ pub(super) fn toggle_override(app: &mut App) -> Vec<Effect> {
 }
 
 /// Enter in the form: the drafts when every check passes, else the problem
-/// stays on the form.
+/// stays on the form. The form stays open, saying it is recording, until
+/// the writer answers; keys keep answering meanwhile (Esc hides it).
 pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
+    if app.recording.is_some() {
+        return Vec::new();
+    }
+    let file_problem = app.file_problem.clone();
     let Some(form) = app.form.as_mut() else {
         app.mode = Mode::Normal;
         return Vec::new();
     };
+    if let Some(why) = file_problem {
+        form.problem = Some(format!("{why}: nothing recorded; reopen the ledger"));
+        return Vec::new();
+    }
     match form.confirm(&app.operator, app.now) {
         Ok(drafts) => {
             let n = drafts.len();
-            app.recording = app.form.take();
-            app.mode = Mode::Normal;
+            form.problem = None;
+            // Kept whole: a busy ledger gives it back to press Enter again.
+            app.recording = Some(form.clone());
             app.info(format!("recording {n} decision{}…", plural(n)));
             vec![Effect::RecordDecisions(drafts)]
         }
@@ -128,8 +159,13 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
 }
 
 pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) -> Vec<Effect> {
-    let undoing = app.pending_undo.take();
+    // The form open now is the one that was recording (no other opens
+    // meanwhile); its job is done. A busy ledger gives it back below.
     let form = app.recording.take();
+    if form.is_some() && app.form.take().is_some() && app.mode == Mode::Form {
+        app.mode = Mode::Normal;
+    }
+    let undoing = app.pending_undo.take();
     let mut recorded = Vec::new();
     let mut problems = Vec::new();
     let mut busy = Vec::new();

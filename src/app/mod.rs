@@ -26,10 +26,12 @@ mod update;
 pub mod window;
 
 pub use crate::intent::{Intent, View};
-pub use model::{App, DetailPane, ListState, Mode, Status};
-pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource};
+pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
+pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
 pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
+#[cfg(test)]
+mod late_tests;
 #[cfg(test)]
 mod tests;

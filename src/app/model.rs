@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 use super::form::DecisionForm;
 use super::layout;
-use super::msg::{Effect, PageRows, PageSource};
+use super::msg::{Effect, PageRows, PageSource, Ticket};
 use super::pane::{DrillsPane, ListId, Pane, PaneCursor};
 use super::window::{Fetch, Merge, Window};
 use crate::domain::{
@@ -18,7 +18,7 @@ use crate::domain::{
 use crate::intent::{KeyMode, View};
 use crate::keymap::Keymap;
 use crate::query::Query;
-use crate::store::StateCounts;
+use crate::store::{Progress, StateCounts};
 
 /// What keys mean right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +78,17 @@ pub struct DetailPane {
     pub scroll: u16,
 }
 
+/// The reread that other processes' commits ask for, coalesced: a burst of
+/// commits costs one reread of the visible window at a time, however many
+/// arrive while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Refresh {
+    /// The ticket of the page that reread is waiting for.
+    pub in_flight: Option<Ticket>,
+    /// More commits arrived meanwhile: one more reread when it answers.
+    pub pending: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub text: String,
@@ -108,6 +119,15 @@ pub struct App {
     pub last_change: Option<DateTime<Utc>>,
     /// Why live polling failed, while it does; the header says "not live".
     pub live_error: Option<String>,
+    /// Why the path no longer names the ledger that was opened, while it
+    /// does: the header says so and decisions are refused.
+    pub file_problem: Option<String>,
+    /// Rereads asked for by other processes' commits.
+    pub refresh: Refresh,
+    /// The ledger is being adopted: the step running. Read-only until done.
+    pub adopting: Option<Progress>,
+    /// The ticket the next page request gets.
+    pub next_ticket: Ticket,
     pub status: Option<Status>,
     /// Decisions this operator recorded in this session, oldest first: what
     /// `u` undoes.
@@ -115,7 +135,8 @@ pub struct App {
     /// The session decision an undo form in flight compensates.
     pub pending_undo: Option<DecisionId>,
     /// The form whose drafts the shell is recording, kept so a busy ledger
-    /// can give it back to the operator as it was.
+    /// can give it back to the operator as it was. While it is there, the
+    /// open form says it is recording and no other form opens.
     pub recording: Option<DecisionForm>,
     pub quit: bool,
 }
@@ -148,6 +169,10 @@ impl App {
             counts: None,
             last_change: None,
             live_error: None,
+            file_problem: None,
+            refresh: Refresh::default(),
+            adopting: None,
+            next_ticket: 1,
             status: None,
             session: Vec::new(),
             pending_undo: None,
@@ -245,10 +270,11 @@ impl App {
         }
     }
 
-    /// The effect that loads a page of `pane`; `None` for a pane not read
-    /// from the ledger.
+    /// The effect that loads a page of `pane`, with a new ticket; `None`
+    /// for a pane not read from the ledger. A request that replaces the
+    /// rows makes every older request of the pane out of date.
     pub(super) fn load_page(
-        &self,
+        &mut self,
         pane: Pane,
         fetch: Fetch,
         merge: Merge,
@@ -262,16 +288,46 @@ impl App {
             Pane::Audit => PageSource::Audit,
             Pane::Drills => return None,
         };
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        if matches!(merge, Merge::Replace { .. })
+            && let Some(generation) = self.generation_mut(pane)
+        {
+            *generation = ticket;
+        }
         Some(Effect::LoadPage {
-            source,
+            ticket,
+            source: Box::new(source),
             fetch,
             merge,
             limit,
         })
     }
 
-    /// Puts a loaded page into its pane.
-    pub(super) fn merge_page(&mut self, fetch: Fetch, merge: Merge, limit: usize, rows: PageRows) {
+    fn generation_mut(&mut self, pane: Pane) -> Option<&mut Ticket> {
+        match pane {
+            Pane::Operations(id) => Some(&mut self.list_mut(id).window.generation),
+            Pane::Audit => Some(&mut self.audit.generation),
+            Pane::Drills => None,
+        }
+    }
+
+    /// Puts a loaded page into its pane, unless a newer request replaced
+    /// the pane's rows since it was asked for. Says whether it was taken.
+    pub(super) fn merge_page(
+        &mut self,
+        ticket: Ticket,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+        rows: PageRows,
+    ) -> bool {
+        if self
+            .generation_mut(rows.pane())
+            .is_some_and(|generation| ticket < *generation)
+        {
+            return false;
+        }
         let height = self.visible_rows();
         match rows {
             PageRows::Operations { list, rows } => {
@@ -281,6 +337,7 @@ impl App {
             }
             PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
         }
+        true
     }
 
     /// The counts the header shows, for the lists' current queries.

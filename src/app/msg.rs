@@ -13,7 +13,7 @@ use crate::domain::{
     Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
 };
 use crate::query::Query;
-use crate::store::StateCounts;
+use crate::store::{Progress, StateCounts};
 
 /// Which rows a page request reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,11 +44,18 @@ impl PageRows {
     }
 }
 
+/// Numbers the model's page requests, newest highest: an answer to a
+/// request older than the one that last replaced a list's rows is out of
+/// date (the filter or view changed meanwhile) and is ignored.
+pub type Ticket = u64;
+
 /// What the shell must do for the model.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     LoadPage {
-        source: PageSource,
+        ticket: Ticket,
+        /// Boxed: a query is large and effects are moved around a lot.
+        source: Box<PageSource>,
         fetch: Fetch,
         merge: Merge,
         limit: usize,
@@ -98,17 +105,25 @@ pub enum Msg {
     Tick(DateTime<Utc>),
     Resize(u16, u16),
     PageLoaded {
+        ticket: Ticket,
         fetch: Fetch,
         merge: Merge,
         limit: usize,
         rows: PageRows,
     },
+    /// A page request failed; the ticket says which.
+    PageFailed {
+        ticket: Ticket,
+        message: String,
+    },
     DetailLoaded(Box<OperationDetail>),
     FormDetailsLoaded(Vec<OperationDetail>),
     DecisionsRecorded(Vec<DecisionResult>),
+    /// The state counts and each list's total, with the query it was
+    /// counted for (a total for an older filter is ignored).
     CountsLoaded {
         counts: StateCounts,
-        lists: Vec<(ListId, i64)>,
+        lists: Vec<(ListId, Query, i64)>,
     },
     /// Another process committed to the ledger.
     LedgerChanged,
@@ -116,6 +131,17 @@ pub enum Msg {
     LiveLost(String),
     /// The ledger answers again after [`Msg::LiveLost`].
     LiveRestored,
+    /// The path no longer names the file that was opened (deleted,
+    /// replaced, renamed): what is shown is an orphan, and a decision would
+    /// land in a file nobody reads.
+    FileReplaced(String),
+    /// The path names the opened file again.
+    FileRestored,
+    /// The ledger is being adopted (or migrated) on the writer: this step
+    /// is running. It is shown read-only meanwhile.
+    Adopting(Progress),
+    /// The adoption ended: what it did, or why the ledger stays read-only.
+    Adopted(Result<String, String>),
     LoadFailed(String),
     /// Something worth telling that is not a failure (the ledger was
     /// adopted or migrated on open).

@@ -4,7 +4,7 @@
 
 use super::filtering::clear_filter;
 use super::model::{App, DetailPane, Mode};
-use super::msg::Effect;
+use super::msg::{Effect, Ticket};
 use super::pane::Pane;
 use super::window::{Fetch, Merge, PAGE};
 use crate::intent::View;
@@ -27,13 +27,44 @@ pub(super) fn cycle_view(app: &mut App, forward: bool) -> Vec<Effect> {
     show_view(app, View::ALL[next])
 }
 
+/// Another process committed: rereads what is on screen, unless a reread
+/// is already under way, in which case one more follows when it answers.
+/// A service committing every few milliseconds thus costs one reread at a
+/// time, never a queue of them.
+pub(super) fn ledger_changed(app: &mut App) -> Vec<Effect> {
+    app.last_change = Some(app.now);
+    if app.refresh.in_flight.is_some() {
+        app.refresh.pending = true;
+        return Vec::new();
+    }
+    let effects = refresh(app);
+    app.refresh.in_flight = effects.iter().find_map(|e| match e {
+        Effect::LoadPage { ticket, .. } => Some(*ticket),
+        _ => None,
+    });
+    effects
+}
+
+/// A page answered (or failed): when it is the reread under way or newer
+/// (a newer request reads the newer ledger too), that reread is done, and
+/// the commits that arrived meanwhile get theirs.
+pub(super) fn page_answered(app: &mut App, ticket: Ticket) -> Vec<Effect> {
+    if app.refresh.in_flight.is_none_or(|t| ticket < t) {
+        return Vec::new();
+    }
+    app.refresh.in_flight = None;
+    if std::mem::take(&mut app.refresh.pending) {
+        return ledger_changed(app);
+    }
+    Vec::new()
+}
+
 /// Rereads what is on screen in place: the pane's rows, the detail, and
 /// the counts.
 pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
     let pane = app.pane();
-    let mut effects: Vec<Effect> = app
-        .cursor(pane)
-        .refresh_request()
+    let request = app.cursor(pane).refresh_request();
+    let mut effects: Vec<Effect> = request
         .and_then(|(fetch, merge, limit)| app.load_page(pane, fetch, merge, limit))
         .into_iter()
         .collect();
@@ -61,7 +92,8 @@ pub(super) fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {
 
 /// Home and End: the newest or oldest page, cursor on its first row.
 pub(super) fn jump(app: &mut App, fetch: Fetch) -> Vec<Effect> {
-    match app.load_page(app.pane(), fetch, Merge::Replace { keep: None }, PAGE) {
+    let pane = app.pane();
+    match app.load_page(pane, fetch, Merge::Replace { keep: None }, PAGE) {
         Some(effect) => vec![effect],
         // A pane that holds all its rows (Drills) moves to its end.
         None if matches!(fetch, Fetch::First) => move_cursor(app, isize::MIN),
@@ -132,6 +164,14 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             } else {
                 Mode::Normal
             };
+            Vec::new()
+        }
+        // A write under way cannot be taken back: Esc only hides the form,
+        // the result shows on the status line.
+        Mode::Form if app.recording.is_some() => {
+            app.form = None;
+            app.mode = Mode::Normal;
+            app.info("still recording; the result shows here");
             Vec::new()
         }
         Mode::Form => {

@@ -192,9 +192,16 @@ impl Harness {
         self.settle(effects)
     }
 
+    /// Performs one effect now and returns its answers, unapplied: a
+    /// test holding effects back plays a worker answering late.
+    pub fn perform(&mut self, effect: Effect) -> Vec<Msg> {
+        crate::effects::perform(&mut self.ledger, self.app.now, effect)
+    }
+
     /// Performs `effects` synchronously (counts included, as no worker
-    /// runs here) and feeds the answers back until nothing is left.
-    fn settle(&mut self, effects: Vec<Effect>) -> Vec<Effect> {
+    /// runs here) and feeds the answers back until nothing is left; the
+    /// effects held back by a test are answered late the same way.
+    pub fn settle(&mut self, effects: Vec<Effect>) -> Vec<Effect> {
         let mut asked = Vec::new();
         let mut answers = std::collections::VecDeque::new();
         let mut pending = effects;

@@ -11,8 +11,8 @@ use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
 use super::msg::{Effect, Msg};
 use super::navigation::{
-    back, cycle_view, follow_cursor, jump, move_cursor, refresh, scroll_detail, show_view,
-    toggle_detail,
+    back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
+    scroll_detail, show_view, toggle_detail,
 };
 use super::window::Fetch;
 use crate::intent::Intent;
@@ -131,18 +131,23 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             move_cursor(app, 0)
         }
         Msg::PageLoaded {
+            ticket,
             fetch,
             merge,
             limit,
             rows,
         } => {
             let pane = rows.pane();
-            app.merge_page(fetch, merge, limit, rows);
-            if app.pane() == pane {
-                follow_cursor(app, false)
-            } else {
-                Vec::new()
+            let mut effects = Vec::new();
+            if app.merge_page(ticket, fetch, merge, limit, rows) && app.pane() == pane {
+                effects = follow_cursor(app, false);
             }
+            effects.extend(page_answered(app, ticket));
+            effects
+        }
+        Msg::PageFailed { ticket, message } => {
+            app.error(message);
+            page_answered(app, ticket)
         }
         Msg::DetailLoaded(detail) => {
             if let Some(pane) = app.detail.as_mut()
@@ -161,15 +166,15 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::DecisionsRecorded(results) => decisions_recorded(app, results),
         Msg::CountsLoaded { counts, lists } => {
             app.counts = Some(counts);
-            for (id, n) in lists {
-                app.list_mut(id).count = Some(n);
+            for (id, query, n) in lists {
+                let list = app.list_mut(id);
+                if list.query == query {
+                    list.count = Some(n);
+                }
             }
             Vec::new()
         }
-        Msg::LedgerChanged => {
-            app.last_change = Some(app.now);
-            refresh(app)
-        }
+        Msg::LedgerChanged => ledger_changed(app),
         Msg::LiveLost(message) => {
             app.error(format!(
                 "live updates stopped, the screen may be stale: {message}"
@@ -182,12 +187,45 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.info("live updates resumed".to_string());
             refresh(app)
         }
+        Msg::FileReplaced(why) => {
+            app.error(format!("{why}; decisions are refused: reopen the ledger"));
+            app.file_problem = Some(why);
+            Vec::new()
+        }
+        Msg::FileRestored => {
+            app.file_problem = None;
+            app.info("the ledger file is back in place");
+            refresh(app)
+        }
+        Msg::Adopting(progress) => {
+            app.adopting = Some(progress);
+            Vec::new()
+        }
+        Msg::Adopted(outcome) => adopted(app, outcome),
         Msg::LoadFailed(message) => {
             app.error(message);
             Vec::new()
         }
         Msg::Notice(message) => {
             app.info(message);
+            Vec::new()
+        }
+    }
+}
+
+/// The writer finished adopting the ledger: decisions open and the screen
+/// is reread through the tables adoption added, or it stays read-only and
+/// says why.
+fn adopted(app: &mut App, outcome: Result<String, String>) -> Vec<Effect> {
+    app.adopting = None;
+    match outcome {
+        Ok(done) => {
+            app.read_only = false;
+            app.info(done);
+            refresh(app)
+        }
+        Err(why) => {
+            app.error(format!("{why}; shown read-only"));
             Vec::new()
         }
     }

@@ -54,6 +54,10 @@ pub struct Window<T> {
     pub at_end: bool,
     /// The first page has arrived (distinguishes "loading" from "empty").
     pub loaded: bool,
+    /// The ticket of the newest request that replaces the rows: a page
+    /// answering an older request reads a filter or a position the
+    /// operator has left, and is dropped.
+    pub generation: u64,
 }
 
 impl<T> Default for Window<T> {
@@ -65,6 +69,7 @@ impl<T> Default for Window<T> {
             at_start: true,
             at_end: true,
             loaded: false,
+            generation: 0,
         }
     }
 }

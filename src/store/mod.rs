@@ -214,6 +214,17 @@ impl Ledger {
             .map_err(|e| self.err("reading data_version", e))
     }
 
+    /// Reads again which tables the file holds, after another connection
+    /// adopted or migrated it, so reads use them from now on (a read-only
+    /// look opened before the adoption otherwise keeps aggregating and
+    /// never sees the decisions).
+    pub fn reinspect(&mut self) -> Result<()> {
+        let found = schema::inspect(&self.conn, &self.path)?;
+        self.console_tables = found.missing_console_tables.is_empty();
+        self.derived = found.derived;
+        Ok(())
+    }
+
     /// A handle another thread may use to stop the read running on this
     /// ledger (the console cancels a page when the filter changes). The
     /// stopped read returns [`Error::Interrupted`]; a handle used while

@@ -135,6 +135,12 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     if let Some(problem) = &form.problem {
         out.push(Line::styled(clean(problem), theme.error()));
     }
+    if app.recording.is_some() {
+        out.push(Line::styled(
+            "recording… (Esc hides this form; the result shows on the status line)",
+            theme.title(),
+        ));
+    }
     out
 }
 

@@ -20,11 +20,26 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         Span::raw(clean(&app.operator)),
         Span::raw("  "),
     ];
-    if app.read_only {
+    if let Some(p) = &app.adopting {
+        spans.push(Span::styled(
+            // `done` counts the steps finished; the one running is next
+            // (the last report, "committing", comes with all of them done).
+            format!(
+                " ADOPTING {}/{}: {} ",
+                (p.done + 1).min(p.total),
+                p.total,
+                clean(&p.step)
+            ),
+            theme.read_only(),
+        ));
+        spans.push(Span::raw(" "));
+    } else if app.read_only {
         spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
         spans.push(Span::raw(" "));
     }
-    if app.live_error.is_some() {
+    if app.file_problem.is_some() {
+        spans.push(Span::styled("✕ file deleted or replaced", theme.error()));
+    } else if app.live_error.is_some() {
         spans.push(Span::styled("✕ not live", theme.error()));
     } else {
         spans.push(Span::styled("● live", theme.live()));

@@ -142,6 +142,76 @@ impl Screen {
     }
 }
 
+/// Signals, exit statuses and terminal modes (issue 9 point 1).
+impl Screen {
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().unwrap()
+    }
+
+    /// Sends `signal` (a name `kill` knows: TERM, TSTP, …) to settle.
+    pub fn signal(&self, signal: &str) {
+        let status = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal}");
+    }
+
+    /// Waits for the process to exit; returns its exit status.
+    pub fn wait_exit_code(&mut self, timeout: Duration) -> u32 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            self.pump(Duration::from_millis(20));
+            if let Some(status) = self.child.try_wait().unwrap() {
+                self.pump(Duration::from_millis(20));
+                return status.exit_code();
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!(
+                    "settle did not exit; the screen:\n{}",
+                    self.parser.screen().contents()
+                );
+            }
+        }
+    }
+
+    /// Waits until the screen is (or is no longer) the alternate one.
+    pub fn wait_alternate(&mut self, on: bool, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        while self.parser.screen().alternate_screen() != on {
+            self.pump(Duration::from_millis(20));
+            assert!(
+                Instant::now() < deadline,
+                "alternate screen never turned {}",
+                if on { "on" } else { "off" }
+            );
+        }
+    }
+
+    /// Whether the program asks the terminal for mouse events.
+    pub fn mouse_reporting(&mut self) -> bool {
+        self.pump(Duration::from_millis(20));
+        self.parser.screen().mouse_protocol_mode() != vt100::MouseProtocolMode::None
+    }
+
+    /// The pty's local modes that raw mode turns off, as `stty` names
+    /// them: ["echo", "icanon"] on a terminal given back intact.
+    pub fn cooked_modes(&self) -> Vec<&'static str> {
+        let termios = self._master.get_termios().unwrap();
+        let flags = format!("{:?}", termios.local_flags);
+        let words: Vec<&str> = flags
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .collect();
+        [("ECHO", "echo"), ("ICANON", "icanon")]
+            .into_iter()
+            .filter(|(flag, _)| words.contains(flag))
+            .map(|(_, name)| name)
+            .collect()
+    }
+}
+
 impl Drop for Screen {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -1,0 +1,196 @@
+//! Watches the ledger for the console: other processes' commits (`PRAGMA
+//! data_version` on a read-only connection of its own) and the path still
+//! naming the file that was opened (device and inode: a deleted or replaced
+//! ledger must not look live nor take decisions into an unlinked inode,
+//! issue 9 point 9). Cheap when nothing happens: a poll is two `stat`s, and
+//! the ledger is asked only when the file or its WAL moved. Answers with
+//! [`Msg`]s for the model; never touches the terminal.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::app::Msg;
+use crate::store::Ledger;
+
+/// A commit whose `stat` looks like the last one (same size within the
+/// file system's timestamp granularity) is still seen within this long.
+const ASK_ANYWAY_EVERY: Duration = Duration::from_secs(5);
+
+/// Which file a path names: device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The file `path` names now, or why it names none.
+    pub fn of(path: &Path) -> Result<FileId, String> {
+        std::fs::metadata(path)
+            .map(|m| FileId {
+                dev: m.dev(),
+                ino: m.ino(),
+            })
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => "the ledger file was deleted".to_string(),
+                _ => format!("the ledger file cannot be checked: {e}"),
+            })
+    }
+}
+
+/// What a commit changes on disk: the file's and the WAL's identity, size
+/// and modification time.
+type Stamp = [Option<(u64, u64, u64, i64, i64)>; 2];
+
+fn stamp(path: &Path) -> Stamp {
+    let one = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| (m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+    };
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    [one(path), one(Path::new(&wal))]
+}
+
+pub struct Watch {
+    ledger: Ledger,
+    path: PathBuf,
+    opened: FileId,
+    stamp: Stamp,
+    version: Option<i64>,
+    /// Asking for data_version failed; said once until it answers again.
+    lost: bool,
+    /// The path no longer names the opened file; said once.
+    replaced: bool,
+    ask_anyway_at: Instant,
+}
+
+impl Watch {
+    /// Watches the file `opened` names, through `ledger` (a read-only
+    /// connection of its own).
+    pub fn new(ledger: Ledger, opened: FileId, now: Instant) -> Watch {
+        let path = ledger.path().to_path_buf();
+        Watch {
+            stamp: stamp(&path),
+            version: ledger.data_version().ok(),
+            ledger,
+            path,
+            opened,
+            lost: false,
+            replaced: false,
+            ask_anyway_at: now + ASK_ANYWAY_EVERY,
+        }
+    }
+
+    /// Why the path no longer names the file that was opened, if it does
+    /// not: checked again right before each decision is written.
+    pub fn file_problem(&self) -> Option<String> {
+        match FileId::of(&self.path) {
+            Ok(id) if id == self.opened => None,
+            Ok(_) => Some("the ledger path now names another file (replaced or moved)".to_string()),
+            Err(why) => Some(why),
+        }
+    }
+
+    /// What changed since the last poll, as messages for the model.
+    pub fn poll(&mut self, now: Instant) -> Vec<Msg> {
+        let mut out = Vec::new();
+        match (self.file_problem(), self.replaced) {
+            (Some(why), false) => {
+                self.replaced = true;
+                out.push(Msg::FileReplaced(why));
+            }
+            (None, true) => {
+                self.replaced = false;
+                out.push(Msg::FileRestored);
+            }
+            _ => {}
+        }
+        if self.replaced {
+            return out;
+        }
+        let stamp = stamp(&self.path);
+        let ask_anyway = now >= self.ask_anyway_at;
+        if stamp == self.stamp && !ask_anyway && !self.lost {
+            return out;
+        }
+        self.stamp = stamp;
+        self.ask_anyway_at = now + ASK_ANYWAY_EVERY;
+        match self.ledger.data_version() {
+            Ok(v) => {
+                if std::mem::take(&mut self.lost) {
+                    out.push(Msg::LiveRestored);
+                }
+                if self.version != Some(v) {
+                    self.version = Some(v);
+                    out.push(Msg::LedgerChanged);
+                }
+            }
+            // Said once, not every poll: the status line keeps it.
+            Err(e) if !self.lost => {
+                self.lost = true;
+                out.push(Msg::LiveLost(e.to_string()));
+            }
+            Err(_) => {}
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Access;
+
+    fn watched() -> (tempfile::TempDir, PathBuf, Watch) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.db");
+        Ledger::create(&path).unwrap();
+        let (ledger, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
+        let watch = Watch::new(ledger, FileId::of(&path).unwrap(), Instant::now());
+        (dir, path, watch)
+    }
+
+    #[test]
+    fn a_deleted_ledger_is_said_once_and_a_restored_one_too() {
+        let (dir, path, mut watch) = watched();
+        assert_eq!(watch.poll(Instant::now()), Vec::<Msg>::new());
+        let aside = dir.path().join("aside.db");
+        std::fs::rename(&path, &aside).unwrap();
+        assert_eq!(
+            watch.poll(Instant::now()),
+            vec![Msg::FileReplaced("the ledger file was deleted".to_string())]
+        );
+        assert!(watch.poll(Instant::now()).is_empty());
+        std::fs::rename(&aside, &path).unwrap();
+        assert_eq!(watch.poll(Instant::now()), vec![Msg::FileRestored]);
+    }
+
+    #[test]
+    fn a_ledger_replaced_by_another_file_is_not_the_one_opened() {
+        let (dir, path, watch) = watched();
+        let other = dir.path().join("other.db");
+        Ledger::create(&other).unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        assert_eq!(
+            watch.file_problem().as_deref(),
+            Some("the ledger path now names another file (replaced or moved)")
+        );
+    }
+
+    #[test]
+    fn another_process_commit_is_seen() {
+        let (_dir, path, mut watch) = watched();
+        let mut writer = Ledger::open(&path, Access::ReadWrite).unwrap().0;
+        writer
+            .import(
+                &crate::app::testkit::fixture(),
+                &crate::app::testkit::contracts(),
+            )
+            .unwrap();
+        assert_eq!(watch.poll(Instant::now()), vec![Msg::LedgerChanged]);
+        assert!(watch.poll(Instant::now()).is_empty());
+    }
+}

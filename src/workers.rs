@@ -1,0 +1,285 @@
+//! The threads that keep SQL off the screen's thread: a [`Reader`] (pages,
+//! details, the form's details) and a [`Writer`] (decisions), each with its
+//! own connection, answering through the shell's channel. The reader's
+//! queue lives here, on the screen's side, so "newest wins" is plain
+//! single-threaded bookkeeping: a request supersedes the older ones it makes
+//! pointless, and a running read it supersedes is interrupted. Never
+//! touches the terminal or the model.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::thread;
+
+use chrono::{DateTime, Utc};
+
+use crate::app::window::Merge;
+use crate::app::{Effect, Msg, PageSource, Pane};
+use crate::domain::DecisionDraft;
+use crate::effects;
+use crate::store::{Access, InterruptHandle, Ledger};
+
+/// The reader finished its running job; these are its answers (none when
+/// the job was interrupted: a newer request replaced it).
+#[derive(Debug)]
+pub struct ReadDone(pub Vec<Msg>);
+
+struct ReadJob {
+    effect: Effect,
+    now: DateTime<Utc>,
+    /// The ledger was adopted since the worker opened it: look again at
+    /// which tables it has before reading.
+    reinspect: bool,
+}
+
+/// The reading worker and the requests waiting for it, newest last.
+pub struct Reader {
+    jobs: Sender<ReadJob>,
+    interrupt: InterruptHandle,
+    running: Option<Effect>,
+    waiting: VecDeque<ReadJob>,
+    reinspect: bool,
+}
+
+impl Reader {
+    /// Starts the worker on `ledger` (a connection of its own); it answers
+    /// each job with one [`ReadDone`] on `answers`.
+    pub fn spawn<T>(mut ledger: Ledger, answers: Sender<T>) -> Reader
+    where
+        T: From<ReadDone> + Send + 'static,
+    {
+        let interrupt = ledger.interrupt_handle();
+        let (jobs, job_rx) = mpsc::channel::<ReadJob>();
+        thread::spawn(move || {
+            while let Ok(job) = job_rx.recv() {
+                if job.reinspect
+                    && let Err(e) = ledger.reinspect()
+                {
+                    let failed = Msg::LoadFailed(effects::first_line(&e));
+                    let _ = answers.send(ReadDone(vec![failed]).into());
+                    continue;
+                }
+                let msgs = effects::read(&ledger, job.now, job.effect);
+                if answers.send(ReadDone(msgs).into()).is_err() {
+                    return;
+                }
+            }
+        });
+        Reader {
+            jobs,
+            interrupt,
+            running: None,
+            waiting: VecDeque::new(),
+            reinspect: false,
+        }
+    }
+
+    /// Asks for a read at `now`. Waiting requests it makes pointless are
+    /// dropped; a running one is interrupted (its answer never comes).
+    pub fn ask(&mut self, effect: Effect, now: DateTime<Utc>) {
+        self.waiting.retain(|old| !supersedes(&effect, &old.effect));
+        if self
+            .running
+            .as_ref()
+            .is_some_and(|running| supersedes(&effect, running))
+        {
+            // Before the new job can start: the interrupt can only stop
+            // the read it was meant for.
+            self.interrupt.interrupt();
+        }
+        self.waiting.push_back(ReadJob {
+            effect,
+            now,
+            reinspect: false,
+        });
+        self.start_next();
+    }
+
+    /// The worker answered: the next waiting request runs.
+    pub fn finished(&mut self) {
+        self.running = None;
+        self.start_next();
+    }
+
+    /// The ledger was adopted: the next read looks again at its tables.
+    pub fn schema_changed(&mut self) {
+        self.reinspect = true;
+    }
+
+    fn start_next(&mut self) {
+        if self.running.is_some() {
+            return;
+        }
+        if let Some(mut job) = self.waiting.pop_front() {
+            job.reinspect = std::mem::take(&mut self.reinspect);
+            self.running = Some(job.effect.clone());
+            // A worker that died answers nothing; the list keeps saying
+            // "loading…" and the status line has the reason it died with.
+            let _ = self.jobs.send(job);
+        }
+    }
+}
+
+/// Whether `new` makes `old` pointless. A page that replaces a list's rows
+/// supersedes every older page (of that list: a new filter or position; of
+/// another: the operator switched views, and coming back rereads anyway).
+/// A page that extends a list supersedes an older one of the same kind for
+/// the same list. A detail supersedes an older detail, the form's details
+/// older form details.
+fn supersedes(new: &Effect, old: &Effect) -> bool {
+    match (new, old) {
+        (
+            Effect::LoadPage {
+                source: new_source,
+                merge: new_merge,
+                ..
+            },
+            Effect::LoadPage {
+                source: old_source,
+                merge: old_merge,
+                ..
+            },
+        ) => {
+            matches!(new_merge, Merge::Replace { .. })
+                || (pane_of(new_source) == pane_of(old_source)
+                    && std::mem::discriminant(new_merge) == std::mem::discriminant(old_merge))
+        }
+        (Effect::LoadDetail(_), Effect::LoadDetail(_))
+        | (Effect::LoadFormDetails(_), Effect::LoadFormDetails(_)) => true,
+        _ => false,
+    }
+}
+
+fn pane_of(source: &PageSource) -> Pane {
+    match source {
+        PageSource::Operations { list, .. } => Pane::Operations(*list),
+        PageSource::Audit => Pane::Audit,
+    }
+}
+
+struct WriteJob {
+    drafts: Vec<DecisionDraft>,
+    now: DateTime<Utc>,
+}
+
+/// The writing worker: decisions, in the order asked, on the connection
+/// that opened (and adopted) the ledger.
+pub struct Writer {
+    jobs: Sender<WriteJob>,
+}
+
+impl Writer {
+    pub fn spawn<T>(ledger: Ledger, answers: Sender<T>) -> Writer
+    where
+        T: From<Msg> + Send + 'static,
+    {
+        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
+        thread::spawn(move || write_loop(ledger, &job_rx, &answers));
+        Writer { jobs }
+    }
+
+    /// Adopts (or migrates) the ledger at `path` on the worker, saying how
+    /// far it got at each step ([`Msg::Adopting`]) and when it is done
+    /// ([`Msg::Adopted`]); then records decisions on that connection. The
+    /// console meanwhile shows the ledger read-only.
+    pub fn adopt<T>(path: PathBuf, answers: Sender<T>) -> Writer
+    where
+        T: From<Msg> + Send + 'static,
+    {
+        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
+        thread::spawn(move || {
+            let mut progress = |p| {
+                let _ = answers.send(Msg::Adopting(p).into());
+            };
+            let adopted = Ledger::open_with_progress(&path, Access::ReadWrite, &mut progress);
+            let (ledger, report) = match adopted {
+                Ok(opened) => opened,
+                Err(e) => {
+                    let _ = answers.send(Msg::Adopted(Err(effects::first_line(&e))).into());
+                    return;
+                }
+            };
+            let outcome = match (report.read_only_reason, report.upgraded) {
+                (Some(why), _) => Err(format!("read-only: {why}")),
+                (None, done) => Ok(done.unwrap_or_else(|| "ledger adopted".to_string())),
+            };
+            if answers.send(Msg::Adopted(outcome).into()).is_ok() {
+                write_loop(ledger, &job_rx, &answers);
+            }
+        });
+        Writer { jobs }
+    }
+
+    /// Records `drafts`; the answer is one [`Msg::DecisionsRecorded`].
+    /// Says false when the worker is gone (nothing was written).
+    pub fn record(&self, drafts: Vec<DecisionDraft>, now: DateTime<Utc>) -> bool {
+        self.jobs.send(WriteJob { drafts, now }).is_ok()
+    }
+}
+
+fn write_loop<T: From<Msg>>(mut ledger: Ledger, jobs: &Receiver<WriteJob>, answers: &Sender<T>) {
+    while let Ok(job) = jobs.recv() {
+        let msg = effects::record(&mut ledger, job.now, &job.drafts);
+        if answers.send(msg.into()).is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::ListId;
+    use crate::app::window::Fetch;
+    use crate::domain::OperationId;
+    use crate::query::Query;
+
+    fn page(ticket: u64, list: ListId, fetch: Fetch, merge: Merge) -> Effect {
+        Effect::LoadPage {
+            ticket,
+            source: Box::new(PageSource::Operations {
+                list,
+                query: Query::default(),
+            }),
+            fetch,
+            merge,
+            limit: 100,
+        }
+    }
+
+    #[test]
+    fn a_new_filter_supersedes_every_older_page_but_not_a_detail() {
+        let replace = page(
+            3,
+            ListId::Queue,
+            Fetch::First,
+            Merge::Replace { keep: None },
+        );
+        let older = page(
+            1,
+            ListId::Queue,
+            Fetch::First,
+            Merge::Replace { keep: None },
+        );
+        let append = page(2, ListId::All, Fetch::After(5), Merge::Append);
+        assert!(supersedes(&replace, &older));
+        assert!(supersedes(&replace, &append));
+        assert!(!supersedes(&replace, &Effect::LoadDetail(OperationId(1))));
+    }
+
+    #[test]
+    fn an_extending_page_never_drops_a_pending_replacement() {
+        let replace = page(
+            1,
+            ListId::Queue,
+            Fetch::First,
+            Merge::Replace { keep: None },
+        );
+        let append = page(2, ListId::Queue, Fetch::After(5), Merge::Append);
+        let newer_append = page(3, ListId::Queue, Fetch::After(9), Merge::Append);
+        let prepend = page(4, ListId::Queue, Fetch::Before(9), Merge::Prepend);
+        assert!(!supersedes(&append, &replace));
+        assert!(supersedes(&newer_append, &append));
+        assert!(!supersedes(&prepend, &append));
+    }
+}
