@@ -231,13 +231,13 @@ fn a_schema_2_ledger_is_migrated_in_one_step_and_its_decisions_chained() {
     let out = verify(&l);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("(schema 2 -> 3)")
+        stderr(&out).contains("(schema 2 -> 4)")
             && stderr(&out).contains("hash chain over the 6 decisions"),
         "{}",
         stderr(&out)
     );
     assert!(stdout(&out).starts_with("chain intact: 6 decisions"));
-    assert_eq!(query_i64(&l, "PRAGMA user_version"), 3);
+    assert_eq!(query_i64(&l, "PRAGMA user_version"), 4);
     for (id, recomputed, stored) in auditor_chain(&l) {
         assert_eq!(Some(recomputed), stored, "decision {id}");
     }
