@@ -457,15 +457,7 @@ pub fn upgrade(
             ));
         }
     }
-    // The count triggers kept their names when their text changed (schema
-    // 4 counts a NULL state): `IF NOT EXISTS` would keep the old ones.
-    if found.user_version < 4 {
-        for name in COUNT_TRIGGERS_BEFORE_4 {
-            let doing = format!("replacing trigger {name}");
-            tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {name};"))
-                .map_err(|e| sqlite(path, &doing, e))?;
-        }
-    }
+    drop_outdated_triggers(&tx, path, found.user_version)?;
     for (i, (step, sql)) in steps.into_iter().enumerate() {
         progress(Progress {
             step: step.clone(),
@@ -479,20 +471,7 @@ pub fn upgrade(
         done: total,
         total,
     });
-    if found.user_version < 2 {
-        added.push("indexes, operation summaries, state counts and their triggers".to_string());
-    }
-    if found.user_version < 3 {
-        added.push("append-only triggers on the audit trail".to_string());
-    }
-    if (2..4).contains(&found.user_version) {
-        added.push("state counts that count a NULL state".to_string());
-    }
-    if found.user_version >= 3 && !missing_objects.is_empty() {
-        // Someone dropped settle's objects (the append-only triggers, say):
-        // name each, so an auditor sees it.
-        added.push(format!("the missing {}", missing_objects.join(", ")));
-    }
+    added.extend(objects_added(found.user_version, &missing_objects));
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(|e| sqlite(path, "setting the schema version", e))?;
     tx.commit()
@@ -508,6 +487,42 @@ pub fn upgrade(
         path.display(),
         added.join(", ")
     ))
+}
+
+/// The count triggers kept their names when their text changed (schema 4
+/// counts a NULL state): `CREATE TRIGGER IF NOT EXISTS` would keep the old
+/// ones, so a ledger older than 4 loses them first.
+fn drop_outdated_triggers(tx: &Connection, path: &Path, user_version: i64) -> Result<()> {
+    if user_version >= 4 {
+        return Ok(());
+    }
+    for name in COUNT_TRIGGERS_BEFORE_4 {
+        let doing = format!("replacing trigger {name}");
+        tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {name};"))
+            .map_err(|e| sqlite(path, &doing, e))?;
+    }
+    Ok(())
+}
+
+/// What an upgrade from `user_version` adds besides tables and columns, for
+/// its one line on stderr.
+fn objects_added(user_version: i64, missing_objects: &[String]) -> Vec<String> {
+    let mut added = Vec::new();
+    if user_version < 2 {
+        added.push("indexes, operation summaries, state counts and their triggers".to_string());
+    }
+    if user_version < 3 {
+        added.push("append-only triggers on the audit trail".to_string());
+    }
+    if (2..4).contains(&user_version) {
+        added.push("state counts that count a NULL state".to_string());
+    }
+    if user_version >= 3 && !missing_objects.is_empty() {
+        // Someone dropped settle's objects (the append-only triggers, say):
+        // name each, so an auditor sees it.
+        added.push(format!("the missing {}", missing_objects.join(", ")));
+    }
+    added
 }
 
 /// Copies the WAL into the database file and empties it. An adoption writes
