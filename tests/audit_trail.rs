@@ -160,9 +160,14 @@ fn an_edit_made_with_the_triggers_dropped_is_caught_naming_the_decision() {
         err.contains("audit trail broken at decision 3: its columns were changed"),
         "{err}"
     );
-    // Opening it writable put the guard back, and did not launder the edit.
-    assert!(err.contains("repaired"), "{err}");
-    assert!(err.contains("settle_decisions_no_update"), "{err}");
+    // Verifying reads only: the guard is still gone.
+    assert!(!err.contains("repaired"), "{err}");
+    // Adopting puts the guard back, names it, and does not launder the edit.
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(said.contains("repaired"), "{said}");
+    assert!(said.contains("settle_decisions_no_update"), "{said}");
     assert_eq!(code(&verify(&l)), 1);
     assert!(
         sql(&l)
@@ -228,14 +233,24 @@ fn a_schema_2_ledger_is_migrated_in_one_step_and_its_decisions_chained() {
     let columns = "SELECT id, op_id, decision, from_state, to_state, result_id, evidence, note,
         operator, decided_at, op_version, undoes, extra_attempt FROM decisions ORDER BY id";
     let before = dump_of(&l, columns);
+    // Verifying reads only, so it cannot chain them: it says how.
     let out = verify(&l);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(
-        stderr(&out).contains("(schema 2 -> 4)")
-            && stderr(&out).contains("hash chain over the 6 decisions"),
+        stderr(&out).contains("`settle adopt LEDGER`"),
         "{}",
         stderr(&out)
     );
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("(schema 2 -> 4)")
+            && stdout(&out).contains("hash chain over the 6 decisions"),
+        "{}",
+        stdout(&out)
+    );
+    let out = verify(&l);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).starts_with("chain intact: 6 decisions"));
     assert_eq!(query_i64(&l, "PRAGMA user_version"), 4);
     for (id, recomputed, stored) in auditor_chain(&l) {

@@ -163,11 +163,19 @@ impl Ledger {
         let mut derived = found.derived;
         if read_only {
             if found.needs_upgrade {
-                report.not_adopted = Some(format!(
-                    "schema {} is older than {}; shown read-only without adopting it",
-                    found.user_version,
-                    schema::SCHEMA_VERSION
-                ));
+                // At the current version, something of settle's was dropped:
+                // "schema 4 is older than 4" would say nothing.
+                report.not_adopted = Some(if found.user_version < schema::SCHEMA_VERSION {
+                    format!(
+                        "schema {} is older than {}; shown read-only without adopting it",
+                        found.user_version,
+                        schema::SCHEMA_VERSION
+                    )
+                } else {
+                    "some of settle's tables, columns, indexes or triggers are missing; \
+                     shown read-only without repairing it"
+                        .to_string()
+                });
             }
         } else {
             configure_writer(&conn, path, wait)?;
