@@ -160,11 +160,12 @@ fn an_edit_made_with_the_triggers_dropped_is_caught_naming_the_decision() {
         err.contains("audit trail broken at decision 3: its columns were changed"),
         "{err}"
     );
-    // Verifying only reads; `settle adopt` puts the guard back, and does
-    // not launder the edit.
-    assert!(err.contains("triggers are missing"), "{err}");
-    let adopt = settle(&["adopt", l.to_str().unwrap()]);
-    let said = stdout(&adopt);
+    // Verifying reads only: the guard is still gone.
+    assert!(!err.contains("repaired"), "{err}");
+    // Adopting puts the guard back, names it, and does not launder the edit.
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
     assert!(said.contains("repaired"), "{said}");
     assert!(said.contains("settle_decisions_no_update"), "{said}");
     assert_eq!(code(&verify(&l)), 1);
@@ -232,22 +233,26 @@ fn a_schema_2_ledger_is_migrated_in_one_step_and_its_decisions_chained() {
     let columns = "SELECT id, op_id, decision, from_state, to_state, result_id, evidence, note,
         operator, decided_at, op_version, undoes, extra_attempt FROM decisions ORDER BY id";
     let before = dump_of(&l, columns);
-    // Verifying only reads: it says the chain is not there yet.
+    // Verifying reads only, so it cannot chain them: it says how.
     let out = verify(&l);
-    assert_eq!(code(&out), 1, "{}", stderr(&out));
-    assert!(stderr(&out).contains("settle adopt"), "{}", stderr(&out));
-    let adopt = settle(&["adopt", l.to_str().unwrap()]);
-    assert_eq!(code(&adopt), 0, "{}", stderr(&adopt));
+    assert_eq!(code(&out), 1, "{}", stdout(&out));
     assert!(
-        stdout(&adopt).contains("(schema 2 -> 3)")
-            && stdout(&adopt).contains("hash chain over the 6 decisions"),
+        stderr(&out).contains("`settle adopt LEDGER`"),
         "{}",
-        stdout(&adopt)
+        stderr(&out)
+    );
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("(schema 2 -> 4)")
+            && stdout(&out).contains("hash chain over the 6 decisions"),
+        "{}",
+        stdout(&out)
     );
     let out = verify(&l);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).starts_with("chain intact: 6 decisions"));
-    assert_eq!(query_i64(&l, "PRAGMA user_version"), 3);
+    assert_eq!(query_i64(&l, "PRAGMA user_version"), 4);
     for (id, recomputed, stored) in auditor_chain(&l) {
         assert_eq!(Some(recomputed), stored, "decision {id}");
     }

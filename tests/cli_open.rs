@@ -112,6 +112,40 @@ fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
     assert!(stdout(&out).contains("already adopted"), "{}", stdout(&out));
 }
 
+/// An adoption leaves no WAL behind for every later open to read again
+/// (issue 9: 177 MB after adopting a million operations), even while the
+/// service keeps the ledger open, which stops SQLite deleting it on close.
+#[test]
+fn adopting_leaves_no_wal_behind_while_the_service_has_the_ledger_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("svc.db");
+    service_ledger(&l);
+    let service = sql(&l);
+    let mode: String = service
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(
+        service
+            .query_row("SELECT COUNT(*) FROM operations", [], |r| r
+                .get::<_, i64>(0))
+            .unwrap(),
+        2
+    );
+
+    let out = settle(&["adopt", l.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let wal = std::fs::metadata(l.with_extension("db-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "the -wal file holds {wal} bytes after adopting");
+    // The adoption is in the database file all the same.
+    assert_eq!(
+        service
+            .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+            .unwrap(),
+        settle::store::schema::SCHEMA_VERSION
+    );
+}
+
 /// The main file, and the -wal and -journal files beside it, as bytes.
 fn file_state(l: &Path) -> (Vec<u8>, Vec<u8>, bool) {
     let wal = std::fs::read(l.with_extension("db-wal")).unwrap_or_default();

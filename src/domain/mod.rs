@@ -6,11 +6,16 @@ pub mod evidence;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod key_expiry;
+mod malformed;
 pub mod rules;
+mod time;
 
 use std::fmt;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
+
+pub use malformed::Malformed;
+pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_time};
 
 /// Row id of an operation (`operations.id`). A newtype so it cannot be mixed
 /// up with a decision id, an attempt number or a version.
@@ -107,46 +112,6 @@ impl fmt::Display for State {
     }
 }
 
-/// A cell the ledger holds in a form its column does not allow: invalid
-/// UTF-8, a BLOB or NULL where text is required, text where a number is.
-/// Services write with plain SQL, so this happens; the row is still read and
-/// shown (the value made visible in place, as `sqlite3` would), flagged with
-/// the column's name, and every other row stays in reach (issue 9, point 3).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed {
-    /// The column, as the schema names it.
-    pub column: &'static str,
-    /// What the cell held, already safe for a terminal: `invalid UTF-8,
-    /// shown with U+FFFD`, `NULL`, `a 12-byte BLOB`, `text "three"`.
-    pub found: String,
-}
-
-impl Malformed {
-    /// The columns that say which operation a decision is about and what it
-    /// changes: a decision on a row where one of them is malformed could
-    /// land on the wrong operation or compare the wrong version, so it is
-    /// refused (see [`Operation::malformed_identity`]).
-    pub const IDENTITY: [&'static str; 6] =
-        ["id", "account", "op_type", "idem_key", "version", "state"];
-
-    /// `account: invalid UTF-8, shown with U+FFFD; version: text "three"`.
-    pub fn describe(cells: &[Malformed]) -> String {
-        cells
-            .iter()
-            .map(|m| format!("{}: {}", m.column, m.found))
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
-    /// Why no decision is recorded on a row with this cell.
-    pub fn refusal(&self) -> String {
-        format!(
-            "column {} is malformed ({}); a decision needs the operation's identity exactly as stored: repair the row with SQL first",
-            self.column, self.found
-        )
-    }
-}
-
 /// One logical operation: a row of `operations`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Operation {
@@ -170,14 +135,6 @@ pub struct Operation {
 }
 
 impl Operation {
-    /// The first malformed identity column ([`Malformed::IDENTITY`]), if
-    /// any: no decision is recorded on such a row.
-    pub fn malformed_identity(&self) -> Option<&Malformed> {
-        self.malformed
-            .iter()
-            .find(|m| Malformed::IDENTITY.contains(&m.column))
-    }
-
     /// `account/op_type/key`, the natural key operators type.
     pub fn natural_key(&self) -> String {
         format!("{}/{}/{}", self.account, self.op_type, self.idem_key)
@@ -486,36 +443,6 @@ pub fn stale_reservation(
         }
 }
 
-/// Formats a time the way the ledger stores it: RFC 3339, UTC, `Z`.
-pub fn format_time(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// The time forms [`parse_time`] reads, for messages that flag a time it
-/// cannot (docs/ledger-v1.md lists the same).
-pub const TIME_FORMATS: &str =
-    "settle reads RFC 3339 with Z or an offset, YYYY-MM-DD HH:MM:SS in UTC, or epoch seconds";
-
-/// Parses a ledger time. Services are not all careful, so besides RFC 3339
-/// with any offset it takes SQLite's `datetime('now')` form (UTC) and epoch
-/// seconds: the forms the store's SQL compares as instants too (see
-/// `store::read::instant_sql`), so a lease is stale in both or in neither.
-/// Returns UTC; `None` for text that is not a time.
-pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
-    let text = text.trim();
-    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
-        return Some(t.with_timezone(&Utc));
-    }
-    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f") {
-        return Some(t.and_utc());
-    }
-    // Epoch seconds, as the store's SQL reads them: digits, maybe a fraction.
-    let epoch = text.starts_with(|c: char| c.is_ascii_digit())
-        && text.chars().all(|c| c.is_ascii_digit() || c == '.');
-    let seconds: f64 = text.parse().ok().filter(|_| epoch)?;
-    DateTime::from_timestamp(seconds.floor() as i64, 0)
-}
-
 /// An operation to insert with its history, as a service would have written
 /// it: what `settle drill import`, the sample data and the benchmarks' data
 /// generator hand to [`crate::store::Ledger::import`]. Inserting is idempotent
@@ -556,28 +483,6 @@ pub struct NewEvent {
     pub event: String,
     /// A JSON object as text, or `None`.
     pub detail: Option<String>,
-}
-
-/// A span of seconds in the largest unit that fits: `45s`, `12m`, `3h`,
-/// `9d`; negative spans (the future) keep their sign.
-pub fn human_duration(secs: i64) -> String {
-    let (sign, secs) = if secs < 0 { ("-", -secs) } else { ("", secs) };
-    let text = match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86_400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    };
-    format!("{sign}{text}")
-}
-
-/// How long ago `time` was, as [`human_duration`] puts it; `?` for text
-/// that is not a time.
-pub fn age(time: &str, now: DateTime<Utc>) -> String {
-    match parse_time(time) {
-        Some(t) => human_duration((now - t).num_seconds()),
-        None => "?".to_string(),
-    }
 }
 
 /// Where a page starts, for any list ordered newest first by row id

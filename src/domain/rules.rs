@@ -136,7 +136,10 @@ pub fn check(
     detail: &OperationDetail,
     now: DateTime<Utc>,
 ) -> Vec<RuleCheck> {
-    let mut checks = vec![state_check(draft.kind, detail, now)];
+    // First, as the store refuses it first: on a row whose identity does not
+    // read as stored, no other rule's verdict can be trusted.
+    let mut checks: Vec<RuleCheck> = row_readable_check(detail).into_iter().collect();
+    checks.push(state_check(draft.kind, detail, now));
     match draft.kind {
         DecisionKind::Applied | DecisionKind::NotApplied => {
             checks.push(evidence_check(draft));
@@ -152,6 +155,13 @@ pub fn check(
         DecisionKind::Reopen => checks.push(reopen_check(draft, detail)),
     }
     checks
+}
+
+/// A refusal when one of the row's identity columns is malformed (issue 9,
+/// point 3); `None` on a sound row, so the form lists it only when it bites.
+fn row_readable_check(detail: &OperationDetail) -> Option<RuleCheck> {
+    let bad = detail.operation.malformed_identity()?;
+    Some(RuleCheck::fail(Rule::RowReadable, bad.refusal()))
 }
 
 fn has_text(text: &Option<String>) -> bool {

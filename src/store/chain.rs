@@ -249,7 +249,7 @@ impl Ledger {
             return Err(Error::ledger(
                 &self.path,
                 "the audit trail has no hash chain yet (schema older than 3)",
-                "`settle adopt LEDGER` adds it (chaining the decisions already there), then verify",
+                "run `settle adopt LEDGER` once to add it (reading commands never write), then verify",
             ));
         }
         let mut stmt = self

@@ -60,9 +60,24 @@ const SUMMARY_EVENT_INSERTED: &str =
             THEN NEW.event ELSE last_event END,
         last_event_id = max(coalesce(last_event_id, NEW.id), NEW.id);";
 
-const COUNT_UP: &str = "INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
+/// A NULL state is counted under '' (which reads back as a malformed state,
+/// as the list reads the NULL itself): `settle_state_counts.state` cannot
+/// hold NULL, and a trigger of settle's must never make a service's write
+/// fail (issue 9).
+const COUNT_UP: &str = "INSERT INTO settle_state_counts (state, n)
+    VALUES (coalesce(NEW.state, ''), 1)
     ON CONFLICT (state) DO UPDATE SET n = n + 1;";
-const COUNT_DOWN: &str = "UPDATE settle_state_counts SET n = n - 1 WHERE state = OLD.state;";
+const COUNT_DOWN: &str =
+    "UPDATE settle_state_counts SET n = n - 1 WHERE state = coalesce(OLD.state, '');";
+
+/// The count triggers whose text changed in schema 4 (a NULL state counted
+/// under ''): a ledger adopted earlier has them under the same names, so the
+/// migration drops them before [`triggers`] creates them again.
+pub(super) const COUNT_TRIGGERS_BEFORE_4: [&str; 3] = [
+    "settle_operations_insert",
+    "settle_operations_update",
+    "settle_operations_delete",
+];
 
 /// The triggers that keep the derived tables current, as (name, event, body).
 pub(super) fn triggers() -> Vec<(&'static str, &'static str, String)> {
@@ -147,6 +162,7 @@ pub(super) const FILL_DERIVED: &[(&str, &str)] = &[
     (
         "counting operations per state",
         "DELETE FROM settle_state_counts;
-         INSERT INTO settle_state_counts (state, n) SELECT state, COUNT(*) FROM operations GROUP BY state;",
+         INSERT INTO settle_state_counts (state, n)
+             SELECT coalesce(state, ''), COUNT(*) FROM operations GROUP BY 1;",
     ),
 ];

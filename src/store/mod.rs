@@ -170,8 +170,8 @@ impl Ledger {
                         schema::SCHEMA_VERSION
                     )
                 } else {
-                    "some of settle's indexes or triggers are missing (dropped by hand?); \
-                     shown read-only without restoring them"
+                    "some of settle's tables, columns, indexes or triggers are missing; \
+                     shown read-only without repairing it"
                         .to_string()
                 });
             }

@@ -1,21 +1,25 @@
-//! Reads: pages of operations for a filter, counts per state, one
-//! operation's whole history, the audit trail. Every list is a bounded page
-//! found through an index (keyset pagination on `id`), never a full load.
+//! Reads: pages and streams of operations for a filter, counts, and the
+//! resolution of a spec to an id. Every list is a bounded page found
+//! through an index (keyset pagination on `id`), never a full load. One
+//! operation's history and the audit trail are in [`history`], the filter's
+//! SQL in [`filter`]; no statement here writes.
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use rusqlite::{OptionalExtension, Row, params, params_from_iter};
 
 use super::Ledger;
-use crate::domain::{
-    Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
-    OperationId, OperationRow, Outcome, RetryRequest, Seek, State, StateCounts,
-};
+use crate::domain::{OperationId, OperationRow, Seek, State, StateCounts};
 use crate::error::{Error, Result};
-use crate::query::{Pattern, Query};
+use crate::query::Query;
 
 mod cells;
+mod filter;
+mod history;
 use cells::Cells;
+pub(super) use filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
+use filter::{where_clause, where_sql};
+pub(super) use history::load_detail;
 
 /// A list row from the derived summary that triggers keep current: one
 /// primary-key lookup per row.
@@ -34,42 +38,6 @@ const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, 
     o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version
     FROM operations o";
 
-/// The states an operation in the triage queue can have, as the partial
-/// index `settle_operations_queue` and the queue predicate both spell it
-/// (SQLite uses a partial index only when the query repeats its condition).
-/// The unary `+` keeps the planner off `settle_operations_state`, which
-/// would read the states one after the other and sort the whole queue.
-pub(super) fn queue_candidates_sql(column: &str) -> String {
-    let words: Vec<String> = State::QUEUE
-        .iter()
-        .chain([State::Reserved].iter())
-        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
-        .collect();
-    format!("+{column} IN ({})", words.join(", "))
-}
-
-/// The reserved rows the index `settle_operations_reserved_lease` holds;
-/// `+` as in [`queue_candidates_sql`], so that index, not the state index,
-/// counts the stale ones.
-pub(super) const STALE_CANDIDATES: &str = "+state = 'reserved'";
-
-/// A lease as seconds since the epoch, whatever form a service wrote it in:
-/// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
-/// seconds (a TEXT column stores them as digits: [`crate::domain::parse_time`]
-/// reads the same forms). No lease is 0 (stale: nobody owns it, see
-/// [`crate::domain::stale_reservation`]); text that is not a time is NULL
-/// (never stale). The index `settle_operations_reserved_lease` is on this
-/// exact expression.
-pub(super) fn instant_sql(column: &str) -> String {
-    format!(
-        "(CASE WHEN {column} IS NULL THEN 0 \
-         WHEN typeof({column}) IN ('integer', 'real') \
-           OR ({column} GLOB '[0-9]*' AND {column} NOT GLOB '*[^0-9.]*') \
-           THEN CAST({column} AS INTEGER) \
-         ELSE unixepoch({column}) END)"
-    )
-}
-
 /// The keyset condition on `column`, the order to read in, the bound, and
 /// whether the rows must be reversed into list order.
 fn seek_plan<Id>(seek: Seek<Id>, column: &str) -> (String, &'static str, Option<Id>, bool) {
@@ -80,13 +48,6 @@ fn seek_plan<Id>(seek: Seek<Id>, column: &str) -> (String, &'static str, Option<
         Seek::Last => (String::new(), "ASC", None, true),
     }
 }
-
-const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
-    result_id, max_attempts, deadline_at, CAST(lease_expires_at AS TEXT), key_expires_at, created_at,
-    updated_at, version";
-
-const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
-    note, operator, decided_at, op_version, undoes";
 
 impl Ledger {
     /// One page of operations matching `query`, newest first.
@@ -282,293 +243,6 @@ impl Ledger {
             }),
         }
     }
-
-    /// The operation with its attempts, events, decisions, retry requests and
-    /// its type's contract.
-    pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        load_detail(&self.conn, id, self.console_tables)
-            .map_err(|e| self.err(&format!("reading operation {id}"), e))?
-            .ok_or_else(|| Error::NotFound {
-                path: self.path.clone(),
-                what: id.to_string(),
-            })
-    }
-
-    /// One page of decisions, newest first, for `settle audit` and the
-    /// console's Audit view.
-    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
-        if !self.console_tables {
-            return Ok(Vec::new());
-        }
-        let (condition, order, bound, reverse) = seek_plan(seek, "id");
-        let (sql, args) = match bound {
-            Some(id) => (
-                format!(
-                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE {condition} ?1 ORDER BY id {order} LIMIT ?2"
-                ),
-                vec![id.0, limit.min(i64::MAX as usize) as i64],
-            ),
-            None => (
-                format!("SELECT {DECISION_COLUMNS} FROM decisions ORDER BY id {order} LIMIT ?1"),
-                vec![limit.min(i64::MAX as usize) as i64],
-            ),
-        };
-        let mut rows = self
-            .conn
-            .prepare_cached(&sql)
-            .and_then(|mut stmt| {
-                stmt.query_map(params_from_iter(args), |r| decision(r).map(|(d, _)| d))?
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            })
-            .map_err(|e| self.err("reading the audit trail", e))?;
-        if reverse {
-            rows.reverse();
-        }
-        Ok(rows)
-    }
-}
-
-/// Reads one operation's whole history. Shared by [`Ledger::detail`] and the
-/// decision transaction, which must judge the rules on what it is about to
-/// change.
-pub(super) fn load_detail(
-    conn: &Connection,
-    id: OperationId,
-    console_tables: bool,
-) -> rusqlite::Result<Option<OperationDetail>> {
-    let Some(operation) = conn
-        .prepare_cached(&format!(
-            "SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?1"
-        ))?
-        .query_row([id.0], operation)
-        .optional()?
-    else {
-        return Ok(None);
-    };
-    let attempts = conn
-        .prepare_cached(
-            "SELECT op_id, attempt, started_at, ended_at, outcome, error, response
-             FROM attempts WHERE op_id = ?1 ORDER BY attempt",
-        )?
-        .query_map([id.0], attempt)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut history_malformed = Vec::new();
-    let attempts = flagged(attempts, &mut history_malformed, |a| {
-        format!("attempt {}", a.attempt)
-    });
-    let events = conn
-        .prepare_cached(
-            "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = ?1 ORDER BY id",
-        )?
-        .query_map([id.0], event)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let events = flagged(events, &mut history_malformed, |e| {
-        format!("event {}", e.id)
-    });
-    let (decisions, retry_requests, contract) = if console_tables {
-        let decisions = conn
-            .prepare_cached(&format!(
-                "SELECT {DECISION_COLUMNS} FROM decisions WHERE op_id = ?1 ORDER BY id"
-            ))?
-            .query_map([id.0], decision)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let decisions = flagged(decisions, &mut history_malformed, |d| {
-            format!("decision {}", d.id)
-        });
-        let retry_requests = conn
-            .prepare_cached(
-                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id
-                 FROM retry_requests WHERE op_id = ?1 ORDER BY id",
-            )?
-            .query_map([id.0], retry_request)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let retry_requests = flagged(retry_requests, &mut history_malformed, |r| {
-            format!("retry request {}", r.id)
-        });
-        let contract = conn
-            .prepare_cached(
-                "SELECT op_type, idempotent, key_retention_s, description FROM op_types WHERE op_type = ?1",
-            )?
-            .query_row([&operation.op_type], contract)
-            .optional()?
-            .map(|one| flagged(vec![one], &mut history_malformed, |_| "op_types row".into()));
-        let contract = contract.and_then(|mut one| one.pop());
-        (decisions, retry_requests, contract)
-    } else {
-        (Vec::new(), Vec::new(), None)
-    };
-    Ok(Some(OperationDetail {
-        operation,
-        attempts,
-        events,
-        decisions,
-        retry_requests,
-        contract,
-        history_malformed,
-    }))
-}
-
-/// The rows without their flags, each flag kept in `out` as `attempt 2:
-/// error: a 3-byte BLOB` (`whose` names the row).
-fn flagged<T>(
-    rows: Vec<(T, Vec<Malformed>)>,
-    out: &mut Vec<String>,
-    whose: impl Fn(&T) -> String,
-) -> Vec<T> {
-    rows.into_iter()
-        .map(|(row, cells)| {
-            for m in &cells {
-                out.push(format!("{}: {}: {}", whose(&row), m.column, m.found));
-            }
-            row
-        })
-        .collect()
-}
-
-fn where_sql(clause: &[String]) -> String {
-    if clause.is_empty() {
-        String::new()
-    } else {
-        format!("WHERE {}", clause.join(" AND "))
-    }
-}
-
-/// Turns a parsed filter into SQL conditions with numbered parameters. Values
-/// never enter the SQL text. `derived`: the summary table is there (joined
-/// as `s`). Each condition is written so an index ending in `id` serves it
-/// and the page needs no sort (`store/plans.rs` asserts the plans).
-fn where_clause(query: &Query, now: DateTime<Utc>, derived: bool) -> (Vec<String>, Vec<Value>) {
-    let mut clause = Vec::new();
-    let mut values: Vec<Value> = Vec::new();
-    let param = |values: &mut Vec<Value>, v: Value| {
-        values.push(v);
-        format!("?{}", values.len())
-    };
-    if query.queue {
-        // The candidates term is repeated verbatim so the partial index
-        // settle_operations_queue (already in id order) serves the page.
-        let now = param(&mut values, Value::Integer(now.timestamp()));
-        clause.push(queue_candidates_sql("o.state"));
-        clause.push(format!(
-            "(o.state <> 'reserved' OR {} <= {now})",
-            instant_sql("o.lease_expires_at")
-        ));
-    }
-    if !query.states.is_empty() {
-        let list: Vec<String> = query
-            .states
-            .iter()
-            .map(|s| param(&mut values, Value::Text(s.as_str().to_string())))
-            .collect();
-        // One state: its run of settle_operations_state is in id order.
-        // Several: walking the id order and filtering beats reading each
-        // state's run and sorting them all (`+` keeps the index out).
-        let plus = if list.len() > 1 { "+" } else { "" };
-        clause.push(format!("{plus}o.state IN ({})", list.join(", ")));
-    }
-    for (column, patterns) in [
-        ("o.account", &query.accounts),
-        ("o.op_type", &query.op_types),
-        ("o.idem_key", &query.keys),
-    ] {
-        if patterns.is_empty() {
-            continue;
-        }
-        let alternatives: Vec<String> = patterns
-            .iter()
-            .map(|p| match p {
-                Pattern::Exact(v) => {
-                    format!("{column} = {}", param(&mut values, Value::Text(v.clone())))
-                }
-                Pattern::Glob(v) => {
-                    let glob = format!(
-                        "{column} GLOB {}",
-                        param(&mut values, Value::Text(glob_literal(v)))
-                    );
-                    // An explicit range over the literal prefix lets the
-                    // column's index find the matches, whatever the pattern.
-                    match prefix_range(v) {
-                        Some((low, high)) => format!(
-                            "({column} >= {} AND {column} < {} AND {glob})",
-                            param(&mut values, Value::Text(low)),
-                            param(&mut values, Value::Text(high)),
-                        ),
-                        None => glob,
-                    }
-                }
-            })
-            .collect();
-        clause.push(format!("({})", alternatives.join(" OR ")));
-    }
-    for (cmp, n) in &query.attempts {
-        let p = param(&mut values, Value::Integer(*n));
-        if derived {
-            clause.push(format!("coalesce(s.attempts, 0) {} {p}", cmp.sql()));
-        } else {
-            clause.push(format!(
-                "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id) {} {p}",
-                cmp.sql()
-            ));
-        }
-    }
-    for text in &query.errors {
-        let p = param(&mut values, Value::Text(like_contains(text)));
-        clause.push(format!(
-            "EXISTS (SELECT 1 FROM attempts a WHERE a.op_id = o.id AND a.error LIKE {p} ESCAPE '\\')"
-        ));
-    }
-    for text in &query.text {
-        let p = param(&mut values, Value::Text(like_contains(text)));
-        let mut alternatives = vec![
-            format!("o.account LIKE {p} ESCAPE '\\'"),
-            format!("o.op_type LIKE {p} ESCAPE '\\'"),
-            format!("o.idem_key LIKE {p} ESCAPE '\\'"),
-            format!("o.result_id LIKE {p} ESCAPE '\\'"),
-        ];
-        if let Ok(id) = text.trim().trim_start_matches('#').parse::<i64>() {
-            let id = param(&mut values, Value::Integer(id));
-            alternatives.push(format!("o.id = {id}"));
-        }
-        clause.push(format!("({})", alternatives.join(" OR ")));
-    }
-    (clause, values)
-}
-
-/// The range `[low, high)` every match of a `*` pattern lies in: its text
-/// before the first wildcard, and that text with its last character
-/// advanced. `None` when the pattern starts with `*`.
-fn prefix_range(pattern: &str) -> Option<(String, String)> {
-    let literal = pattern.split('*').next().unwrap_or_default();
-    let mut chars: Vec<char> = literal.chars().collect();
-    let last = chars.pop()?;
-    let next = char::from_u32(last as u32 + 1)?;
-    let high: String = chars.iter().chain([next].iter()).collect();
-    Some((literal.to_string(), high))
-}
-
-/// `*` is the wildcard; every other GLOB metacharacter is taken literally.
-fn glob_literal(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    for c in pattern.chars() {
-        match c {
-            '?' => out.push_str("[?]"),
-            '[' => out.push_str("[[]"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn like_contains(text: &str) -> String {
-    let mut out = String::from("%");
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('%');
-    out
 }
 
 /// A list row, read cell by cell so a malformed one is flagged on the row
@@ -592,100 +266,4 @@ fn operation_row(r: &Row<'_>) -> rusqlite::Result<OperationRow> {
         version: c.int(13, "version")?,
         malformed: c.malformed,
     })
-}
-
-fn operation(r: &Row<'_>) -> rusqlite::Result<Operation> {
-    let mut c = Cells::new(r);
-    Ok(Operation {
-        id: OperationId(c.int(0, "id")?),
-        account: c.text(1, "account")?,
-        op_type: c.text(2, "op_type")?,
-        idem_key: c.text(3, "idem_key")?,
-        fingerprint: c.text(4, "fingerprint")?,
-        params: c.opt_text(5, "params")?,
-        state: State::parse(&c.text(6, "state")?),
-        result_id: c.opt_text(7, "result_id")?,
-        max_attempts: c.int(8, "max_attempts")?,
-        deadline_at: c.opt_time(9, "deadline_at")?,
-        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
-        key_expires_at: c.opt_time(11, "key_expires_at")?,
-        created_at: c.time(12, "created_at")?,
-        updated_at: c.time(13, "updated_at")?,
-        version: c.int(14, "version")?,
-        malformed: c.malformed,
-    })
-}
-
-// The history rows below are read as tolerantly; their malformed cells are
-// gathered on the detail by [`flagged`] (see `history_malformed`).
-
-fn attempt(r: &Row<'_>) -> rusqlite::Result<(Attempt, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Attempt {
-        op_id: OperationId(c.int(0, "op_id")?),
-        attempt: c.int(1, "attempt")?,
-        started_at: c.text(2, "started_at")?,
-        ended_at: c.opt_text(3, "ended_at")?,
-        outcome: Outcome::parse(&c.text(4, "outcome")?),
-        error: c.opt_text(5, "error")?,
-        response: c.opt_text(6, "response")?,
-    };
-    Ok((row, c.malformed))
-}
-
-fn event(r: &Row<'_>) -> rusqlite::Result<(Event, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Event {
-        id: c.int(0, "id")?,
-        op_id: OperationId(c.int(1, "op_id")?),
-        attempt: c.opt_int(2, "attempt")?,
-        at: c.text(3, "at")?,
-        event: c.text(4, "event")?,
-        detail: c.opt_text(5, "detail")?,
-    };
-    Ok((row, c.malformed))
-}
-
-fn decision(r: &Row<'_>) -> rusqlite::Result<(Decision, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Decision {
-        id: DecisionId(c.int(0, "id")?),
-        op_id: OperationId(c.int(1, "op_id")?),
-        decision: c.text(2, "decision")?,
-        from_state: c.text(3, "from_state")?,
-        to_state: c.text(4, "to_state")?,
-        result_id: c.opt_text(5, "result_id")?,
-        evidence: c.opt_text(6, "evidence")?,
-        note: c.opt_text(7, "note")?,
-        operator: c.text(8, "operator")?,
-        decided_at: c.text(9, "decided_at")?,
-        op_version: c.int(10, "op_version")?,
-        undoes: c.opt_int(11, "undoes")?.map(DecisionId),
-    };
-    Ok((row, c.malformed))
-}
-
-fn retry_request(r: &Row<'_>) -> rusqlite::Result<(RetryRequest, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = RetryRequest {
-        id: c.int(0, "id")?,
-        op_id: OperationId(c.int(1, "op_id")?),
-        idem_key: c.text(2, "idem_key")?,
-        requested_at: c.text(3, "requested_at")?,
-        requested_by: c.text(4, "requested_by")?,
-        status: c.text(5, "status")?,
-        decision_id: DecisionId(c.int(6, "decision_id")?),
-    };
-    Ok((row, c.malformed))
-}
-
-fn contract(r: &Row<'_>) -> rusqlite::Result<(OpTypeContract, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = OpTypeContract {
-        op_type: c.text(0, "op_type")?,
-        idempotent: c.int(1, "idempotent")? == 1,
-        key_retention_s: c.opt_int(2, "key_retention_s")?,
-        description: c.opt_text(3, "description")?,
-    };
-    Ok((row, c.malformed))
 }

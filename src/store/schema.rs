@@ -8,11 +8,11 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::chain;
-use super::derived::{DERIVED_TABLES, FILL_DERIVED, triggers};
+use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
 use crate::error::{Error, Result};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Tables services write (ledger-v1). Required in every ledger.
 pub const SERVICE_TABLES: &str = r#"
@@ -457,6 +457,7 @@ pub fn upgrade(
             ));
         }
     }
+    drop_outdated_triggers(&tx, path, found.user_version)?;
     for (i, (step, sql)) in steps.into_iter().enumerate() {
         progress(Progress {
             step: step.clone(),
@@ -470,20 +471,12 @@ pub fn upgrade(
         done: total,
         total,
     });
-    if found.user_version < 2 {
-        added.push("indexes, operation summaries, state counts and their triggers".to_string());
-    }
-    if found.user_version < 3 {
-        added.push("append-only triggers on the audit trail".to_string());
-    } else if !missing_objects.is_empty() {
-        // Someone dropped settle's objects (the append-only triggers, say):
-        // name each, so an auditor sees it.
-        added.push(format!("the missing {}", missing_objects.join(", ")));
-    }
+    added.extend(objects_added(found.user_version, &missing_objects));
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
         .map_err(|e| sqlite(path, "setting the schema version", e))?;
     tx.commit()
         .map_err(|e| sqlite(path, "committing the upgrade", e))?;
+    truncate_wal(conn);
     let (verb, versions) = match found.user_version {
         0 => ("adopted", format!(" (schema 0 -> {SCHEMA_VERSION})")),
         SCHEMA_VERSION => ("repaired", String::new()),
@@ -494,6 +487,51 @@ pub fn upgrade(
         path.display(),
         added.join(", ")
     ))
+}
+
+/// The count triggers kept their names when their text changed (schema 4
+/// counts a NULL state): `CREATE TRIGGER IF NOT EXISTS` would keep the old
+/// ones, so a ledger older than 4 loses them first.
+fn drop_outdated_triggers(tx: &Connection, path: &Path, user_version: i64) -> Result<()> {
+    if user_version >= 4 {
+        return Ok(());
+    }
+    for name in COUNT_TRIGGERS_BEFORE_4 {
+        let doing = format!("replacing trigger {name}");
+        tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {name};"))
+            .map_err(|e| sqlite(path, &doing, e))?;
+    }
+    Ok(())
+}
+
+/// What an upgrade from `user_version` adds besides tables and columns, for
+/// its one line on stderr.
+fn objects_added(user_version: i64, missing_objects: &[String]) -> Vec<String> {
+    let mut added = Vec::new();
+    if user_version < 2 {
+        added.push("indexes, operation summaries, state counts and their triggers".to_string());
+    }
+    if user_version < 3 {
+        added.push("append-only triggers on the audit trail".to_string());
+    }
+    if (2..4).contains(&user_version) {
+        added.push("state counts that count a NULL state".to_string());
+    }
+    if user_version >= 3 && !missing_objects.is_empty() {
+        // Someone dropped settle's objects (the append-only triggers, say):
+        // name each, so an auditor sees it.
+        added.push(format!("the missing {}", missing_objects.join(", ")));
+    }
+    added
+}
+
+/// Copies the WAL into the database file and empties it. An adoption writes
+/// every index page through the WAL (177 MB for a million operations), which
+/// every later open would otherwise read again (issue 9). Best effort: the
+/// data is committed either way, so a reader holding an old snapshot (the
+/// checkpoint then stops short) is not an error.
+fn truncate_wal(conn: &Connection) {
+    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
 }
 
 fn table_columns(conn: &Connection, path: &Path, table: &str) -> Result<Vec<String>> {

@@ -648,12 +648,6 @@ proptest::proptest! {
         for (id, column, value) in &cells {
             let (sql_value, kind) = BAD_VALUES[*value];
             let column = LIST_COLUMNS[*column];
-            // Known, left to schema.rs: adoption cannot count a NULL state
-            // (settle_state_counts.state is NOT NULL), so adopting refuses
-            // such a ledger; read-only it is still listed.
-            if adopt && column == "state" && kind == "NULL" {
-                continue;
-            }
             conn.execute(
                 &format!("UPDATE operations SET {column} = {sql_value} WHERE id = ?1"),
                 [id + 1],
@@ -697,4 +691,74 @@ proptest::proptest! {
             proptest::prop_assert_eq!(identity, bad_identity);
         }
     }
+}
+
+/// A service whose table allows a NULL state writes one: settle's triggers
+/// count it (as a malformed state) instead of failing the service's write,
+/// and a ledger adopted before that fix (schema 3, the old triggers) gets
+/// the fixed triggers on its next writable open (issue 9).
+#[test]
+fn a_null_state_never_fails_a_service_write_even_on_a_ledger_adopted_earlier() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("lax.db");
+    let service = Connection::open(&path).unwrap();
+    service
+        .execute_batch(&SERVICE_TABLES.replace("state            TEXT NOT NULL", "state TEXT"))
+        .unwrap();
+    fill(&service, 1, 5);
+    service
+        .execute("UPDATE operations SET state = NULL WHERE id = 1", [])
+        .unwrap();
+    let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    let counts = ledger.state_counts(now()).unwrap();
+    assert_eq!(counts.total, 5);
+    assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
+    drop(ledger);
+
+    // The same ledger as schema 3 left it: count triggers that insert the
+    // NULL itself.
+    service
+        .execute_batch(
+            "DROP TRIGGER settle_operations_insert;
+             CREATE TRIGGER settle_operations_insert AFTER INSERT ON operations BEGIN
+                 INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
+                 ON CONFLICT (state) DO UPDATE SET n = n + 1;
+             END;
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    let old = service.execute(
+        "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+             max_attempts, created_at, updated_at, version)
+         VALUES (6, 'a', 'charge', 'k-6', 'fp', NULL, 3, '2026-01-01T00:00:00Z',
+             '2026-01-01T00:00:00Z', 1)",
+        [],
+    );
+    assert!(old.is_err(), "the schema 3 trigger fails the write");
+
+    let (ledger, report) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    let said = report.upgraded.unwrap_or_default();
+    assert!(said.contains("(schema 3 -> 4)"), "{said}");
+    service
+        .execute(
+            "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at, version)
+             VALUES (6, 'a', 'charge', 'k-6', 'fp', NULL, 3, '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:00:00Z', 1)",
+            [],
+        )
+        .unwrap();
+    service
+        .execute("UPDATE operations SET state = 'unknown' WHERE id = 1", [])
+        .unwrap();
+    let counts = ledger.state_counts(now()).unwrap();
+    assert_eq!(counts.total, 6);
+    assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
+    assert_eq!(
+        ledger
+            .page(&Query::default(), Seek::First, 10, now())
+            .unwrap()
+            .len(),
+        6
+    );
 }

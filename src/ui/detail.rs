@@ -79,32 +79,10 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         ),
         field(theme, "version", op.version.to_string()),
     ];
-    if !op.malformed.is_empty() {
-        out.push(Line::styled(
-            format!("! malformed: {}", Malformed::describe(&op.malformed)),
-            theme.fail(),
-        ));
-        if let Some(bad) = op.malformed_identity() {
-            out.push(Line::styled(
-                format!("! no decision: {}", bad.refusal()),
-                theme.fail(),
-            ));
-        }
-    }
-    for line in &detail.history_malformed {
-        out.push(Line::styled(format!("! malformed: {line}"), theme.fail()));
-    }
+    malformed_lines(theme, detail, &mut out);
     out.push(Line::raw(""));
     // What the events prove comes first: it is what the operator decides on.
-    let summary = evidence::summarize(detail, app.now);
-    out.push(heading(theme, "Evidence"));
-    for fact in &summary.facts {
-        out.push(Line::raw(format!("  • {}", labels::long_text(fact))));
-    }
-    out.push(Line::from(vec![
-        Span::styled("  → ", theme.note()),
-        Span::styled(clean(&summary.suggestion), theme.note()),
-    ]));
+    evidence_lines(app, theme, detail, &mut out);
 
     out.push(Line::raw(""));
     out.extend([
@@ -142,6 +120,58 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
 
     timeline_lines(theme, detail, &mut out);
 
+    decision_lines(theme, detail, &mut out);
+    out.push(Line::raw(""));
+
+    out.push(heading(theme, "Params"));
+    match &op.params {
+        None => out.push(Line::styled("  not retained by the service", theme.dim())),
+        Some(p) => {
+            for line in labels::pretty_params(p) {
+                out.push(Line::raw(format!("  {line}")));
+            }
+        }
+    }
+    out
+}
+
+/// The warnings about cells that did not read as stored, and whether they
+/// stop a decision (issue 9, point 3).
+fn malformed_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
+    let op = &detail.operation;
+    if !op.malformed.is_empty() {
+        out.push(Line::styled(
+            format!("! malformed: {}", Malformed::describe(&op.malformed)),
+            theme.fail(),
+        ));
+        if let Some(bad) = op.malformed_identity() {
+            out.push(Line::styled(
+                format!("! no decision: {}", bad.refusal()),
+                theme.fail(),
+            ));
+        }
+    }
+    for line in &detail.history_malformed {
+        out.push(Line::styled(format!("! malformed: {line}"), theme.fail()));
+    }
+}
+
+/// The Evidence section: what the events prove, and the suggestion.
+fn evidence_lines(app: &App, theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
+    let summary = evidence::summarize(detail, app.now);
+    out.push(heading(theme, "Evidence"));
+    for fact in &summary.facts {
+        out.push(Line::raw(format!("  • {}", labels::long_text(fact))));
+    }
+    out.push(Line::from(vec![
+        Span::styled("  → ", theme.note()),
+        Span::styled(clean(&summary.suggestion), theme.note()),
+    ]));
+}
+
+/// The Decisions section: each decision's one line, then the retry
+/// requests they made.
+fn decision_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
     out.push(heading(theme, "Decisions"));
     if detail.decisions.is_empty() {
         out.push(Line::styled("  none", theme.dim()));
@@ -161,18 +191,6 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
             clean(&r.status)
         )));
     }
-    out.push(Line::raw(""));
-
-    out.push(heading(theme, "Params"));
-    match &op.params {
-        None => out.push(Line::styled("  not retained by the service", theme.dim())),
-        Some(p) => {
-            for line in labels::pretty_params(p) {
-                out.push(Line::raw(format!("  {line}")));
-            }
-        }
-    }
-    out
 }
 
 /// The Timeline section: attempts and events in time order, each with the

@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 
 use super::{Rule, RuleCheck, Verdict, check, check_kind, refusal, target_state};
 use crate::domain::{
-    Attempt, Decision, DecisionDraft, DecisionId, DecisionKind, Event, Operation, OperationDetail,
-    OperationId, Outcome, RetryRequest, State, fixture, parse_time,
+    Attempt, Decision, DecisionDraft, DecisionId, DecisionKind, Event, Malformed, Operation,
+    OperationDetail, OperationId, Outcome, RetryRequest, State, fixture, parse_time,
 };
 
 const NOW: &str = "2026-11-06T12:00:00Z";
@@ -515,7 +515,36 @@ fn rows() -> Vec<Row> {
             },
             Refused(NothingSince, "use cancel_retry for a retry"),
         ),
+        // RowReadable: the form refuses before Enter what the store would.
+        row(
+            "applied on a row whose account is malformed",
+            Applied,
+            |d, _| d.operation.malformed = vec![malformed("account", "invalid UTF-8")],
+            Refused(
+                RowReadable,
+                "column account is malformed (invalid UTF-8); a decision needs the operation's identity",
+            ),
+        ),
+        row(
+            "applied on a row whose version is text",
+            Applied,
+            |d, _| d.operation.malformed = vec![malformed("version", "text \"three\"")],
+            Refused(RowReadable, "column version is malformed"),
+        ),
+        row(
+            "applied on a row with only a malformed params cell",
+            Applied,
+            |d, _| d.operation.malformed = vec![malformed("params", "a 2-byte BLOB")],
+            Allowed(StateAllows, "unknown is in the triage queue"),
+        ),
     ]
+}
+
+fn malformed(column: &'static str, found: &str) -> Malformed {
+    Malformed {
+        column,
+        found: found.into(),
+    }
 }
 
 fn describe(checks: &[RuleCheck]) -> String {

@@ -1,0 +1,260 @@
+//! One operation's whole history (attempts, events, decisions, retry
+//! requests, its type's contract) and the audit trail, read row by row so a
+//! malformed cell is flagged, never fatal. Reads only.
+
+use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
+
+use super::cells::Cells;
+use super::seek_plan;
+use crate::domain::{
+    Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
+    OperationId, Outcome, RetryRequest, Seek, State,
+};
+use crate::error::{Error, Result};
+use crate::store::Ledger;
+
+const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
+    result_id, max_attempts, deadline_at, CAST(lease_expires_at AS TEXT), key_expires_at, created_at,
+    updated_at, version";
+
+const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
+    note, operator, decided_at, op_version, undoes";
+
+impl Ledger {
+    /// The operation with its attempts, events, decisions, retry requests and
+    /// its type's contract.
+    pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
+        load_detail(&self.conn, id, self.console_tables)
+            .map_err(|e| self.err(&format!("reading operation {id}"), e))?
+            .ok_or_else(|| Error::NotFound {
+                path: self.path.clone(),
+                what: id.to_string(),
+            })
+    }
+
+    /// One page of decisions, newest first, for `settle audit` and the
+    /// console's Audit view.
+    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+        if !self.console_tables {
+            return Ok(Vec::new());
+        }
+        let (condition, order, bound, reverse) = seek_plan(seek, "id");
+        let (sql, args) = match bound {
+            Some(id) => (
+                format!(
+                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE {condition} ?1 ORDER BY id {order} LIMIT ?2"
+                ),
+                vec![id.0, limit.min(i64::MAX as usize) as i64],
+            ),
+            None => (
+                format!("SELECT {DECISION_COLUMNS} FROM decisions ORDER BY id {order} LIMIT ?1"),
+                vec![limit.min(i64::MAX as usize) as i64],
+            ),
+        };
+        let mut rows = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut stmt| {
+                stmt.query_map(params_from_iter(args), |r| decision(r).map(|(d, _)| d))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| self.err("reading the audit trail", e))?;
+        if reverse {
+            rows.reverse();
+        }
+        Ok(rows)
+    }
+}
+
+/// Reads one operation's whole history. Shared by [`Ledger::detail`] and the
+/// decision transaction, which must judge the rules on what it is about to
+/// change.
+pub(in crate::store) fn load_detail(
+    conn: &Connection,
+    id: OperationId,
+    console_tables: bool,
+) -> rusqlite::Result<Option<OperationDetail>> {
+    let Some(operation) = conn
+        .prepare_cached(&format!(
+            "SELECT {OPERATION_COLUMNS} FROM operations WHERE id = ?1"
+        ))?
+        .query_row([id.0], operation)
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let attempts = conn
+        .prepare_cached(
+            "SELECT op_id, attempt, started_at, ended_at, outcome, error, response
+             FROM attempts WHERE op_id = ?1 ORDER BY attempt",
+        )?
+        .query_map([id.0], attempt)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut history_malformed = Vec::new();
+    let attempts = flagged(attempts, &mut history_malformed, |a| {
+        format!("attempt {}", a.attempt)
+    });
+    let events = conn
+        .prepare_cached(
+            "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = ?1 ORDER BY id",
+        )?
+        .query_map([id.0], event)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let events = flagged(events, &mut history_malformed, |e| {
+        format!("event {}", e.id)
+    });
+    let (decisions, retry_requests, contract) = if console_tables {
+        let decisions = conn
+            .prepare_cached(&format!(
+                "SELECT {DECISION_COLUMNS} FROM decisions WHERE op_id = ?1 ORDER BY id"
+            ))?
+            .query_map([id.0], decision)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let decisions = flagged(decisions, &mut history_malformed, |d| {
+            format!("decision {}", d.id)
+        });
+        let retry_requests = conn
+            .prepare_cached(
+                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id
+                 FROM retry_requests WHERE op_id = ?1 ORDER BY id",
+            )?
+            .query_map([id.0], retry_request)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let retry_requests = flagged(retry_requests, &mut history_malformed, |r| {
+            format!("retry request {}", r.id)
+        });
+        let contract = conn
+            .prepare_cached(
+                "SELECT op_type, idempotent, key_retention_s, description FROM op_types WHERE op_type = ?1",
+            )?
+            .query_row([&operation.op_type], contract)
+            .optional()?
+            .map(|one| flagged(vec![one], &mut history_malformed, |_| "op_types row".into()));
+        let contract = contract.and_then(|mut one| one.pop());
+        (decisions, retry_requests, contract)
+    } else {
+        (Vec::new(), Vec::new(), None)
+    };
+    Ok(Some(OperationDetail {
+        operation,
+        attempts,
+        events,
+        decisions,
+        retry_requests,
+        contract,
+        history_malformed,
+    }))
+}
+
+/// The rows without their flags, each flag kept in `out` as `attempt 2:
+/// error: a 3-byte BLOB` (`whose` names the row).
+fn flagged<T>(
+    rows: Vec<(T, Vec<Malformed>)>,
+    out: &mut Vec<String>,
+    whose: impl Fn(&T) -> String,
+) -> Vec<T> {
+    rows.into_iter()
+        .map(|(row, cells)| {
+            for m in &cells {
+                out.push(format!("{}: {}: {}", whose(&row), m.column, m.found));
+            }
+            row
+        })
+        .collect()
+}
+
+fn operation(r: &Row<'_>) -> rusqlite::Result<Operation> {
+    let mut c = Cells::new(r);
+    Ok(Operation {
+        id: OperationId(c.int(0, "id")?),
+        account: c.text(1, "account")?,
+        op_type: c.text(2, "op_type")?,
+        idem_key: c.text(3, "idem_key")?,
+        fingerprint: c.text(4, "fingerprint")?,
+        params: c.opt_text(5, "params")?,
+        state: State::parse(&c.text(6, "state")?),
+        result_id: c.opt_text(7, "result_id")?,
+        max_attempts: c.int(8, "max_attempts")?,
+        deadline_at: c.opt_time(9, "deadline_at")?,
+        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
+        key_expires_at: c.opt_time(11, "key_expires_at")?,
+        created_at: c.time(12, "created_at")?,
+        updated_at: c.time(13, "updated_at")?,
+        version: c.int(14, "version")?,
+        malformed: c.malformed,
+    })
+}
+
+// The history rows below are read as tolerantly; their malformed cells are
+// gathered on the detail by [`flagged`] (see `history_malformed`).
+
+fn attempt(r: &Row<'_>) -> rusqlite::Result<(Attempt, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Attempt {
+        op_id: OperationId(c.int(0, "op_id")?),
+        attempt: c.int(1, "attempt")?,
+        started_at: c.text(2, "started_at")?,
+        ended_at: c.opt_text(3, "ended_at")?,
+        outcome: Outcome::parse(&c.text(4, "outcome")?),
+        error: c.opt_text(5, "error")?,
+        response: c.opt_text(6, "response")?,
+    };
+    Ok((row, c.malformed))
+}
+
+fn event(r: &Row<'_>) -> rusqlite::Result<(Event, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Event {
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        attempt: c.opt_int(2, "attempt")?,
+        at: c.text(3, "at")?,
+        event: c.text(4, "event")?,
+        detail: c.opt_text(5, "detail")?,
+    };
+    Ok((row, c.malformed))
+}
+
+fn decision(r: &Row<'_>) -> rusqlite::Result<(Decision, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Decision {
+        id: DecisionId(c.int(0, "id")?),
+        op_id: OperationId(c.int(1, "op_id")?),
+        decision: c.text(2, "decision")?,
+        from_state: c.text(3, "from_state")?,
+        to_state: c.text(4, "to_state")?,
+        result_id: c.opt_text(5, "result_id")?,
+        evidence: c.opt_text(6, "evidence")?,
+        note: c.opt_text(7, "note")?,
+        operator: c.text(8, "operator")?,
+        decided_at: c.text(9, "decided_at")?,
+        op_version: c.int(10, "op_version")?,
+        undoes: c.opt_int(11, "undoes")?.map(DecisionId),
+    };
+    Ok((row, c.malformed))
+}
+
+fn retry_request(r: &Row<'_>) -> rusqlite::Result<(RetryRequest, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = RetryRequest {
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        idem_key: c.text(2, "idem_key")?,
+        requested_at: c.text(3, "requested_at")?,
+        requested_by: c.text(4, "requested_by")?,
+        status: c.text(5, "status")?,
+        decision_id: DecisionId(c.int(6, "decision_id")?),
+    };
+    Ok((row, c.malformed))
+}
+
+fn contract(r: &Row<'_>) -> rusqlite::Result<(OpTypeContract, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = OpTypeContract {
+        op_type: c.text(0, "op_type")?,
+        idempotent: c.int(1, "idempotent")? == 1,
+        key_retention_s: c.opt_int(2, "key_retention_s")?,
+        description: c.opt_text(3, "description")?,
+    };
+    Ok((row, c.malformed))
+}
