@@ -23,7 +23,6 @@ use schema::sqlite;
 pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
 pub use import::{ImportReport, create_service_ledger};
-pub use rusqlite::InterruptHandle;
 pub use schema::Progress;
 
 /// How long a write waits for another writer (a service, a worker, a second
@@ -54,6 +53,18 @@ pub struct Ledger {
     derived: bool,
     /// The busy timeout: how long a write waits for the write lock.
     wait: Duration,
+}
+
+/// Stops the read running on one ledger connection from another thread
+/// ([`Ledger::interrupt_handle`]). Its own type, so callers never see which
+/// database library is underneath.
+pub struct InterruptHandle(rusqlite::InterruptHandle);
+
+impl InterruptHandle {
+    /// Cancels the statement running now, if any; the next one runs as usual.
+    pub fn interrupt(&self) {
+        self.0.interrupt();
+    }
 }
 
 /// What opening did or could not do, for one line on stderr or the header.
@@ -230,7 +241,7 @@ impl Ledger {
     /// stopped read returns [`Error::Interrupted`]; a handle used while
     /// nothing runs does nothing.
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        self.conn.get_interrupt_handle()
+        InterruptHandle(self.conn.get_interrupt_handle())
     }
 
     fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
