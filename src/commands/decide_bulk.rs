@@ -178,11 +178,15 @@ impl Preview {
 /// The rows kept out, refused ones grouped by rule and reason.
 #[derive(Debug, Default)]
 struct Skipped {
-    /// (rule, reason) -> the ids refused for it.
-    refused: BTreeMap<(String, String), Vec<OperationId>>,
+    /// Per rule: the ids it refused, and how often each reason was given
+    /// (a reason may name a row's own values, so there can be many).
+    refused: BTreeMap<&'static str, (Vec<OperationId>, BTreeMap<String, usize>)>,
     refused_n: usize,
     conflicted: Vec<OperationId>,
 }
+
+/// Reasons shown per rule before "and N more reasons".
+const REASONS: usize = 3;
 
 impl Skipped {
     /// Files a row's error under its kind; an error about the ledger rather
@@ -190,8 +194,9 @@ impl Skipped {
     fn add(&mut self, id: OperationId, e: Error) -> Result<()> {
         match e {
             Error::Refused { rule, reason, .. } => {
-                let key = (rule.label().to_string(), sanitize(&reason).into_owned());
-                self.refused.entry(key).or_default().push(id);
+                let (ids, reasons) = self.refused.entry(rule.label()).or_default();
+                ids.push(id);
+                *reasons.entry(sanitize(&reason).into_owned()).or_default() += 1;
                 self.refused_n += 1;
             }
             Error::VersionConflict { .. } | Error::NotFound { .. } => self.conflicted.push(id),
@@ -204,12 +209,17 @@ impl Skipped {
         let mut s = String::new();
         if self.refused_n > 0 {
             s.push_str(&format!("  {} {verb}refused:\n", self.refused_n));
-            for ((rule, reason), ids) in &self.refused {
-                s.push_str(&format!(
-                    "    {} x {rule}: {reason}: {}\n",
-                    ids.len(),
-                    id_list(ids)
-                ));
+            for (rule, (ids, reasons)) in &self.refused {
+                s.push_str(&format!("    {} x {rule}: {}\n", ids.len(), id_list(ids)));
+                for (reason, n) in reasons.iter().take(REASONS) {
+                    s.push_str(&format!("      {n} x {reason}\n"));
+                }
+                if reasons.len() > REASONS {
+                    s.push_str(&format!(
+                        "      and {} more reasons\n",
+                        reasons.len() - REASONS
+                    ));
+                }
             }
         }
         if !self.conflicted.is_empty() {
