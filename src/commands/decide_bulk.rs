@@ -305,3 +305,17 @@ fn summary(matched: usize, written: usize, skipped: &Skipped) -> Result<()> {
         write!(out, "{text}")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_id_list_names_twenty_then_says_how_many_more() {
+        let ids: Vec<OperationId> = (1..=25).map(OperationId).collect();
+        let listed = id_list(&ids);
+        assert!(listed.starts_with("1, 2, 3"), "{listed}");
+        assert!(listed.ends_with("19, 20, and 5 more"), "{listed}");
+        assert_eq!(id_list(&ids[..3]), "1, 2, 3");
+    }
+}
