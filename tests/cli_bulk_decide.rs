@@ -146,6 +146,15 @@ fn a_dry_run_judges_every_row_groups_the_refusals_and_writes_nothing() {
     assert!(err.contains("sample:"), "{err}");
     assert!(stdout(&out).contains("nothing written"), "{}", stdout(&out));
     assert_eq!(before, dump(&l), "a dry run wrote something");
+
+    let out = bulk(&l, &with(&["--dry-run", "--expect-count", "14"]));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--expect-count 14 would be refused: 15 rows match"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(before, dump(&l), "a dry run wrote something");
 }
 
 #[test]

@@ -61,6 +61,12 @@ pub fn run(
     let (targets, preview) = list_and_judge(&ledger, &query, &template, now)?;
     eprint!("{}", preview.render(kind, &shown));
     if args.dry_run {
+        if let Some(n) = args.expect_count.filter(|n| *n != targets.len()) {
+            eprintln!(
+                "settle: --expect-count {n} would be refused: {} rows match",
+                targets.len()
+            );
+        }
         return emit(|out| {
             writeln!(
                 out,
