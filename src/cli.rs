@@ -186,7 +186,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
-    /// The ledger (SQLite file); written in one transaction or not at all.
+    /// The ledger (SQLite file); one decision is written in one transaction or not at all, --filter in one transaction per batch.
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key (or --filter instead).
     #[arg(required_unless_present = "filter", conflicts_with = "filter")]

@@ -70,7 +70,7 @@ pub fn run(
         return emit(|out| {
             writeln!(
                 out,
-                "dry run: {} rows match; {} would be written, {} refused; nothing written",
+                "dry run: {} rows match; {} would be written, {} skipped (refused or changed); nothing written",
                 targets.len(),
                 preview.pass,
                 targets.len() - preview.pass
