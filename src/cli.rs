@@ -12,7 +12,10 @@ const AFTER_HELP: &str = "\
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
 changed the operation; nothing written), 5 ledger busy (another process held
-the write lock past --wait; nothing written).
+the write lock past --wait; nothing written). `decide --filter`: 2 when the
+count differs from --expect-count (nothing written), 3 when any row was
+refused, else 4 when any row changed since it was listed (the other rows are
+written; stdout lists the skipped ones).
 
 Examples:
   settle demo                                   open the console on sample data
@@ -22,6 +25,8 @@ Examples:
   settle show ledger.db acme/create_report/k-42
   settle decide ledger.db 42 --applied --result-id report-1 --expect-version 3
   settle decide ledger.db 42 --not-applied --evidence 'provider says no such order'
+  settle decide ledger.db --filter 'type:create_report' --not-applied \
+      --evidence 'INC-7: provider lost the batch' --expect-count 2000
   settle drill show drill-results.json";
 
 /// Settle operations whose outcome is unknown: triage the ledger's stuck
@@ -181,10 +186,21 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
-    /// The ledger (SQLite file); written in one transaction or not at all.
+    /// The ledger (SQLite file); one decision is written in one transaction or not at all, --filter in one transaction per batch.
     pub ledger: PathBuf,
-    /// The operation: its id, or account/op_type/key.
-    pub op: String,
+    /// The operation: its id, or account/op_type/key (or --filter instead).
+    #[arg(required_unless_present = "filter", conflicts_with = "filter")]
+    pub op: Option<String>,
+
+    /// Decide every row OF THE TRIAGE QUEUE this filter matches (the language of `settle list --filter`; rows outside the queue are never touched). Needs --expect-count; written in batches, each row guarded by the version it had when listed.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// With --filter: how many rows you expect it to match. Any other count refuses (exit 2) and writes nothing, so a typo never decides thousands of rows.
+    #[arg(long, value_name = "N", requires = "filter")]
+    pub expect_count: Option<usize>,
+    /// With --filter: show what would be written and refused, grouped by rule, and write nothing.
+    #[arg(long, requires = "filter")]
+    pub dry_run: bool,
 
     /// The effect exists: record `applied` (state completed). Needs --result-id or --evidence.
     #[arg(long, group = "decision")]
@@ -199,7 +215,12 @@ pub struct DecideArgs {
     #[arg(long, group = "decision")]
     pub cancel_retry: bool,
     /// Undo decision ID (the operation returns to its earlier state), if nothing changed since.
-    #[arg(long, group = "decision", value_name = "DECISION_ID")]
+    #[arg(
+        long,
+        group = "decision",
+        value_name = "DECISION_ID",
+        conflicts_with = "filter"
+    )]
     pub reopen: Option<i64>,
 
     /// The result identifier of the effect (for --applied).
@@ -215,7 +236,7 @@ pub struct DecideArgs {
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
     /// The operation version you looked at; the decision is written only if it is still current.
-    #[arg(long, value_name = "V")]
+    #[arg(long, value_name = "V", conflicts_with = "filter")]
     pub expect_version: Option<i64>,
     /// How long to wait for another process's write lock before giving up with exit 5, nothing written.
     #[arg(long, value_name = "SECONDS", default_value_t = 5)]

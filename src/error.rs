@@ -109,6 +109,19 @@ pub enum Error {
     #[error("cancelled: {doing}")]
     Interrupted { doing: String },
 
+    /// A decision over every row a filter matched wrote some rows and
+    /// skipped others (refused by a rule, or changed since they were
+    /// listed); stdout lists which.
+    #[error(
+        "{written} of {matched} written; {refused} refused by a rule, {conflicted} changed since they were listed (skipped, not overwritten)\n  what to do: look at the rows the summary lists (`settle show`) and decide on what is there now"
+    )]
+    BulkIncomplete {
+        matched: usize,
+        written: usize,
+        refused: usize,
+        conflicted: usize,
+    },
+
     /// Operator input that does not make sense (a bad filter, a bad flag
     /// combination the parser could not catch).
     #[error("{0}")]
@@ -117,12 +130,17 @@ pub enum Error {
 
 impl Error {
     /// The process exit status the CLI documents: 1 error, 2 usage,
-    /// 3 refused by a rule, 4 version conflict, 5 ledger busy (a script may
+    /// 3 refused by a rule (a bulk decision: any row), 4 version conflict
+    /// (a bulk decision: any row, none refused), 5 ledger busy (a script may
     /// retry on 4 after looking again, on 5 as it is).
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
             Error::Refused { .. } => 3,
+            // A refused row stays refused when tried again; only a
+            // conflicted one is worth looking at again and retrying.
+            Error::BulkIncomplete { refused, .. } if *refused > 0 => 3,
+            Error::BulkIncomplete { .. } => 4,
             Error::VersionConflict { .. } => 4,
             Error::Busy { .. } => 5,
             _ => 1,

@@ -1,6 +1,7 @@
 //! `settle decide`: records one decision through the store (atomic, audited,
 //! version-guarded) under the operator [`crate::config`] resolved, and says
 //! what was written. Refuses with a usage error when no operator is known.
+//! With `--filter` it hands over to [`super::decide_bulk`].
 
 use chrono::{DateTime, Utc};
 
@@ -16,9 +17,12 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         .clone()
         .map_err(|why| Error::Usage(format!("who is deciding? {why}")))?;
     let kind = kind(args);
+    let (Some(op), None) = (&args.op, &args.filter) else {
+        return super::decide_bulk::run(args, kind, operator, now);
+    };
     let wait = std::time::Duration::from_secs(args.wait);
     let mut ledger = super::open_for_writing(&args.ledger, wait)?;
-    let id = ledger.resolve(&args.op)?;
+    let id = ledger.resolve(op)?;
     let expected_version = match args.expect_version {
         Some(v) => v,
         None => ledger.detail(id)?.operation.version,
@@ -60,7 +64,7 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
 }
 
 /// The kind the flags name; clap's group makes exactly one of them present.
-fn kind(args: &DecideArgs) -> DecisionKind {
+pub(super) fn kind(args: &DecideArgs) -> DecisionKind {
     if args.applied {
         DecisionKind::Applied
     } else if args.not_applied {

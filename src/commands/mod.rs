@@ -9,6 +9,7 @@ mod audit;
 mod completions;
 mod console;
 mod decide;
+mod decide_bulk;
 pub mod demo;
 mod drill;
 mod init;

@@ -39,26 +39,57 @@ impl Ledger {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| err("starting the decision transaction", e).busy_after(wait))?;
-        let detail = reread(&tx, &path, draft)?;
-        let judged = judge(draft, &detail, now)?;
-        let receipt = Writer {
-            tx: &tx,
-            path: &path,
-            draft,
-            detail: &detail,
-            decided_at: format_time(now),
-        }
-        .write(judged)?;
+        let receipt = decide_in(&tx, &path, draft, now)?;
         tx.commit()
             .map_err(|e| err("committing the decision", e).busy_after(wait))?;
         Ok(receipt)
     }
 }
 
+/// The three steps of a decision inside a transaction the caller holds
+/// (one decision, or one row of a batch): reread at the version the
+/// operator saw, judge the rules on the fresh row, write.
+pub(super) fn decide_in(
+    tx: &Connection,
+    path: &Path,
+    draft: &DecisionDraft,
+    now: DateTime<Utc>,
+) -> Result<DecisionReceipt> {
+    let detail = reread(tx, path, draft, true)?;
+    let judged = judge(draft, &detail, now)?;
+    Writer {
+        tx,
+        path,
+        draft,
+        detail: &detail,
+        decided_at: format_time(now),
+    }
+    .write(judged)
+}
+
+/// What [`decide_in`] would refuse, without writing: the same reread and
+/// judgement, for a preview of many rows. `console_tables`: the ledger has
+/// settle's tables (a read-only look at an unadopted one does not).
+pub(super) fn judge_in(
+    conn: &Connection,
+    path: &Path,
+    draft: &DecisionDraft,
+    now: DateTime<Utc>,
+    console_tables: bool,
+) -> Result<()> {
+    let detail = reread(conn, path, draft, console_tables)?;
+    judge(draft, &detail, now).map(|_| ())
+}
+
 /// The operation as it is now, under the write lock, if it is still at the
 /// version the operator saw.
-fn reread(tx: &Connection, path: &Path, draft: &DecisionDraft) -> Result<OperationDetail> {
-    let detail = load_detail(tx, draft.op_id, true)
+fn reread(
+    tx: &Connection,
+    path: &Path,
+    draft: &DecisionDraft,
+    console_tables: bool,
+) -> Result<OperationDetail> {
+    let detail = load_detail(tx, draft.op_id, console_tables)
         .map_err(|e| super::sqlite(path, "reading the operation", e))?
         .ok_or_else(|| Error::NotFound {
             path: path.to_path_buf(),

@@ -6,6 +6,7 @@
 
 mod chain;
 mod decide;
+mod decide_bulk;
 mod derived;
 mod import;
 mod read;

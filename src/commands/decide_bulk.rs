@@ -1,0 +1,327 @@
+//! `settle decide LEDGER --filter Q ... --expect-count N`: one decision for
+//! every row of the triage queue a filter matches (issue 12, point 1). It
+//! counts first and refuses a count other than the one the operator typed,
+//! judges every row and says what would be refused (grouped) before writing,
+//! then writes in batches through [`crate::store::Ledger::record_decisions`],
+//! each row guarded by the version it had when listed. It holds only ids and
+//! versions, never the rows' details, and speaks no SQL.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::output::emit;
+use crate::cli::DecideArgs;
+use crate::domain::{DecisionDraft, DecisionKind, OperationId, OperationRow};
+use crate::error::{Error, Result};
+use crate::query::Query;
+use crate::store::Ledger;
+use crate::text::sanitize;
+
+/// Rows per transaction: small enough that a console or service waiting for
+/// the write lock waits for one batch, not the whole incident.
+const BATCH: usize = 200;
+/// Rows shown as a sample in the preview, and ids per refusal group.
+const SAMPLE: usize = 5;
+/// Ids listed per kind in the summary before "and N more".
+const LISTED: usize = 20;
+
+pub fn run(
+    args: &DecideArgs,
+    kind: DecisionKind,
+    operator: String,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let filter = args.filter.as_deref().unwrap_or_default();
+    // Only the queue: a bulk decision is for what needs a person, and a
+    // filter that also matched completed rows must not reach them.
+    let query = Query::parse(filter)?.and(Query::queue());
+    let template = DecisionDraft {
+        op_id: OperationId(0),
+        kind,
+        result_id: args.result_id.clone(),
+        evidence: args.evidence.clone(),
+        note: args.note.clone(),
+        override_committed: args.override_committed,
+        operator,
+        expected_version: 0,
+        undoes: None,
+    };
+    let shown = sanitize(filter).into_owned();
+    let mut ledger = if args.dry_run {
+        super::open_for_reading(&args.ledger)?
+    } else {
+        let wait = std::time::Duration::from_secs(args.wait);
+        super::open_for_writing(&args.ledger, wait)?
+    };
+    let count = usize::try_from(ledger.count(&query, now)?).unwrap_or(usize::MAX);
+    if !args.dry_run {
+        check_count(args.expect_count, count, &shown)?;
+    }
+    let (targets, preview) = list_and_judge(&ledger, &query, &template, now)?;
+    eprint!("{}", preview.render(kind, &shown));
+    if args.dry_run {
+        if let Some(n) = args.expect_count.filter(|n| *n != targets.len()) {
+            eprintln!(
+                "settle: --expect-count {n} would be refused: {} rows match",
+                targets.len()
+            );
+        }
+        return emit(|out| {
+            writeln!(
+                out,
+                "dry run: {} rows match; {} would be written, {} skipped (refused or changed); nothing written",
+                targets.len(),
+                preview.pass,
+                targets.len() - preview.pass
+            )
+        });
+    }
+    // The list is what gets written: if the queue moved between the count
+    // and the listing, the operator's number no longer describes it.
+    check_count(args.expect_count, targets.len(), &shown)?;
+    write_batches(&mut ledger, &template, &targets, now)
+}
+
+/// Refuses unless the operator typed the count the filter matches.
+fn check_count(expected: Option<usize>, count: usize, filter: &str) -> Result<()> {
+    match expected {
+        Some(n) if n == count => Ok(()),
+        Some(n) => Err(Error::Usage(format!(
+            "--expect-count {n}, but {count} rows of the triage queue match `{filter}`; \
+             nothing written\n  what to do: check with --dry-run, then pass --expect-count {count}"
+        ))),
+        None => Err(Error::Usage(format!(
+            "{count} rows of the triage queue match `{filter}`; nothing written\n  \
+             what to do: check with --dry-run, then pass --expect-count {count} to decide them all"
+        ))),
+    }
+}
+
+/// One row as the listing saw it: what the write is guarded by.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    id: OperationId,
+    version: i64,
+}
+
+fn draft_for(template: &DecisionDraft, target: Target) -> DecisionDraft {
+    DecisionDraft {
+        op_id: target.id,
+        expected_version: target.version,
+        ..template.clone()
+    }
+}
+
+/// Streams the matching rows once: keeps each id and version, judges the
+/// rules on each, and keeps a few rows as a sample.
+fn list_and_judge(
+    ledger: &Ledger,
+    query: &Query,
+    template: &DecisionDraft,
+    now: DateTime<Utc>,
+) -> Result<(Vec<Target>, Preview)> {
+    let mut targets = Vec::new();
+    let mut preview = Preview::default();
+    ledger.for_each_row(query, now, |row| {
+        let target = Target {
+            id: row.id,
+            version: row.version,
+        };
+        match ledger.judge_decision(&draft_for(template, target), now) {
+            Ok(()) => preview.pass += 1,
+            Err(e) => preview.skipped.add(target.id, e)?,
+        }
+        if preview.sample.len() < SAMPLE {
+            preview.sample.push(sample_line(&row));
+        }
+        targets.push(target);
+        Ok(())
+    })?;
+    Ok((targets, preview))
+}
+
+fn sample_line(row: &OperationRow) -> String {
+    format!(
+        "#{} {} {}/{}/{} (version {})",
+        row.id,
+        row.state,
+        sanitize(&row.account),
+        sanitize(&row.op_type),
+        sanitize(&row.idem_key),
+        row.version
+    )
+}
+
+/// What the rules make of the listed rows, before anything is written.
+#[derive(Debug, Default)]
+struct Preview {
+    pass: usize,
+    skipped: Skipped,
+    sample: Vec<String>,
+}
+
+impl Preview {
+    fn render(&self, kind: DecisionKind, filter: &str) -> String {
+        let total = self.pass + self.skipped.refused_n + self.skipped.conflicted.len();
+        let mut s = format!(
+            "settle: {total} rows of the triage queue match `{filter}`; \
+             {} pass every rule for {}\n",
+            self.pass,
+            kind.as_str()
+        );
+        s.push_str(&self.skipped.render("would be "));
+        if !self.sample.is_empty() {
+            s.push_str("  sample:\n");
+            for line in &self.sample {
+                s.push_str(&format!("    {line}\n"));
+            }
+        }
+        s
+    }
+}
+
+/// The rows kept out, refused ones grouped by rule and reason.
+#[derive(Debug, Default)]
+struct Skipped {
+    /// Per rule: the ids it refused, and how often each reason was given
+    /// (a reason may name a row's own values, so there can be many).
+    refused: BTreeMap<&'static str, (Vec<OperationId>, BTreeMap<String, usize>)>,
+    refused_n: usize,
+    conflicted: Vec<OperationId>,
+}
+
+/// Reasons shown per rule before "and N more reasons".
+const REASONS: usize = 3;
+
+impl Skipped {
+    /// Files a row's error under its kind; an error about the ledger rather
+    /// than the row is handed back.
+    fn add(&mut self, id: OperationId, e: Error) -> Result<()> {
+        match e {
+            Error::Refused { rule, reason, .. } => {
+                let (ids, reasons) = self.refused.entry(rule.label()).or_default();
+                ids.push(id);
+                *reasons.entry(sanitize(&reason).into_owned()).or_default() += 1;
+                self.refused_n += 1;
+            }
+            Error::VersionConflict { .. } | Error::NotFound { .. } => self.conflicted.push(id),
+            other => return Err(other),
+        }
+        Ok(())
+    }
+
+    fn render(&self, verb: &str) -> String {
+        let mut s = String::new();
+        if self.refused_n > 0 {
+            s.push_str(&format!("  {} {verb}refused:\n", self.refused_n));
+            for (rule, (ids, reasons)) in &self.refused {
+                s.push_str(&format!("    {} x {rule}: {}\n", ids.len(), id_list(ids)));
+                for (reason, n) in reasons.iter().take(REASONS) {
+                    s.push_str(&format!("      {n} x {reason}\n"));
+                }
+                if reasons.len() > REASONS {
+                    s.push_str(&format!(
+                        "      and {} more reasons\n",
+                        reasons.len() - REASONS
+                    ));
+                }
+            }
+        }
+        if !self.conflicted.is_empty() {
+            s.push_str(&format!(
+                "  {} changed since listed (skipped, not overwritten): {}\n",
+                self.conflicted.len(),
+                id_list(&self.conflicted)
+            ));
+        }
+        s
+    }
+}
+
+/// The first [`LISTED`] ids, then how many more.
+fn id_list(ids: &[OperationId]) -> String {
+    let mut s: Vec<String> = ids.iter().take(LISTED).map(|id| id.to_string()).collect();
+    if ids.len() > LISTED {
+        s.push(format!("and {} more", ids.len() - LISTED));
+    }
+    s.join(", ")
+}
+
+/// Writes the listed rows [`BATCH`] at a time, a progress line per batch on
+/// stderr, and the summary on stdout (also when a batch fails: the batches
+/// before it are written and the summary says so).
+fn write_batches(
+    ledger: &mut Ledger,
+    template: &DecisionDraft,
+    targets: &[Target],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let batches = targets.len().div_ceil(BATCH);
+    let (mut written, mut skipped) = (0, Skipped::default());
+    for (i, chunk) in targets.chunks(BATCH).enumerate() {
+        let drafts: Vec<DecisionDraft> = chunk.iter().map(|t| draft_for(template, *t)).collect();
+        let outcomes = match ledger.record_decisions(&drafts, now) {
+            Ok(o) => o,
+            Err(e) => {
+                summary(targets.len(), written, &skipped)?;
+                eprintln!(
+                    "settle: batch {} of {batches} failed; nothing of it written",
+                    i + 1
+                );
+                return Err(e);
+            }
+        };
+        for (draft, outcome) in drafts.iter().zip(outcomes) {
+            match outcome {
+                Ok(_) => written += 1,
+                Err(e) => skipped.add(draft.op_id, e)?,
+            }
+        }
+        eprintln!(
+            "settle: batch {} of {batches}: {} of {} rows done ({written} written, {} refused, {} conflicted)",
+            i + 1,
+            (i * BATCH + chunk.len()),
+            targets.len(),
+            skipped.refused_n,
+            skipped.conflicted.len()
+        );
+    }
+    summary(targets.len(), written, &skipped)?;
+    if skipped.refused_n + skipped.conflicted.len() == 0 {
+        return Ok(());
+    }
+    Err(Error::BulkIncomplete {
+        matched: targets.len(),
+        written,
+        refused: skipped.refused_n,
+        conflicted: skipped.conflicted.len(),
+    })
+}
+
+fn summary(matched: usize, written: usize, skipped: &Skipped) -> Result<()> {
+    let text = skipped.render("");
+    emit(|out| {
+        writeln!(
+            out,
+            "written {written}, refused {}, conflicted {} (of {matched} listed)",
+            skipped.refused_n,
+            skipped.conflicted.len()
+        )?;
+        write!(out, "{text}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_id_list_names_twenty_then_says_how_many_more() {
+        let ids: Vec<OperationId> = (1..=25).map(OperationId).collect();
+        let listed = id_list(&ids);
+        assert!(listed.starts_with("1, 2, 3"), "{listed}");
+        assert!(listed.ends_with("19, 20, and 5 more"), "{listed}");
+        assert_eq!(id_list(&ids[..3]), "1, 2, 3");
+    }
+}

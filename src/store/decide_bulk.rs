@@ -1,0 +1,80 @@
+//! Deciding many operations at once (issue 12, point 1): a batch of drafts in
+//! one `BEGIN IMMEDIATE` transaction, each row still reread at the version
+//! its operator saw, judged and written by the same steps as one decision
+//! ([`super::decide`]), each inside its own savepoint so a refused or
+//! conflicted row is skipped without undoing the rest. It never picks the
+//! rows: the caller lists them (with their versions) and asks.
+
+use chrono::{DateTime, Utc};
+use rusqlite::TransactionBehavior;
+
+use super::Ledger;
+use super::decide::{decide_in, judge_in};
+use crate::domain::{DecisionDraft, DecisionReceipt};
+use crate::error::{Error, Result};
+
+/// Whether `e` concerns one row only (the batch goes on without it), as
+/// opposed to the ledger (the batch stops and writes nothing).
+fn is_row_outcome(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Refused { .. } | Error::VersionConflict { .. } | Error::NotFound { .. }
+    )
+}
+
+impl Ledger {
+    /// Records every draft of the batch in one transaction. Each row gets
+    /// its own decision row (chained as one decision would be) or, in its
+    /// place in the answer, the error that kept it out:
+    /// [`Error::Refused`], [`Error::VersionConflict`] (changed since it was
+    /// listed; never overwritten) or [`Error::NotFound`]. Any other error
+    /// ([`Error::Busy`], a failing SQLite) stops the batch with nothing of
+    /// it written.
+    pub fn record_decisions(
+        &mut self,
+        drafts: &[DecisionDraft],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Result<DecisionReceipt>>> {
+        self.ensure_writable()?;
+        let wait = self.wait;
+        let path = self.path.clone();
+        let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e);
+        let mut tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| err("starting the batch transaction", e).busy_after(wait))?;
+        let mut outcomes = Vec::with_capacity(drafts.len());
+        for draft in drafts {
+            // A savepoint per row: a rule that refuses after the decision
+            // row went in (a worker claimed the retry meanwhile) takes back
+            // that row only.
+            let row = tx
+                .savepoint()
+                .map_err(|e| err("starting a row of the batch", e))?;
+            match decide_in(&row, &path, draft, now) {
+                Ok(receipt) => {
+                    row.commit()
+                        .map_err(|e| err("keeping a row of the batch", e))?;
+                    outcomes.push(Ok(receipt));
+                }
+                Err(e) if is_row_outcome(&e) => {
+                    // The savepoint's default on finishing is to roll back.
+                    row.finish()
+                        .map_err(|e| err("taking back a refused row", e))?;
+                    outcomes.push(Err(e));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        tx.commit()
+            .map_err(|e| err("committing the batch", e).busy_after(wait))?;
+        Ok(outcomes)
+    }
+
+    /// What [`Ledger::record_decisions`] would make of `draft` now, writing
+    /// nothing: `Ok` when it would be written, else the row's error as the
+    /// batch would give it. For the preview before a bulk decision.
+    pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+        judge_in(&self.conn, &self.path, draft, now, self.console_tables)
+    }
+}
