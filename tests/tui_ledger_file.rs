@@ -29,6 +29,8 @@ fn a_deleted_ledger_stops_looking_live_and_takes_no_decision() {
     );
     screen.wait_for("● live", WAIT);
     screen.wait_for("Queue 11 operations", WAIT);
+    // G acts on the rows, which arrive apart from the title's count.
+    screen.wait_for("rpt-2026-W48-acme", WAIT);
     let decisions = query_i64(&ledger, "SELECT COUNT(*) FROM decisions");
     // The form is open when the file goes away (a rename keeps the inode:
     // the console must not follow it).
