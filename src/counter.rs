@@ -122,3 +122,27 @@ impl Counter {
         self.reinspect = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(lists: Option<Vec<(ListId, Query)>>, clusters: Option<(Query, usize)>) -> CountJob {
+        CountJob {
+            lists,
+            clusters,
+            now: Utc::now(),
+            reinspect: false,
+        }
+    }
+
+    #[test]
+    fn a_newer_request_of_one_kind_never_drops_the_other_kind() {
+        let counts = job(Some(vec![(ListId::Queue, Query::queue())]), None);
+        let grouping = job(None, Some((Query::queue(), 8)));
+        let merged = counts.merged(grouping);
+        assert!(merged.lists.is_some() && merged.clusters.is_some());
+        let newer = job(None, Some((Query::default(), 3)));
+        assert_eq!(merged.merged(newer).clusters, Some((Query::default(), 3)));
+    }
+}

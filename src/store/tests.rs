@@ -859,3 +859,24 @@ fn clusters_group_the_queue_by_receiver_account_error_and_age() {
         assert_eq!((accounts.more_groups, accounts.more_count), (2, 2));
     }
 }
+
+/// The grouping reads the queue through its partial index, in id order,
+/// without a temporary B-tree (a GROUP BY of the four columns sorted the
+/// whole queue: 1.9 s on a 1M ledger against 0.5 s).
+#[test]
+fn the_clusters_read_the_queue_index_and_never_sort() {
+    let (_dir, ledger, _service) = adopted(50);
+    let (sql, values) = ledger.clusters_sql(&Query::queue(), now());
+    let mut stmt = ledger
+        .conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap();
+    let plan = stmt
+        .query_map(params_from_iter(values), |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .unwrap()
+        .join("\n");
+    assert!(plan.contains("settle_operations_queue"), "{plan}");
+    assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+}
