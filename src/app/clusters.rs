@@ -149,6 +149,8 @@ mod tests {
         assert_eq!(group.value.as_deref(), Some("provider timeout"));
         h.keys("enter");
         assert_eq!(h.app.queue.filter_text, r#"err:"provider timeout""#);
+        let said = h.app.status.clone().unwrap().text;
+        assert!(said.contains("any attempt's error"), "{said}");
         assert_eq!(h.selected_key(), "k-order");
 
         h.keys("5 G enter");

@@ -8,6 +8,7 @@ use super::model::{App, DetailPane, Mode};
 use super::msg::{Effect, Ticket};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
+use crate::domain::ClusterDimension;
 use crate::intent::View;
 
 pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
@@ -154,12 +155,19 @@ fn open_cluster(app: &mut App) -> Vec<Effect> {
     let Some(group) = app.clusters.selected() else {
         return Vec::new();
     };
+    let (dimension, count) = (group.dimension, group.count);
     match filter_term(group) {
         Ok(term) => {
+            // `err:` is any attempt's error, the group the last one's.
+            let wider = if dimension == ClusterDimension::LastError {
+                format!(" (any attempt's error: the group's {count} and maybe more)")
+            } else {
+                String::new()
+            };
+            app.info(format!("queue filtered to {term}{wider}"));
             app.view = View::Queue;
             app.mode = Mode::Normal;
             app.queue.filter_text = term;
-            app.info(format!("queue filtered to {}", app.queue.filter_text));
             requery(app, ListId::Queue)
         }
         Err(why) => {
