@@ -33,6 +33,7 @@ pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<M
         Effect::Count(lists) => {
             vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
         }
+        Effect::LoadClusters { query, top } => vec![clusters(ledger, &query, top, now)],
         read_effect => read(ledger, now, read_effect),
     }
 }
@@ -93,7 +94,7 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             out.insert(0, Msg::FormDetailsLoaded(details));
             out
         }
-        Effect::RecordDecisions(_) | Effect::Count(_) => {
+        Effect::RecordDecisions(_) | Effect::Count(_) | Effect::LoadClusters { .. } => {
             vec![Msg::LoadFailed("internal: not a read".to_string())]
         }
     }
@@ -164,6 +165,14 @@ pub fn count(ledger: &Ledger, lists: &[(ListId, Query)], now: DateTime<Utc>) -> 
         counts,
         lists: totals,
     })
+}
+
+/// The operations matching `query` grouped for the Clusters view.
+pub fn clusters(ledger: &Ledger, query: &Query, top: usize, now: DateTime<Utc>) -> Msg {
+    match ledger.clusters(query, now, top) {
+        Ok(c) => Msg::ClustersLoaded(c),
+        Err(e) => Msg::LoadFailed(format!("grouping the queue: {}", first_line(&e))),
+    }
 }
 
 /// Reads and analyses a `--drill` file once, at start; the view shows the

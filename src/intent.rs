@@ -14,10 +14,18 @@ pub enum View {
     All,
     Drills,
     Audit,
+    /// The queue grouped by receiver, account, last error and age.
+    Clusters,
 }
 
 impl View {
-    pub const ALL: [View; 4] = [View::Queue, View::All, View::Drills, View::Audit];
+    pub const ALL: [View; 5] = [
+        View::Queue,
+        View::All,
+        View::Drills,
+        View::Audit,
+        View::Clusters,
+    ];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -25,6 +33,7 @@ impl View {
             View::All => "All",
             View::Drills => "Drills",
             View::Audit => "Audit",
+            View::Clusters => "Clusters",
         }
     }
 
@@ -125,7 +134,7 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 33] = {
+    pub const BINDABLE: [Intent; 34] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -136,6 +145,7 @@ impl Intent {
             Intent::ShowView(View::All),
             Intent::ShowView(View::Drills),
             Intent::ShowView(View::Audit),
+            Intent::ShowView(View::Clusters),
             Intent::MoveDown,
             Intent::MoveUp,
             Intent::PageDown,
@@ -170,9 +180,13 @@ impl Intent {
     pub fn acts_in(self, view: View) -> bool {
         match self {
             Intent::ToggleMark | Intent::Decide(_) | Intent::Undo => view.lists_operations(),
-            // The audit trail has no filter; the lists and the drills do.
-            Intent::StartFilter => view != View::Audit,
+            // The audit trail and the clusters have no filter; the lists
+            // and the drills do.
+            Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
             Intent::CycleSort => view == View::Drills,
+            // Enter on a cluster filters the queue to it; there is no
+            // detail to scroll.
+            Intent::DetailDown | Intent::DetailUp => view != View::Clusters,
             _ => true,
         }
     }
@@ -181,6 +195,20 @@ impl Intent {
     /// read-only console offers none.
     pub fn decides(self) -> bool {
         matches!(self, Intent::ToggleMark | Intent::Decide(_) | Intent::Undo)
+    }
+
+    /// The intent's words in `mode` on `view`: Enter opens a detail in
+    /// every view but the Clusters, where it filters the queue to the
+    /// group under the cursor, and the footer and help must say so.
+    pub fn words_in(self, mode: KeyMode, view: View) -> Option<Words> {
+        match (self, view) {
+            (Intent::ToggleDetail, View::Clusters) => Some(words(
+                "toggle_detail",
+                "filter queue",
+                "show the queue filtered to the group under the cursor",
+            )),
+            _ => self.words(mode),
+        }
     }
 
     /// The bindable intent a keymap file calls `name`.
@@ -213,6 +241,11 @@ impl Intent {
                 "view_audit",
                 "audit",
                 "audit trail: decisions, newest first",
+            ),
+            Intent::ShowView(View::Clusters) => words(
+                "view_clusters",
+                "clusters",
+                "the queue grouped by receiver, account, last error and age",
             ),
             Intent::MoveDown => words("move_down", "down", "next row"),
             Intent::MoveUp => words("move_up", "up", "previous row"),

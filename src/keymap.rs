@@ -7,7 +7,7 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-pub use crate::intent::{Intent, KeyMode};
+pub use crate::intent::{Intent, KeyMode, View};
 
 pub const DEFAULT: &str = include_str!("../assets/keymap");
 
@@ -178,10 +178,12 @@ impl Keymap {
     }
 
     /// The bindings valid in `mode` whose intent `keep` accepts, one line
-    /// per intent with all its keys, in keymap order: `(keys, description)`.
+    /// per intent with all its keys, in keymap order: `(keys, description)`,
+    /// worded for `view`.
     pub fn help(
         &self,
         mode: KeyMode,
+        view: View,
         keep: impl Fn(Intent) -> bool,
     ) -> Vec<(String, &'static str)> {
         let mut out: Vec<(Intent, Vec<String>)> = Vec::new();
@@ -210,13 +212,18 @@ impl Keymap {
         // Every bound intent came from a keymap line naming it, so it has
         // words; `filter_map` only keeps the types honest.
         out.into_iter()
-            .filter_map(|(i, keys)| Some((keys.join("/"), i.words(mode)?.description)))
+            .filter_map(|(i, keys)| Some((keys.join("/"), i.words_in(mode, view)?.description)))
             .collect()
     }
 
     /// Short hints for the footer: the first key of each of `intents` that
-    /// is bound in `mode`.
-    pub fn hints(&self, mode: KeyMode, intents: &[Intent]) -> Vec<(String, &'static str)> {
+    /// is bound in `mode`, worded for `view`.
+    pub fn hints(
+        &self,
+        mode: KeyMode,
+        view: View,
+        intents: &[Intent],
+    ) -> Vec<(String, &'static str)> {
         intents
             .iter()
             .filter_map(|i| {
@@ -224,7 +231,7 @@ impl Keymap {
                     .bindings
                     .iter()
                     .find(|b| (b.mode == mode || b.mode == KeyMode::Any) && b.intent == Some(*i))?;
-                Some((b.key.label(), i.words(mode)?.hint))
+                Some((b.key.label(), i.words_in(mode, view)?.hint))
             })
             .collect()
     }
@@ -301,7 +308,7 @@ mod tests {
         );
         assert_eq!(k.resolve(KeyMode::List, key("a")), None);
         assert!(
-            k.help(KeyMode::List, |_| true)
+            k.help(KeyMode::List, View::Queue, |_| true)
                 .iter()
                 .any(|(keys, d)| keys == "x" && d.starts_with("record applied"))
         );
@@ -316,7 +323,7 @@ mod tests {
     #[test]
     fn help_lists_only_the_mode_and_any() {
         let k = Keymap::load(None).unwrap();
-        let form = k.help(KeyMode::Form, |_| true);
+        let form = k.help(KeyMode::Form, View::Queue, |_| true);
         assert!(
             form.iter()
                 .any(|(_, d)| d.starts_with("record the decision"))

@@ -6,8 +6,9 @@
 //! ```
 //!
 //! Terms are ANDed; the values of one qualifier (comma-separated or repeated)
-//! are ORed. `*` in `account:`, `type:` and `key:` is a wildcard, otherwise
-//! they match exactly. `err:` matches attempt errors as a substring; free text
+//! are ORed; a value with spaces is quoted (`err:"connection reset"`). `*`
+//! in `account:`, `type:` and `key:` is a wildcard, otherwise they match
+//! exactly. `err:` matches attempt errors as a substring; free text
 //! matches account, op type, key or result id as a substring. Parsing is pure:
 //! this module only says what was asked; `store` turns it into parameterised
 //! SQL.
@@ -228,8 +229,24 @@ fn split_terms(input: &str) -> Result<Vec<Term>> {
             if c.is_whitespace() {
                 break;
             }
-            text.push(c);
             chars.next();
+            // `err:"connection reset"`: a qualifier's value may be quoted
+            // to hold spaces (the Clusters view writes such terms).
+            if c == '"' && text.ends_with(':') {
+                let mut closed = false;
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        closed = true;
+                        break;
+                    }
+                    text.push(c);
+                }
+                if !closed {
+                    return Err(Error::Usage("filter: a quote is not closed".to_string()));
+                }
+                continue;
+            }
+            text.push(c);
         }
         terms.push(Term {
             text,
@@ -281,6 +298,14 @@ mod tests {
     #[test]
     fn empty_is_everything() {
         assert!(Query::parse("   ").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_quoted_value_keeps_its_spaces() {
+        let quoted = Query::parse(r#"err:"connection reset" type:x"#).unwrap();
+        assert_eq!(quoted.errors, vec!["connection reset".to_string()]);
+        assert!(quoted.text.is_empty());
+        assert!(Query::parse(r#"err:"open"#).is_err());
     }
 
     proptest::proptest! {

@@ -415,6 +415,7 @@ impl Shell<'_> {
         for effect in effects {
             match effect {
                 Effect::Count(lists) => self.counter.ask(lists, now),
+                Effect::LoadClusters { query, top } => self.counter.group(query, top, now),
                 Effect::RecordDecisions(drafts) => self.record(drafts),
                 read => self.reader.ask(read, now),
             }

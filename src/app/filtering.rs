@@ -35,7 +35,7 @@ pub(super) fn edit_filter(app: &mut App, c: Option<char>) -> Vec<Effect> {
 
 /// Re-runs the list's query after the filter text changed. A filter that
 /// does not parse keeps the list as it was and says why.
-fn requery(app: &mut App, id: ListId) -> Vec<Effect> {
+pub(super) fn requery(app: &mut App, id: ListId) -> Vec<Effect> {
     let list = app.list_mut(id);
     match Query::parse(&list.filter_text) {
         Ok(parsed) => {

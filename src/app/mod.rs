@@ -8,9 +8,11 @@
 //!   scrolls with; [`msg`]: effects out, messages in.
 //! - `update` dispatches to the handlers: `navigation`, `filtering`,
 //!   `decisions`.
-//! - [`window`] (paging math), [`form`] (the decision form), [`layout`],
+//! - [`clusters`] (the Clusters view: the queue grouped, Enter filters
+//!   the queue to a group), [`window`] (paging math), [`form`] (the decision form), [`layout`],
 //!   [`drills`] (the Drills view's rows, open case, filter and sort).
 
+pub mod clusters;
 mod decisions;
 pub mod drills;
 mod filtering;
@@ -26,6 +28,7 @@ mod update;
 pub mod window;
 
 pub use crate::intent::{Intent, View};
+pub use clusters::ClustersPane;
 pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
 pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 use ratatui::layout::Rect;
 
+use super::clusters::{ClustersPane, TOP_GROUPS};
 use super::form::DecisionForm;
 use super::layout;
 use super::msg::{Effect, PageRows, PageSource, Ticket};
@@ -111,6 +112,7 @@ pub struct App {
     pub all: ListState,
     pub audit: Window<Decision>,
     pub drills: DrillsPane,
+    pub clusters: ClustersPane,
     pub detail_open: bool,
     pub detail: Option<DetailPane>,
     pub form: Option<DecisionForm>,
@@ -163,6 +165,7 @@ impl App {
             all: ListState::new(Query::default()),
             audit: Window::default(),
             drills: DrillsPane::default(),
+            clusters: ClustersPane::default(),
             detail_open: false,
             detail: None,
             form: None,
@@ -215,6 +218,7 @@ impl App {
     pub fn detail_shown(&self) -> bool {
         match self.pane() {
             Pane::Drills => self.drills.open,
+            Pane::Clusters => false,
             Pane::Operations(_) | Pane::Audit => self.detail_open,
         }
     }
@@ -259,6 +263,7 @@ impl App {
             Pane::Operations(id) => &self.list(id).window,
             Pane::Audit => &self.audit,
             Pane::Drills => &self.drills,
+            Pane::Clusters => &self.clusters,
         }
     }
 
@@ -267,6 +272,7 @@ impl App {
             Pane::Operations(id) => &mut self.list_mut(id).window,
             Pane::Audit => &mut self.audit,
             Pane::Drills => &mut self.drills,
+            Pane::Clusters => &mut self.clusters,
         }
     }
 
@@ -286,7 +292,7 @@ impl App {
                 query: self.list(list).query.clone(),
             },
             Pane::Audit => PageSource::Audit,
-            Pane::Drills => return None,
+            Pane::Drills | Pane::Clusters => return None,
         };
         let ticket = self.next_ticket;
         self.next_ticket += 1;
@@ -308,7 +314,7 @@ impl App {
         match pane {
             Pane::Operations(id) => Some(&mut self.list_mut(id).window.generation),
             Pane::Audit => Some(&mut self.audit.generation),
-            Pane::Drills => None,
+            Pane::Drills | Pane::Clusters => None,
         }
     }
 
@@ -348,13 +354,23 @@ impl App {
         ])
     }
 
+    /// The grouping the Clusters view shows, over the queue's own query
+    /// (its base: the operator's filter narrows the Queue, not the view
+    /// that chooses it).
+    pub(super) fn clusters_request(&self) -> Effect {
+        Effect::LoadClusters {
+            query: self.queue.base.clone(),
+            top: TOP_GROUPS,
+        }
+    }
+
     /// The operation under the cursor of the pane on screen: a list's row,
     /// or the operation an audit row decided.
     pub fn selected_operation(&self) -> Option<OperationId> {
         match self.pane() {
             Pane::Operations(id) => self.list(id).window.selected().map(|r| r.id),
             Pane::Audit => self.audit.selected().map(|d| d.op_id),
-            Pane::Drills => None,
+            Pane::Drills | Pane::Clusters => None,
         }
     }
 }

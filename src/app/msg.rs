@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge};
+use crate::domain::Clusters;
 use crate::domain::{
     Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
 };
@@ -65,6 +66,13 @@ pub enum Effect {
     RecordDecisions(Vec<DecisionDraft>),
     /// Off the screen path: the worker answers with `CountsLoaded`.
     Count(Vec<(ListId, Query)>),
+    /// Off the screen path too (the counter): the operations matching
+    /// `query` grouped, `top` groups per dimension; answered with
+    /// `ClustersLoaded`.
+    LoadClusters {
+        query: Query,
+        top: usize,
+    },
 }
 
 /// How one decision the shell tried to record ended.
@@ -125,6 +133,8 @@ pub enum Msg {
         counts: StateCounts,
         lists: Vec<(ListId, Query, i64)>,
     },
+    /// The grouping the Clusters view asked for.
+    ClustersLoaded(Clusters),
     /// Another process committed to the ledger.
     LedgerChanged,
     /// Asking the ledger whether it changed failed: the screen may be stale.

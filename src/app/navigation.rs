@@ -2,11 +2,13 @@
 //! detail that follows it, Esc stepping back, and rereading what is shown.
 //! Pure: returns the loads it needs as effects.
 
-use super::filtering::clear_filter;
+use super::clusters::filter_term;
+use super::filtering::{clear_filter, requery};
 use super::model::{App, DetailPane, Mode};
 use super::msg::{Effect, Ticket};
-use super::pane::Pane;
+use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
+use crate::domain::ClusterDimension;
 use crate::intent::View;
 
 pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
@@ -75,6 +77,10 @@ pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
         effects.push(Effect::LoadDetail(pane.id));
     }
     effects.push(app.count_request());
+    // Grouping reads the whole queue: only while the view is shown.
+    if app.pane() == Pane::Clusters {
+        effects.push(app.clusters_request());
+    }
     effects
 }
 
@@ -124,6 +130,9 @@ pub(super) fn follow_cursor(app: &mut App, force: bool) -> Vec<Effect> {
 }
 
 pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
+    if app.pane() == Pane::Clusters {
+        return open_cluster(app);
+    }
     if app.pane() == Pane::Drills {
         app.drills.toggle_case();
         return Vec::new();
@@ -136,6 +145,35 @@ pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
         follow_cursor(app, true)
     } else {
         Vec::new()
+    }
+}
+
+/// Enter on a group: the Queue, filtered to it. A group the filter
+/// language cannot say (an age, no error) leaves everything as it was and
+/// says why.
+fn open_cluster(app: &mut App) -> Vec<Effect> {
+    let Some(group) = app.clusters.selected() else {
+        return Vec::new();
+    };
+    let (dimension, count) = (group.dimension, group.count);
+    match filter_term(group) {
+        Ok(term) => {
+            // `err:` is any attempt's error, the group the last one's.
+            let wider = if dimension == ClusterDimension::LastError {
+                format!(" (any attempt's error: the group's {count} and maybe more)")
+            } else {
+                String::new()
+            };
+            app.info(format!("queue filtered to {term}{wider}"));
+            app.view = View::Queue;
+            app.mode = Mode::Normal;
+            app.queue.filter_text = term;
+            requery(app, ListId::Queue)
+        }
+        Err(why) => {
+            app.error(why);
+            Vec::new()
+        }
     }
 }
 

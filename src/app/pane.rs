@@ -1,5 +1,5 @@
 //! What the view on screen scrolls through: one [`Pane`] (an operation
-//! list, the audit trail or the drills) and the one [`PaneCursor`] they all
+//! list, the audit trail, the drills or the clusters) and the one [`PaneCursor`] they all
 //! answer to, so moving, jumping and rereading are one path for every view
 //! instead of a branch per list (the `App` methods that pick a pane's
 //! cursor and page request live in `model`). Pure: no loading here.
@@ -21,6 +21,7 @@ pub enum Pane {
     Operations(ListId),
     Audit,
     Drills,
+    Clusters,
 }
 
 impl Pane {
@@ -30,6 +31,7 @@ impl Pane {
             View::All => Pane::Operations(ListId::All),
             View::Audit => Pane::Audit,
             View::Drills => Pane::Drills,
+            View::Clusters => Pane::Clusters,
         }
     }
 
@@ -37,7 +39,7 @@ impl Pane {
     pub fn list(self) -> Option<ListId> {
         match self {
             Pane::Operations(id) => Some(id),
-            Pane::Audit | Pane::Drills => None,
+            Pane::Audit | Pane::Drills | Pane::Clusters => None,
         }
     }
 }

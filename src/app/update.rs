@@ -174,6 +174,10 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::ClustersLoaded(clusters) => {
+            app.clusters.loaded(clusters);
+            Vec::new()
+        }
         Msg::LedgerChanged => ledger_changed(app),
         Msg::LiveLost(message) => {
             app.error(format!(

@@ -2,6 +2,7 @@
 //! decisions and the receivers' contracts. Pure data; nothing here touches the
 //! database, the terminal or the clock (callers pass `now`).
 
+pub mod clusters;
 pub mod evidence;
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -14,6 +15,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
+pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters};
 pub use malformed::Malformed;
 pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_time};
 

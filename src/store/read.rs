@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::query::Query;
 
 mod cells;
+mod clusters;
 mod filter;
 mod history;
 use cells::Cells;

@@ -82,7 +82,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
     if app.read_only && app.mode == Mode::Normal && app.view.lists_operations() {
         spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
     }
-    for (key, what) in app.keymap.hints(app.mode.key_mode(), &actions) {
+    for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
         spans.push(Span::styled(key, theme.key()));
         spans.push(Span::styled(format!(" {what}  "), theme.dim()));
     }

@@ -19,9 +19,9 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     } else {
         KeyMode::List
     };
-    let entries = app
-        .keymap
-        .help(mode, |intent| super::footer::advertised(app, mode, intent));
+    let entries = app.keymap.help(mode, app.view, |intent| {
+        super::footer::advertised(app, mode, intent)
+    });
     let key_width = entries
         .iter()
         .map(|(k, _)| k.chars().count())
@@ -29,7 +29,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         .unwrap_or(0);
     let close = app
         .keymap
-        .hints(KeyMode::Help, &[crate::intent::Intent::Back]);
+        .hints(KeyMode::Help, app.view, &[crate::intent::Intent::Back]);
     let close_keys = close.first().map(|(k, _)| k.clone()).unwrap_or_default();
     let screen = frame.area();
     // One column when it fits; two side by side on a short terminal, so

@@ -4,6 +4,7 @@
 //! before it reaches a span.
 
 mod audit;
+mod clusters;
 mod detail;
 mod drill_case;
 mod drills;
@@ -28,11 +29,14 @@ pub fn render(app: &App, frame: &mut Frame) {
         View::Queue | View::All => list::render(app, theme, frame, screen.list),
         View::Audit => audit::render(app, theme, frame, screen.list),
         View::Drills => drills::render(app, theme, frame, screen.list),
+        View::Clusters => clusters::render(app, theme, frame, screen.list),
     }
     if let Some(area) = screen.detail {
         match app.view {
             View::Drills => drill_case::render(app, theme, frame, area),
-            View::Queue | View::All | View::Audit => detail::render(app, theme, frame, area),
+            View::Queue | View::All | View::Audit | View::Clusters => {
+                detail::render(app, theme, frame, area)
+            }
         }
     }
     footer::render(app, theme, frame, screen.status, screen.hints);

@@ -449,3 +449,44 @@ fn header_says_not_live_when_polling_fails() {
 }
 
 mod hostile_text;
+
+/// The Clusters view: the fixture's queue grouped, the cursor on the
+/// biggest receiver, the evil account's escape made visible.
+fn clusters(width: u16, height: u16, color: bool) -> String {
+    let mut h = sized(width, height);
+    h.app.color = color;
+    h.keys("5");
+    if !color {
+        assert_eq!(colourful_cells(&h, width, height), 0);
+    }
+    let frame = snap(&h);
+    for seen in [
+        "create_report",
+        "evil␛[31m",
+        "provider timeout",
+        "filter queue",
+    ] {
+        assert!(frame.contains(seen), "{seen} missing:\n{frame}");
+    }
+    frame
+}
+
+#[test]
+fn clusters_80x24() {
+    insta::assert_snapshot!(clusters(80, 24, true));
+}
+
+#[test]
+fn clusters_160x48() {
+    insta::assert_snapshot!(clusters(160, 48, true));
+}
+
+#[test]
+fn clusters_80x24_no_color() {
+    insta::assert_snapshot!(clusters(80, 24, false));
+}
+
+#[test]
+fn clusters_160x48_no_color() {
+    insta::assert_snapshot!(clusters(160, 48, false));
+}
