@@ -22,10 +22,13 @@ pub struct Query {
     /// Only the triage queue of the contract (unknown, exhausted, conflict,
     /// stale reserved).
     pub queue: bool,
-    pub states: Vec<State>,
-    pub accounts: Vec<Pattern>,
-    pub op_types: Vec<Pattern>,
-    pub keys: Vec<Pattern>,
+    /// Each term is one list of alternatives (`state:unknown,exhausted`);
+    /// the terms must all hold, so `state:unknown state:exhausted` matches
+    /// nothing, as `and` promises.
+    pub states: Vec<Vec<State>>,
+    pub accounts: Vec<Vec<Pattern>>,
+    pub op_types: Vec<Vec<Pattern>>,
+    pub keys: Vec<Vec<Pattern>>,
     pub attempts: Vec<(Cmp, i64)>,
     pub errors: Vec<String>,
     pub text: Vec<String>,
@@ -144,6 +147,7 @@ impl Query {
         }
         match name {
             "state" | "s" => {
+                let mut states = Vec::new();
                 for v in values() {
                     if v == "queue" {
                         self.queue = true;
@@ -159,12 +163,16 @@ impl Query {
                                 .join(", ")
                         ))
                     })?;
-                    self.states.push(state);
+                    states.push(state);
+                }
+                // `state:queue` alone adds the queue term and no state term.
+                if !states.is_empty() {
+                    self.states.push(states);
                 }
             }
-            "account" | "acct" => self.accounts.extend(values().map(Pattern::new)),
-            "type" | "op_type" => self.op_types.extend(values().map(Pattern::new)),
-            "key" => self.keys.extend(values().map(Pattern::new)),
+            "account" | "acct" => self.accounts.push(values().map(Pattern::new).collect()),
+            "type" | "op_type" => self.op_types.push(values().map(Pattern::new).collect()),
+            "key" => self.keys.push(values().map(Pattern::new).collect()),
             "err" | "error" => self.errors.push(value.to_string()),
             other => {
                 return Err(Error::Usage(format!(
@@ -266,8 +274,8 @@ mod tests {
             r#"state:unknown,exhausted account:acme-* attempts>2 err:timeout "weekly sales" k-1"#,
         )
         .unwrap();
-        assert_eq!(q.states, vec![State::Unknown, State::Exhausted]);
-        assert_eq!(q.accounts, vec![Pattern::Glob("acme-*".into())]);
+        assert_eq!(q.states, vec![vec![State::Unknown, State::Exhausted]]);
+        assert_eq!(q.accounts, vec![vec![Pattern::Glob("acme-*".into())]]);
         assert_eq!(q.attempts, vec![(Cmp::Gt, 2)]);
         assert_eq!(q.errors, vec!["timeout".to_string()]);
         assert_eq!(q.text, vec!["weekly sales".to_string(), "k-1".to_string()]);
@@ -287,6 +295,22 @@ mod tests {
         );
         assert!(Query::parse("attempts>x").is_err());
         assert!(Query::parse("\"open").is_err());
+    }
+
+    #[test]
+    fn separate_terms_must_all_hold_commas_are_alternatives() {
+        let q = Query::parse("key:a,b key:c*").unwrap();
+        assert_eq!(
+            q.keys,
+            vec![
+                vec![Pattern::Exact("a".into()), Pattern::Exact("b".into())],
+                vec![Pattern::Glob("c*".into())]
+            ]
+        );
+        let both = Query::parse("state:unknown")
+            .unwrap()
+            .and(Query::parse("state:exhausted").unwrap());
+        assert_eq!(both.states.len(), 2, "two terms, both must hold");
     }
 
     #[test]

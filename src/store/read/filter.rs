@@ -64,10 +64,6 @@ pub(super) fn where_clause(
 ) -> (Vec<String>, Vec<Value>) {
     let mut clause = Vec::new();
     let mut values: Vec<Value> = Vec::new();
-    let param = |values: &mut Vec<Value>, v: Value| {
-        values.push(v);
-        format!("?{}", values.len())
-    };
     if query.queue {
         // The candidates term is repeated verbatim so the partial index
         // settle_operations_queue (already in id order) serves the page.
@@ -78,9 +74,8 @@ pub(super) fn where_clause(
             instant_sql("o.lease_expires_at")
         ));
     }
-    if !query.states.is_empty() {
-        let list: Vec<String> = query
-            .states
+    for states in &query.states {
+        let list: Vec<String> = states
             .iter()
             .map(|s| param(&mut values, Value::Text(s.as_str().to_string())))
             .collect();
@@ -90,39 +85,20 @@ pub(super) fn where_clause(
         let plus = if list.len() > 1 { "+" } else { "" };
         clause.push(format!("{plus}o.state IN ({})", list.join(", ")));
     }
-    for (column, patterns) in [
+    for (column, terms) in [
         ("o.account", &query.accounts),
         ("o.op_type", &query.op_types),
         ("o.idem_key", &query.keys),
     ] {
-        if patterns.is_empty() {
-            continue;
+        // Each term is its own condition (all must hold); a term's
+        // comma-separated values are alternatives.
+        for patterns in terms {
+            let alternatives: Vec<String> = patterns
+                .iter()
+                .map(|p| pattern_sql(column, p, &mut values))
+                .collect();
+            clause.push(format!("({})", alternatives.join(" OR ")));
         }
-        let alternatives: Vec<String> = patterns
-            .iter()
-            .map(|p| match p {
-                Pattern::Exact(v) => {
-                    format!("{column} = {}", param(&mut values, Value::Text(v.clone())))
-                }
-                Pattern::Glob(v) => {
-                    let glob = format!(
-                        "{column} GLOB {}",
-                        param(&mut values, Value::Text(glob_literal(v)))
-                    );
-                    // An explicit range over the literal prefix lets the
-                    // column's index find the matches, whatever the pattern.
-                    match prefix_range(v) {
-                        Some((low, high)) => format!(
-                            "({column} >= {} AND {column} < {} AND {glob})",
-                            param(&mut values, Value::Text(low)),
-                            param(&mut values, Value::Text(high)),
-                        ),
-                        None => glob,
-                    }
-                }
-            })
-            .collect();
-        clause.push(format!("({})", alternatives.join(" OR ")));
     }
     for (cmp, n) in &query.attempts {
         let p = param(&mut values, Value::Integer(*n));
@@ -193,4 +169,33 @@ fn like_contains(text: &str) -> String {
     }
     out.push('%');
     out
+}
+
+/// One value of an `account:`/`type:`/`key:` term as SQL. A glob gets an
+/// explicit range over its literal prefix, so the column's index finds the
+/// matches, whatever the pattern.
+fn pattern_sql(column: &str, pattern: &Pattern, values: &mut Vec<Value>) -> String {
+    match pattern {
+        Pattern::Exact(v) => format!("{column} = {}", param(values, Value::Text(v.clone()))),
+        Pattern::Glob(v) => {
+            let glob = format!(
+                "{column} GLOB {}",
+                param(values, Value::Text(glob_literal(v)))
+            );
+            match prefix_range(v) {
+                Some((low, high)) => format!(
+                    "({column} >= {} AND {column} < {} AND {glob})",
+                    param(values, Value::Text(low)),
+                    param(values, Value::Text(high)),
+                ),
+                None => glob,
+            }
+        }
+    }
+}
+
+/// Adds `v` to the statement's values and names its placeholder.
+fn param(values: &mut Vec<Value>, v: Value) -> String {
+    values.push(v);
+    format!("?{}", values.len())
 }
