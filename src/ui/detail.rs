@@ -307,28 +307,9 @@ fn timeline(detail: &OperationDetail) -> Vec<(String, String)> {
 
 #[cfg(test)]
 mod tests {
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-
     use crate::app::testkit::{Harness, fixture};
     use crate::domain::NewEvent;
     use crate::labels::{SHOWN_BYTES, more_bytes};
-
-    /// The frame as text, one line per row.
-    fn draw(h: &Harness) -> String {
-        let (width, height) = h.app.size;
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
-        let buffer = terminal.backend().buffer();
-        (0..height)
-            .map(|y| {
-                (0..width)
-                    .map(|x| buffer[(x, y)].symbol())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 
     /// 10 MB of parameters, a 1 MB error and a 1 MB event detail: the
     /// detail draws the first part of each and says what it left out,
@@ -368,7 +349,7 @@ mod tests {
 
         // Scrolled to the end, the screen shows the line saying what was cut.
         h.app.detail.as_mut().unwrap().scroll = u16::MAX;
-        let frame = draw(&h);
+        let frame = crate::ui::tests::frame(&h);
         assert!(
             frame.contains("more bytes, `settle show --format json`"),
             "{frame}"

@@ -168,26 +168,8 @@ fn table_row(
 
 #[cfg(test)]
 mod tests {
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
-
     use crate::app::testkit::Harness;
     use crate::app::{Intent, View};
-
-    fn draw(h: &Harness) -> String {
-        let (width, height) = h.app.size;
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-        terminal.draw(|f| crate::ui::render(&h.app, f)).unwrap();
-        let buffer = terminal.backend().buffer();
-        (0..height)
-            .map(|y| {
-                (0..width)
-                    .map(|x| buffer[(x, y)].symbol())
-                    .collect::<String>()
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 
     /// A service writes one bad cell per kind with plain SQL; the All view
     /// still lists every operation, flags the bad ones, and the detail
@@ -226,7 +208,7 @@ mod tests {
             let flagged = row.malformed.iter().any(|m| m.column == *column);
             assert_eq!(flagged, *column != "fingerprint", "{column}: {row:?}");
         }
-        let frame = draw(&h);
+        let frame = crate::ui::tests::frame(&h);
         assert!(frame.contains("a\u{FFFD}b"), "{frame}");
         assert!(frame.contains("<blob 2 bytes>"), "{frame}");
         assert_eq!(
@@ -250,7 +232,7 @@ mod tests {
             h.keys("j");
         }
         h.keys("enter");
-        let frame = draw(&h);
+        let frame = crate::ui::tests::frame(&h);
         assert!(
             frame.contains("! malformed: version: text \"three\""),
             "{frame}"

@@ -9,7 +9,7 @@ use crate::app::{App, LoadedDrill, Msg};
 use crate::domain::NewOperation;
 
 /// The frame as text, one line per row, trailing spaces trimmed.
-fn draw(app: &App, width: u16, height: u16) -> String {
+pub(crate) fn draw(app: &App, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal.draw(|f| super::render(app, f)).unwrap();
     let buffer = terminal.backend().buffer();
@@ -29,6 +29,11 @@ fn sized(width: u16, height: u16) -> Harness {
     let mut h = Harness::new();
     h.receive(Msg::Resize(width, height));
     h
+}
+
+/// The harness's frame at its own size, as text.
+pub(crate) fn frame(h: &Harness) -> String {
+    draw(&h.app, h.app.size.0, h.app.size.1)
 }
 
 fn snap(h: &Harness) -> String {
