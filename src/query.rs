@@ -218,17 +218,7 @@ fn split_terms(input: &str) -> Result<Vec<Term>> {
         if c == '"' {
             chars.next();
             let mut text = String::new();
-            let mut closed = false;
-            for c in chars.by_ref() {
-                if c == '"' {
-                    closed = true;
-                    break;
-                }
-                text.push(c);
-            }
-            if !closed {
-                return Err(Error::Usage("filter: a quote is not closed".to_string()));
-            }
+            read_quoted(&mut chars, &mut text)?;
             terms.push(Term { text, quoted: true });
             continue;
         }
@@ -241,17 +231,7 @@ fn split_terms(input: &str) -> Result<Vec<Term>> {
             // `err:"connection reset"`: a qualifier's value may be quoted
             // to hold spaces (the Clusters view writes such terms).
             if c == '"' && text.ends_with(':') {
-                let mut closed = false;
-                for c in chars.by_ref() {
-                    if c == '"' {
-                        closed = true;
-                        break;
-                    }
-                    text.push(c);
-                }
-                if !closed {
-                    return Err(Error::Usage("filter: a quote is not closed".to_string()));
-                }
+                read_quoted(&mut chars, &mut text)?;
                 continue;
             }
             text.push(c);
@@ -262,6 +242,17 @@ fn split_terms(input: &str) -> Result<Vec<Term>> {
         });
     }
     Ok(terms)
+}
+
+/// Reads up to the closing `"` (just after an opening one) into `text`.
+fn read_quoted(chars: &mut impl Iterator<Item = char>, text: &mut String) -> Result<()> {
+    for c in chars.by_ref() {
+        if c == '"' {
+            return Ok(());
+        }
+        text.push(c);
+    }
+    Err(Error::Usage("filter: a quote is not closed".to_string()))
 }
 
 #[cfg(test)]
