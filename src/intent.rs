@@ -49,6 +49,8 @@ pub enum KeyMode {
     Filter,
     Form,
     Help,
+    /// A one-line prompt: the export's file name.
+    Prompt,
 }
 
 impl KeyMode {
@@ -59,13 +61,14 @@ impl KeyMode {
             "filter" => KeyMode::Filter,
             "form" => KeyMode::Form,
             "help" => KeyMode::Help,
+            "prompt" => KeyMode::Prompt,
             _ => return None,
         })
     }
 
     /// Modes where printable keys type text unless bound.
     pub fn types_text(self) -> bool {
-        matches!(self, KeyMode::Filter | KeyMode::Form)
+        matches!(self, KeyMode::Filter | KeyMode::Form | KeyMode::Prompt)
     }
 }
 
@@ -91,6 +94,8 @@ pub enum Intent {
     StartFilter,
     /// The next order of the rows (the Drills view).
     CycleSort,
+    /// Write the marked rows, or every row the view matches, to a file.
+    Export,
     ToggleMark,
     Decide(DecisionKind),
     Undo,
@@ -125,7 +130,7 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 33] = {
+    pub const BINDABLE: [Intent; 34] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -147,6 +152,7 @@ impl Intent {
             Intent::DetailUp,
             Intent::StartFilter,
             Intent::CycleSort,
+            Intent::Export,
             Intent::ToggleMark,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
@@ -173,6 +179,8 @@ impl Intent {
             // The audit trail has no filter; the lists and the drills do.
             Intent::StartFilter => view != View::Audit,
             Intent::CycleSort => view == View::Drills,
+            // The views with rows of the ledger; the drills come from files.
+            Intent::Export => matches!(view, View::Queue | View::All | View::Audit),
             _ => true,
         }
     }
@@ -229,6 +237,11 @@ impl Intent {
                 "sort",
                 "sort the drill cases by the next column",
             ),
+            Intent::Export => words(
+                "export",
+                "export",
+                "export the marked rows, or all the view matches, to .csv or .jsonl",
+            ),
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",
@@ -260,6 +273,7 @@ impl Intent {
                 KeyMode::Form => words("back", "cancel", "cancel: nothing is recorded"),
                 KeyMode::Filter => words("back", "clear filter", "clear the filter"),
                 KeyMode::Help => words("back", "close", "close help"),
+                KeyMode::Prompt => words("back", "cancel", "cancel: nothing is written"),
                 KeyMode::Any | KeyMode::List => words(
                     "back",
                     "back",
@@ -271,6 +285,9 @@ impl Intent {
                 "keep filter",
                 "keep the filter and return to the list",
             ),
+            Intent::Confirm if mode == KeyMode::Prompt => {
+                words("confirm", "write", "write the file (never over one)")
+            }
             Intent::Confirm => words(
                 "confirm",
                 "record",

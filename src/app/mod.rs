@@ -13,6 +13,7 @@
 
 mod decisions;
 pub mod drills;
+pub mod export;
 mod filtering;
 pub mod form;
 pub mod layout;
@@ -26,6 +27,7 @@ mod update;
 pub mod window;
 
 pub use crate::intent::{Intent, View};
+pub use export::{ExportRequest, ExportRows};
 pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
 pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
