@@ -128,6 +128,14 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
     }
 }
 
+// The export's words, apart: `Intent::words` must stay one screen.
+const EXPORT: Words = words(
+    "export",
+    "export",
+    "export the marked rows, or all the view matches, to .csv or .jsonl",
+);
+const WRITE_EXPORT: Words = words("confirm", "write", "write the file (never over one)");
+
 impl Intent {
     /// Every intent a keymap line can name, in help order.
     pub const BINDABLE: [Intent; 34] = {
@@ -237,11 +245,7 @@ impl Intent {
                 "sort",
                 "sort the drill cases by the next column",
             ),
-            Intent::Export => words(
-                "export",
-                "export",
-                "export the marked rows, or all the view matches, to .csv or .jsonl",
-            ),
+            Intent::Export => EXPORT,
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",
@@ -285,9 +289,7 @@ impl Intent {
                 "keep filter",
                 "keep the filter and return to the list",
             ),
-            Intent::Confirm if mode == KeyMode::Prompt => {
-                words("confirm", "write", "write the file (never over one)")
-            }
+            Intent::Confirm if mode == KeyMode::Prompt => WRITE_EXPORT,
             Intent::Confirm => words(
                 "confirm",
                 "record",
