@@ -109,10 +109,14 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
 /// existing one is never replaced.
 pub fn export_rows(ledger: &Ledger, now: DateTime<Utc>, request: &ExportRequest) -> Msg {
     let path = &request.path;
-    let shown = path.display().to_string();
+    // A relative name lands in the console's working directory: say which.
+    let shown = std::path::absolute(path)
+        .unwrap_or_else(|_| path.clone())
+        .display()
+        .to_string();
     let written = export::write_new_file(path, |out| match &request.rows {
         ExportRows::Operations { query, marks } => {
-            write_operations(ledger, now, (query, marks), request.format, path, out)
+            write_operations(ledger, now, query, marks, request.format, path, out)
         }
         ExportRows::Audit => write_decisions(ledger, request.format, path, out),
     });
@@ -135,7 +139,8 @@ pub fn export_rows(ledger: &Ledger, now: DateTime<Utc>, request: &ExportRequest)
 fn write_operations(
     ledger: &Ledger,
     now: DateTime<Utc>,
-    (query, marks): (&Query, &[OperationId]),
+    query: &Query,
+    marks: &[OperationId],
     format: FileFormat,
     path: &Path,
     out: &mut dyn Write,

@@ -65,7 +65,7 @@ pub(super) fn edit_export_name(app: &mut App, c: Option<char>) -> Vec<Effect> {
 pub(super) fn confirm_export(app: &mut App) -> Vec<Effect> {
     let name = app.export_name.trim();
     let path = PathBuf::from(name);
-    let Some(format) = FileFormat::of(&path).filter(|_| !name.is_empty()) else {
+    let Some(format) = FileFormat::of(&path) else {
         app.error(format!(
             "export: {name:?} has no known extension: end the name with {}",
             FileFormat::EXTENSIONS
