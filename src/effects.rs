@@ -4,17 +4,20 @@
 //! thread that sends its answers back later. Never touches the terminal
 //! and never sees the `App`.
 
+use std::io::Write;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
 use crate::app::{
-    DecisionOutcome, DecisionResult, Effect, ListId, LoadedDrill, Msg, PageRows, PageSource,
+    DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
+    PageRows, PageSource,
 };
 use crate::domain::{DecisionDraft, DecisionId, OperationId};
 use crate::error::{Error, Result};
+use crate::export::{self, FileFormat, Written};
 use crate::query::Query;
-use crate::store::Ledger;
+use crate::store::{Ledger, Seek};
 
 // What goes to a worker thread and what comes back must be `Send`; this
 // fails to compile the day either type stops being so.
@@ -94,8 +97,101 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             out.insert(0, Msg::FormDetailsLoaded(details));
             out
         }
+        Effect::Export(request) => vec![export_rows(ledger, now, &request)],
         Effect::RecordDecisions(_) | Effect::Count(_) | Effect::LoadClusters { .. } => {
             vec![Msg::LoadFailed("internal: not a read".to_string())]
+        }
+    }
+}
+
+/// Writes an export's rows to a new file, streamed from the ledger (one
+/// statement for operations, a page of decisions at a time): a million
+/// rows never sit in memory. The file appears whole or not at all, and an
+/// existing one is never replaced.
+pub fn export_rows(ledger: &Ledger, now: DateTime<Utc>, request: &ExportRequest) -> Msg {
+    let path = &request.path;
+    // A relative name lands in the console's working directory: say which.
+    let shown = std::path::absolute(path)
+        .unwrap_or_else(|_| path.clone())
+        .display()
+        .to_string();
+    let written = export::write_new_file(path, |out| match &request.rows {
+        ExportRows::Operations { query, marks } => {
+            write_operations(ledger, now, query, marks, request.format, path, out)
+        }
+        ExportRows::Audit => write_decisions(ledger, request.format, path, out),
+    });
+    let outcome = match written {
+        Ok(Written::Rows(n)) => Ok(n),
+        Ok(Written::Exists) => Err(format!(
+            "export: {shown} exists; nothing written: press e and type another name"
+        )),
+        Err(e) => Err(format!(
+            "export to {shown} failed, nothing written: {}",
+            first_line(&e)
+        )),
+    };
+    Msg::Exported {
+        path: shown,
+        outcome,
+    }
+}
+
+fn write_operations(
+    ledger: &Ledger,
+    now: DateTime<Utc>,
+    query: &Query,
+    marks: &[OperationId],
+    format: FileFormat,
+    path: &Path,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    let io = |e| export::write_failed(path, e);
+    if format == FileFormat::Csv {
+        writeln!(out, "{}", export::OPERATION_CSV_HEADER).map_err(io)?;
+    }
+    let mut n = 0;
+    ledger.for_each_row(query, now, |row| {
+        // Marks come from a BTreeSet, so they are sorted.
+        if !marks.is_empty() && marks.binary_search(&row.id).is_err() {
+            return Ok(());
+        }
+        n += 1;
+        match format {
+            FileFormat::Csv => writeln!(out, "{}", export::operation_csv(&row, now)),
+            FileFormat::Jsonl => writeln!(out, "{}", export::operation_json(&row, now)),
+        }
+        .map_err(io)
+    })?;
+    Ok(n)
+}
+
+fn write_decisions(
+    ledger: &Ledger,
+    format: FileFormat,
+    path: &Path,
+    out: &mut dyn Write,
+) -> Result<u64> {
+    const PAGE: usize = 1000;
+    let io = |e| export::write_failed(path, e);
+    if format == FileFormat::Csv {
+        writeln!(out, "{}", export::DECISION_CSV_HEADER).map_err(io)?;
+    }
+    let mut n = 0;
+    let mut seek = Seek::First;
+    loop {
+        let page = ledger.audit_page(seek, PAGE)?;
+        for d in &page {
+            match format {
+                FileFormat::Csv => writeln!(out, "{}", export::decision_csv(d)),
+                FileFormat::Jsonl => writeln!(out, "{}", export::decision_json(d)),
+            }
+            .map_err(io)?;
+        }
+        n += page.len() as u64;
+        match page.last() {
+            Some(last) if page.len() == PAGE => seek = Seek::After(last.id),
+            _ => return Ok(n),
         }
     }
 }

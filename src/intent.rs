@@ -58,6 +58,8 @@ pub enum KeyMode {
     Filter,
     Form,
     Help,
+    /// A one-line prompt: the export's file name.
+    Prompt,
 }
 
 impl KeyMode {
@@ -68,13 +70,14 @@ impl KeyMode {
             "filter" => KeyMode::Filter,
             "form" => KeyMode::Form,
             "help" => KeyMode::Help,
+            "prompt" => KeyMode::Prompt,
             _ => return None,
         })
     }
 
     /// Modes where printable keys type text unless bound.
     pub fn types_text(self) -> bool {
-        matches!(self, KeyMode::Filter | KeyMode::Form)
+        matches!(self, KeyMode::Filter | KeyMode::Form | KeyMode::Prompt)
     }
 }
 
@@ -100,6 +103,8 @@ pub enum Intent {
     StartFilter,
     /// The next order of the rows (the Drills view).
     CycleSort,
+    /// Write the marked rows, or every row the view matches, to a file.
+    Export,
     ToggleMark,
     Decide(DecisionKind),
     Undo,
@@ -132,9 +137,40 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
     }
 }
 
+// The export's words, apart: `Intent::words` must stay one screen.
+const EXPORT: Words = words(
+    "export",
+    "export",
+    "export the marked rows, or all the view matches, to .csv or .jsonl",
+);
+const WRITE_EXPORT: Words = words("confirm", "write", "write the file (never over one)");
+
+/// The words of the key that shows `view`.
+fn view_words(view: View) -> Words {
+    match view {
+        View::Queue => words(
+            "view_queue",
+            "queue",
+            "triage queue: unknown, exhausted, conflict, stale reserved",
+        ),
+        View::All => words("view_all", "all", "all operations"),
+        View::Drills => words("view_drills", "drills", "drill files and their verdicts"),
+        View::Audit => words(
+            "view_audit",
+            "audit",
+            "audit trail: decisions, newest first",
+        ),
+        View::Clusters => words(
+            "view_clusters",
+            "clusters",
+            "the queue grouped by receiver, account, last error and age",
+        ),
+    }
+}
+
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 34] = {
+    pub const BINDABLE: [Intent; 35] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -157,6 +193,7 @@ impl Intent {
             Intent::DetailUp,
             Intent::StartFilter,
             Intent::CycleSort,
+            Intent::Export,
             Intent::ToggleMark,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
@@ -187,6 +224,8 @@ impl Intent {
             // Enter on a cluster filters the queue to it; there is no
             // detail to scroll.
             Intent::DetailDown | Intent::DetailUp => view != View::Clusters,
+            // The views with rows of the ledger; the drills come from files.
+            Intent::Export => matches!(view, View::Queue | View::All | View::Audit),
             _ => true,
         }
     }
@@ -228,25 +267,7 @@ impl Intent {
             Intent::Help => words("help", "help", "this help"),
             Intent::NextView => words("next_view", "next view", "next view"),
             Intent::PrevView => words("prev_view", "prev view", "previous view"),
-            Intent::ShowView(View::Queue) => words(
-                "view_queue",
-                "queue",
-                "triage queue: unknown, exhausted, conflict, stale reserved",
-            ),
-            Intent::ShowView(View::All) => words("view_all", "all", "all operations"),
-            Intent::ShowView(View::Drills) => {
-                words("view_drills", "drills", "drill files and their verdicts")
-            }
-            Intent::ShowView(View::Audit) => words(
-                "view_audit",
-                "audit",
-                "audit trail: decisions, newest first",
-            ),
-            Intent::ShowView(View::Clusters) => words(
-                "view_clusters",
-                "clusters",
-                "the queue grouped by receiver, account, last error and age",
-            ),
+            Intent::ShowView(view) => view_words(view),
             Intent::MoveDown => words("move_down", "down", "next row"),
             Intent::MoveUp => words("move_up", "up", "previous row"),
             Intent::PageDown => words("page_down", "page down", "a screen down"),
@@ -262,6 +283,7 @@ impl Intent {
                 "sort",
                 "sort the drill cases by the next column",
             ),
+            Intent::Export => EXPORT,
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",
@@ -293,6 +315,7 @@ impl Intent {
                 KeyMode::Form => words("back", "cancel", "cancel: nothing is recorded"),
                 KeyMode::Filter => words("back", "clear filter", "clear the filter"),
                 KeyMode::Help => words("back", "close", "close help"),
+                KeyMode::Prompt => words("back", "cancel", "cancel: nothing is written"),
                 KeyMode::Any | KeyMode::List => words(
                     "back",
                     "back",
@@ -304,6 +327,7 @@ impl Intent {
                 "keep filter",
                 "keep the filter and return to the list",
             ),
+            Intent::Confirm if mode == KeyMode::Prompt => WRITE_EXPORT,
             Intent::Confirm => words(
                 "confirm",
                 "record",

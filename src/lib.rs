@@ -31,6 +31,7 @@ pub mod domain;
 pub mod drill;
 pub mod effects;
 pub mod error;
+pub mod export;
 pub mod intent;
 pub mod keymap;
 pub mod labels;

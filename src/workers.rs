@@ -1,5 +1,5 @@
 //! The threads that keep SQL off the screen's thread: a [`Reader`] (pages,
-//! details, the form's details) and a [`Writer`] (decisions), each with its
+//! details, the form's details, exports) and a [`Writer`] (decisions), each with its
 //! own connection, answering through the shell's channel. The reader's
 //! queue lives here, on the screen's side, so "newest wins" is plain
 //! single-threaded bookkeeping: a request supersedes the older ones it makes
@@ -265,6 +265,23 @@ mod tests {
         assert!(supersedes(&replace, &older));
         assert!(supersedes(&replace, &append));
         assert!(!supersedes(&replace, &Effect::LoadDetail(OperationId(1))));
+    }
+
+    #[test]
+    fn a_new_filter_never_cancels_an_export_under_way() {
+        let export = Effect::Export(Box::new(crate::app::ExportRequest {
+            path: "out.csv".into(),
+            format: crate::export::FileFormat::Csv,
+            rows: crate::app::ExportRows::Audit,
+        }));
+        let replace = page(
+            3,
+            ListId::Queue,
+            Fetch::First,
+            Merge::Replace { keep: None },
+        );
+        assert!(!supersedes(&replace, &export));
+        assert!(!supersedes(&export, &replace));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 pub mod clusters;
 mod decisions;
 pub mod drills;
+pub mod export;
 mod filtering;
 pub mod form;
 pub mod layout;
@@ -29,6 +30,7 @@ pub mod window;
 
 pub use crate::intent::{Intent, View};
 pub use clusters::ClustersPane;
+pub use export::{ExportRequest, ExportRows};
 pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
 pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};

@@ -28,6 +28,8 @@ pub enum Mode {
     Filter,
     Form,
     Help,
+    /// Typing the export's file name.
+    Export,
 }
 
 impl Mode {
@@ -37,6 +39,7 @@ impl Mode {
             Mode::Filter => KeyMode::Filter,
             Mode::Form => KeyMode::Form,
             Mode::Help => KeyMode::Help,
+            Mode::Export => KeyMode::Prompt,
         }
     }
 }
@@ -131,6 +134,8 @@ pub struct App {
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
+    /// The export's file name being typed (while in [`Mode::Export`]).
+    pub export_name: String,
     /// Decisions this operator recorded in this session, oldest first: what
     /// `u` undoes.
     pub session: Vec<DecisionReceipt>,
@@ -177,6 +182,7 @@ impl App {
             adopting: None,
             next_ticket: 1,
             status: None,
+            export_name: String::new(),
             session: Vec::new(),
             pending_undo: None,
             recording: None,

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use super::export::ExportRequest;
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge};
 use crate::domain::Clusters;
@@ -73,6 +74,8 @@ pub enum Effect {
         query: Query,
         top: usize,
     },
+    /// Write rows to a new file, on the reader: it answers `Exported`.
+    Export(Box<ExportRequest>),
 }
 
 /// How one decision the shell tried to record ended.
@@ -153,6 +156,12 @@ pub enum Msg {
     /// The adoption ended: what it did, or why the ledger stays read-only.
     Adopted(Result<String, String>),
     LoadFailed(String),
+    /// An export ended: the path as asked, and the rows written or why
+    /// nothing was.
+    Exported {
+        path: String,
+        outcome: Result<u64, String>,
+    },
     /// Something worth telling that is not a failure (the ledger was
     /// adopted or migrated on open).
     Notice(String),

@@ -223,6 +223,11 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             app.mode = Mode::Normal;
             clear_filter(app)
         }
+        Mode::Export => {
+            app.mode = Mode::Normal;
+            app.info("export cancelled: nothing written");
+            Vec::new()
+        }
         Mode::Normal => {
             if app.pane() == Pane::Drills {
                 app.drills.back();

@@ -7,6 +7,7 @@ use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
 };
+use super::export::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
 use super::msg::{Effect, Msg};
@@ -83,6 +84,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             app.drills.cycle_sort();
             Vec::new()
         }
+        Intent::Export => start_export(app),
         Intent::Accept => {
             app.mode = Mode::Normal;
             Vec::new()
@@ -103,6 +105,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
                 Vec::new()
             }
             Mode::Form => confirm_form(app),
+            Mode::Export => confirm_export(app),
             Mode::Normal | Mode::Help => Vec::new(),
         },
         Intent::NextField => cycle_field(app, true),
@@ -116,6 +119,7 @@ fn edit(app: &mut App, c: Option<char>) -> Vec<Effect> {
     match app.mode {
         Mode::Filter => edit_filter(app, c),
         Mode::Form => edit_form(app, c),
+        Mode::Export => edit_export_name(app, c),
         Mode::Normal | Mode::Help => Vec::new(),
     }
 }
@@ -210,6 +214,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.error(message);
             Vec::new()
         }
+        Msg::Exported { path, outcome } => exported(app, &path, outcome),
         Msg::Notice(message) => {
             app.info(message);
             Vec::new()

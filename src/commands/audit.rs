@@ -3,17 +3,14 @@
 //! left out. `--verify` walks the trail's hash chain instead. A decision's words come from [`crate::labels`], shared with
 //! `show` and the console.
 
-use serde_json::{Value, json};
-
-use super::output::{csv_line, emit, emit_page, left_out, rows_wanted};
+use super::output::{emit, emit_page, left_out, rows_wanted};
 use crate::cli::{AuditArgs, ListFormat};
-use crate::domain::{Decision, DecisionId};
+use crate::domain::DecisionId;
 use crate::error::{Error, Result};
+use crate::export::{DECISION_CSV_HEADER, decision_csv, decision_json};
 use crate::labels;
 use crate::store::{ChainVerdict, Ledger, Seek};
 use crate::text::sanitize;
-
-const CSV_HEADER: &str = "id,op_id,decision,from_state,to_state,result_id,evidence,note,operator,decided_at,op_version,undoes";
 
 pub fn run(args: &AuditArgs) -> Result<()> {
     let ledger = super::open_for_reading(&args.ledger)?;
@@ -35,7 +32,7 @@ pub fn run(args: &AuditArgs) -> Result<()> {
             for (i, d) in page.iter().enumerate() {
                 let header = first && i == 0;
                 match format {
-                    ListFormat::Csv if header => writeln!(out, "{CSV_HEADER}")?,
+                    ListFormat::Csv if header => writeln!(out, "{DECISION_CSV_HEADER}")?,
                     ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
                     _ => {}
                 }
@@ -48,7 +45,7 @@ pub fn run(args: &AuditArgs) -> Result<()> {
                         sanitize(&d.decided_at),
                         labels::decision_line(d)
                     )?,
-                    ListFormat::Csv => writeln!(out, "{}", csv_line(&decision_csv(d)))?,
+                    ListFormat::Csv => writeln!(out, "{}", decision_csv(d))?,
                     ListFormat::Json => write!(out, "{}", decision_json(d))?,
                     ListFormat::Jsonl => writeln!(out, "{}", decision_json(d))?,
                 }
@@ -113,39 +110,4 @@ fn count_from(ledger: &Ledger, mut seek: Seek<DecisionId>) -> Result<usize> {
             _ => return Ok(n),
         }
     }
-}
-
-fn decision_csv(d: &Decision) -> [String; 12] {
-    [
-        d.id.to_string(),
-        d.op_id.to_string(),
-        d.decision.clone(),
-        d.from_state.clone(),
-        d.to_state.clone(),
-        d.result_id.clone().unwrap_or_default(),
-        d.evidence.clone().unwrap_or_default(),
-        d.note.clone().unwrap_or_default(),
-        d.operator.clone(),
-        d.decided_at.clone(),
-        d.op_version.to_string(),
-        d.undoes.map(|u| u.to_string()).unwrap_or_default(),
-    ]
-}
-
-/// A decision for scripts: every column, exact values.
-pub(super) fn decision_json(d: &Decision) -> Value {
-    json!({
-        "id": d.id.0,
-        "op_id": d.op_id.0,
-        "decision": d.decision,
-        "from_state": d.from_state,
-        "to_state": d.to_state,
-        "result_id": d.result_id,
-        "evidence": d.evidence,
-        "note": d.note,
-        "operator": d.operator,
-        "decided_at": d.decided_at,
-        "op_version": d.op_version,
-        "undoes": d.undoes.map(|u| u.0),
-    })
 }

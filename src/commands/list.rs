@@ -6,13 +6,13 @@ use std::io::{self, Write};
 
 use chrono::{DateTime, Utc};
 use ratatui::style::Color;
-use serde_json::{Value, json};
 
-use super::output::{colour, csv_line, emit, emit_page, left_out, rows_wanted};
+use super::output::{colour, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{ListArgs, ListFormat};
 use crate::config::Config;
 use crate::domain::{Malformed, OperationRow, age};
 use crate::error::Result;
+use crate::export::{OPERATION_CSV_HEADER, operation_csv, operation_json};
 use crate::labels;
 use crate::query::Query;
 use crate::store::{Ledger, Seek};
@@ -60,15 +60,15 @@ pub(crate) fn write_list(
                 let header = first && i == 0;
                 match format {
                     ListFormat::Table if header => widths.header(out)?,
-                    ListFormat::Csv if header => writeln!(out, "{CSV_HEADER}")?,
+                    ListFormat::Csv if header => writeln!(out, "{OPERATION_CSV_HEADER}")?,
                     ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
                     _ => {}
                 }
                 match format {
                     ListFormat::Table => widths.row(out, row, now, colour)?,
-                    ListFormat::Json => write!(out, "{}", row_json(row, now))?,
-                    ListFormat::Jsonl => writeln!(out, "{}", row_json(row, now))?,
-                    ListFormat::Csv => writeln!(out, "{}", row_csv(row, now))?,
+                    ListFormat::Json => write!(out, "{}", operation_json(row, now))?,
+                    ListFormat::Jsonl => writeln!(out, "{}", operation_json(row, now))?,
+                    ListFormat::Csv => writeln!(out, "{}", operation_csv(row, now))?,
                 }
             }
             Ok(())
@@ -98,36 +98,6 @@ pub(crate) fn write_list(
     Ok(())
 }
 
-fn row_json(row: &OperationRow, now: DateTime<Utc>) -> Value {
-    json!({
-        "id": row.id.0,
-        "state": row.state.as_str(),
-        "stale_reservation": row.is_stale_reservation(now),
-        "account": row.account,
-        "op_type": row.op_type,
-        "idem_key": row.idem_key,
-        "attempts": row.attempts,
-        "max_attempts": row.max_attempts,
-        "last_event": row.last_event,
-        "last_error": row.last_error,
-        "result_id": row.result_id,
-        "lease_expires_at": row.lease_expires_at,
-        "created_at": row.created_at,
-        "updated_at": row.updated_at,
-        "version": row.version,
-        "malformed": malformed_json(&row.malformed),
-    })
-}
-
-/// Malformed cells for scripts: `[{"column": "account", "found": "…"}]`,
-/// empty for a sound row.
-pub(super) fn malformed_json(cells: &[Malformed]) -> Value {
-    cells
-        .iter()
-        .map(|m| json!({ "column": m.column, "found": m.found }))
-        .collect()
-}
-
 /// `  ! malformed: account: invalid UTF-8 …`, after a row's last column.
 fn malformed_note(cells: &[Malformed]) -> String {
     if cells.is_empty() {
@@ -135,29 +105,6 @@ fn malformed_note(cells: &[Malformed]) -> String {
     } else {
         format!("  ! malformed: {}", Malformed::describe(cells))
     }
-}
-
-const CSV_HEADER: &str = "id,state,stale_reservation,account,op_type,idem_key,attempts,max_attempts,last_event,last_error,result_id,created_at,updated_at,version,malformed";
-
-fn row_csv(row: &OperationRow, now: DateTime<Utc>) -> String {
-    let fields = [
-        row.id.to_string(),
-        row.state.to_string(),
-        row.is_stale_reservation(now).to_string(),
-        row.account.clone(),
-        row.op_type.clone(),
-        row.idem_key.clone(),
-        row.attempts.to_string(),
-        row.max_attempts.to_string(),
-        row.last_event.clone().unwrap_or_default(),
-        row.last_error.clone().unwrap_or_default(),
-        row.result_id.clone().unwrap_or_default(),
-        row.created_at.clone(),
-        row.updated_at.clone(),
-        row.version.to_string(),
-        Malformed::describe(&row.malformed),
-    ];
-    csv_line(&fields)
 }
 
 /// Column widths for the table format, measured on the first page and

@@ -1,6 +1,6 @@
 //! Stdout for the commands: whether text may be coloured, writing that
-//! survives a closed pipe, and the CSV and JSON encodings every format
-//! shares. It knows nothing about operations or decisions.
+//! survives a closed pipe, and JSON for people. It knows nothing about
+//! operations or decisions; their CSV and JSON rows are `crate::export`'s.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::cli::ListFormat;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::text::sanitize;
 
 /// Whether text output may use colour: only on a terminal, and only when
 /// the configuration allows it (`NO_COLOR`).
@@ -75,86 +74,4 @@ pub fn emit_json(value: &Value) -> Result<()> {
             serde_json::to_string_pretty(value).unwrap_or_default()
         )
     })
-}
-
-/// One CSV record of `fields`, each quoted as [`csv_field`] says.
-pub fn csv_line(fields: &[String]) -> String {
-    fields
-        .iter()
-        .map(|f| csv_field(f))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// RFC 4180 quoting, with control characters made visible: CSV lands on
-/// terminals too. A cell a spreadsheet would run as a formula (it starts
-/// with `=`, `+`, `-`, `@`, TAB or CR) gets a leading `'` and quotes, as
-/// OWASP's "CSV Injection" page recommends; a plain number such as `-3`
-/// is data and stays as it is.
-fn csv_field(value: &str) -> String {
-    let clean = sanitize(value);
-    if is_formula(value) {
-        format!("\"'{}\"", clean.replace('"', "\"\""))
-    } else if clean.contains([',', '"']) || clean.starts_with(' ') || clean.ends_with(' ') {
-        format!("\"{}\"", clean.replace('"', "\"\""))
-    } else {
-        clean.into_owned()
-    }
-}
-
-/// Whether a spreadsheet would read `value` as a formula.
-fn is_formula(value: &str) -> bool {
-    value.starts_with(['=', '+', '-', '@', '\t', '\r']) && !is_plain_number(value)
-}
-
-/// `-3`, `+1.5`: a sign, digits, at most one decimal point.
-fn is_plain_number(value: &str) -> bool {
-    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
-    !whole.is_empty()
-        && !fraction.is_empty()
-        && whole
-            .chars()
-            .chain(fraction.chars())
-            .all(|c| c.is_ascii_digit())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn formula_cells_are_neutralised_and_numbers_kept() {
-        let cells = [
-            "=HYPERLINK(\"http://x\",\"y\")",
-            "+1+cmd|' /C calc'!A0",
-            "-2+3",
-            "@SUM(A1)",
-            "\t=1",
-            "\r=1",
-            "-3",
-            "+1.5",
-            "a=b",
-        ]
-        .map(String::from);
-        assert_eq!(
-            csv_line(&cells),
-            "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",\"'+1+cmd|' /C calc'!A0\",\"'-2+3\",\"'@SUM(A1)\",\"'⇥=1\",\"'␍=1\",-3,+1.5,a=b"
-        );
-    }
-
-    proptest::proptest! {
-        /// Whatever the ledger holds, a CSV cell carries no control
-        /// character and never starts a formula (a plain number aside).
-        #[test]
-        fn no_cell_is_a_formula_or_carries_a_control(value in "\\PC*|[=+@\t\r-].*") {
-            let cell = csv_field(&value);
-            proptest::prop_assert!(!cell.chars().any(char::is_control), "{cell:?}");
-            let unquoted = cell.strip_prefix('"').unwrap_or(&cell);
-            proptest::prop_assert!(
-                !unquoted.starts_with(['=', '+', '-', '@']) || is_plain_number(&value),
-                "{cell:?}"
-            );
-        }
-    }
 }

@@ -8,13 +8,13 @@ use std::fmt::Write as _;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use super::audit::decision_json;
 use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
 use crate::domain::{DecisionKind, Malformed, OperationDetail, age, evidence, format_time};
 use crate::error::Result;
+use crate::export::{decision_json, malformed_json};
 use crate::labels;
 use crate::text::sanitize;
 
@@ -252,7 +252,7 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "created_at": op.created_at,
             "updated_at": op.updated_at,
             "version": op.version,
-            "malformed": super::list::malformed_json(&op.malformed),
+            "malformed": malformed_json(&op.malformed),
         },
         "history_malformed": detail.history_malformed,
         "contract": detail.contract.as_ref().map(|c| json!({

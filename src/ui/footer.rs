@@ -1,5 +1,6 @@
 //! The two bottom lines: the status line (messages, refusals, the filter
-//! being typed and its parse error) and key hints from the keymap.
+//! being typed and its parse error, the export's file name) and key hints
+//! from the keymap.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -8,12 +9,13 @@ use ratatui::widgets::Paragraph;
 
 use super::clean;
 use super::theme::Theme;
-use crate::app::{App, Intent, Mode, View};
+use crate::app::{App, Intent, ListState, Mode, View};
 use crate::domain::DecisionKind;
 use crate::intent::KeyMode;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
     let line = match (app.mode, app.current_list()) {
+        (Mode::Export, list) => export_prompt(app, list, theme),
         (Mode::Filter, Some(list)) => {
             let mut spans = vec![
                 Span::styled("/", theme.key()),
@@ -73,6 +75,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Intent::Help,
         ],
         Mode::Help => vec![Intent::Back],
+        Mode::Export => vec![Intent::Confirm, Intent::Back, Intent::DeleteChar],
     };
     let actions: Vec<Intent> = actions
         .into_iter()
@@ -87,6 +90,24 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         spans.push(Span::styled(format!(" {what}  "), theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), hints);
+}
+
+/// `export to NAME▏  12 marked rows`: the name being typed and which rows
+/// Enter writes.
+fn export_prompt<'a>(app: &App, list: Option<&ListState>, theme: Theme) -> Line<'a> {
+    let rows = match list {
+        Some(l) if !l.marks.is_empty() => format!("{} marked rows", l.marks.len()),
+        Some(l) => match l.count {
+            Some(n) => format!("all {n} matching rows"),
+            None => "every matching row".to_string(),
+        },
+        None => "every decision".to_string(),
+    };
+    Line::from(vec![
+        Span::styled("export to ", theme.key()),
+        Span::raw(format!("{}▏", clean(&app.export_name))),
+        Span::styled(format!("  {rows}, as .csv or .jsonl"), theme.dim()),
+    ])
 }
 
 /// Whether a key for `intent` read in `mode` belongs in the footer and

@@ -151,6 +151,14 @@ fn filter_with_a_parse_error() {
     insta::assert_snapshot!(snap(&h));
 }
 
+/// The export prompt: the prefilled name and which rows Enter writes.
+#[test]
+fn export_prompt_with_marks_80x24() {
+    let mut h = sized(80, 24);
+    h.keys("space j space e");
+    insta::assert_snapshot!(snap(&h));
+}
+
 #[test]
 fn empty_ledger() {
     let mut h = Harness::with(&[]);
