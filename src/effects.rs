@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
 
+mod bulk;
+
 // What goes to a worker thread and what comes back must be `Send`; this
 // fails to compile the day either type stops being so.
 const _: fn() = || {
@@ -30,6 +32,14 @@ const _: fn() = || {
 pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
     match effect {
         Effect::RecordDecisions(drafts) => vec![record(ledger, now, &drafts)],
+        Effect::RecordBulk { template, targets } => {
+            let mut msgs = Vec::new();
+            record_bulk(ledger, now, &template, &targets, |m| {
+                msgs.push(m);
+                true
+            });
+            msgs
+        }
         Effect::Count(lists) => {
             vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
         }
@@ -93,11 +103,19 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             out.insert(0, Msg::FormDetailsLoaded(details));
             out
         }
-        Effect::RecordDecisions(_) | Effect::Count(_) => {
+        Effect::PreviewBulk { query, template } => {
+            match bulk::preview(ledger, &query, template, now) {
+                Ok(p) => vec![Msg::BulkPreviewed(Box::new(p))],
+                Err(e) => failed(e),
+            }
+        }
+        Effect::RecordDecisions(_) | Effect::Count(_) | Effect::RecordBulk { .. } => {
             vec![Msg::LoadFailed("internal: not a read".to_string())]
         }
     }
 }
+
+pub use bulk::record_bulk;
 
 /// Records the drafts, each in its own guarded transaction, and says how
 /// each ended.

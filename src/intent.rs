@@ -92,6 +92,8 @@ pub enum Intent {
     /// The next order of the rows (the Drills view).
     CycleSort,
     ToggleMark,
+    /// Select every row the list's filter matches, without loading them.
+    SelectMatching,
     Decide(DecisionKind),
     Undo,
     Reload,
@@ -125,7 +127,7 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 33] = {
+    pub const BINDABLE: [Intent; 34] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -148,6 +150,7 @@ impl Intent {
             Intent::StartFilter,
             Intent::CycleSort,
             Intent::ToggleMark,
+            Intent::SelectMatching,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
             Intent::Decide(RetrySameKey),
@@ -169,7 +172,9 @@ impl Intent {
     /// only these, so a hint cannot offer a key the view ignores.
     pub fn acts_in(self, view: View) -> bool {
         match self {
-            Intent::ToggleMark | Intent::Decide(_) | Intent::Undo => view.lists_operations(),
+            Intent::ToggleMark | Intent::SelectMatching | Intent::Decide(_) | Intent::Undo => {
+                view.lists_operations()
+            }
             // The audit trail has no filter; the lists and the drills do.
             Intent::StartFilter => view != View::Audit,
             Intent::CycleSort => view == View::Drills,
@@ -180,7 +185,10 @@ impl Intent {
     /// Intents that exist to record a decision (marks choose its rows): a
     /// read-only console offers none.
     pub fn decides(self) -> bool {
-        matches!(self, Intent::ToggleMark | Intent::Decide(_) | Intent::Undo)
+        matches!(
+            self,
+            Intent::ToggleMark | Intent::SelectMatching | Intent::Decide(_) | Intent::Undo
+        )
     }
 
     /// The bindable intent a keymap file calls `name`.
@@ -233,6 +241,11 @@ impl Intent {
                 "toggle_mark",
                 "mark",
                 "mark or unmark the row; decisions apply to marked rows",
+            ),
+            Intent::SelectMatching => words(
+                "select_matching",
+                "all matching",
+                "select every row the filter matches; a decision then applies to all",
             ),
             Intent::Decide(Applied) => words(
                 "decide_applied",

@@ -11,6 +11,7 @@
 //! - [`window`] (paging math), [`form`] (the decision form), [`layout`],
 //!   [`drills`] (the Drills view's rows, open case, filter and sort).
 
+pub mod bulk;
 mod decisions;
 pub mod drills;
 mod filtering;
