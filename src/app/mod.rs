@@ -33,6 +33,8 @@ pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
 #[cfg(test)]
+mod bulk_tests;
+#[cfg(test)]
 mod late_tests;
 #[cfg(test)]
 mod tests;
