@@ -192,7 +192,12 @@ pub(super) fn bulk_progress(app: &mut App, write: BulkWrite) -> Vec<Effect> {
         app.info(format!("writing {} of {}…", write.done, write.total));
         return Vec::new();
     }
-    app.recording = None;
+    let judged = app
+        .recording
+        .take()
+        .and_then(|f| f.bulk)
+        .and_then(|b| b.preview)
+        .map(|p| p.matched - p.pass.len());
     if app.form.as_ref().is_some_and(|f| f.bulk.is_some()) {
         app.form = None;
         if app.mode == Mode::Form {
@@ -214,6 +219,9 @@ pub(super) fn bulk_progress(app: &mut App, write: BulkWrite) -> Vec<Effect> {
         if !ids.is_empty() {
             text.push_str(&format!(" | {what}: {}", id_list(ids)));
         }
+    }
+    if let Some(n) = judged.filter(|n| *n > 0) {
+        text.push_str(&format!(" | {n} not sent: refused or changed when judged"));
     }
     if let Some(why) = &write.failed {
         text.push_str(&format!(" | stopped: {why}"));

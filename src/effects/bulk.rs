@@ -78,7 +78,7 @@ pub fn preview(
         Ok(())
     })?;
     // The biggest group first: it is the one the operator must read.
-    p.refused.sort_by(|a, b| b.ids.len().cmp(&a.ids.len()));
+    p.refused.sort_by_key(|g| std::cmp::Reverse(g.ids.len()));
     Ok(p)
 }
 

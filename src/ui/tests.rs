@@ -449,3 +449,15 @@ fn header_says_not_live_when_polling_fails() {
 }
 
 mod hostile_text;
+
+#[test]
+fn bulk_form_80x24() {
+    let mut h = sized(80, 24);
+    h.keys("/");
+    h.type_text("type:create_report");
+    h.keys("enter * n");
+    h.type_text("provider confirms no effect");
+    h.keys("enter tab tab");
+    h.type_text("2");
+    insta::assert_snapshot!(snap(&h));
+}
