@@ -84,11 +84,14 @@ pub(super) fn select_matching(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     let state = app.list(list);
+    // Only the queue, as `settle decide --filter`: from the All view a
+    // filter that also matches settled rows must not reach them. The
+    // queue's own count is the selection's; the All list's is not.
     let selection = Selection {
         list,
-        query: state.query.clone(),
+        query: state.query.clone().and(Query::queue()),
         filter: state.filter_text.clone(),
-        count: state.count,
+        count: state.count.filter(|_| list == ListId::Queue),
     };
     let n = selection
         .count
@@ -98,8 +101,13 @@ pub(super) fn select_matching(app: &mut App) -> Vec<Effect> {
     } else {
         format!("`{}`", selection.filter)
     };
+    let scope = if list == ListId::Queue {
+        ""
+    } else {
+        " in the queue"
+    };
     app.info(format!(
-        "selected {n} rows matching {filter}: a/n/r/c decide them, esc drops the selection"
+        "selected {n} rows matching {filter}{scope}: a/n/r/c decide them, esc drops the selection"
     ));
     app.selection = Some(selection);
     Vec::new()

@@ -180,3 +180,51 @@ fn the_write_changes_exactly_the_matching_rows_and_skips_one_changed_meanwhile()
         }
     }
 }
+
+#[test]
+fn from_the_all_view_the_selection_still_reaches_only_the_queue() {
+    let mut h = Harness::with(&incident());
+    h.keys("2 /");
+    h.type_text("account:acme");
+    h.keys("enter * n");
+    let form = h.app.form.as_ref().unwrap();
+    let preview = form.bulk.as_ref().unwrap().preview.clone().unwrap();
+    // Six acme rows in All; the completed one (#8) is not the queue's.
+    assert_eq!(h.app.all.count, Some(6));
+    assert_eq!(preview.matched, 5);
+    assert!(!preview.pass.iter().any(|t| t.id == OperationId(8)));
+}
+
+#[test]
+fn a_write_past_one_batch_reports_progress_on_the_status_line_then_the_summary() {
+    let mut ops = Vec::new();
+    for i in 0..201 {
+        let mut op = incident()[0].clone();
+        op.idem_key = format!("k-{i}");
+        ops.push(op);
+    }
+    let mut h = Harness::with(&ops);
+    h.keys("*");
+    assert_eq!(h.app.selection.as_ref().unwrap().count, Some(201));
+    h.keys("n");
+    h.type_text("none at the provider");
+    h.keys("enter tab tab");
+    h.type_text("201");
+    let effects = update(&mut h.app, Intent::Confirm);
+    let write = effects
+        .into_iter()
+        .find(|e| matches!(e, Effect::RecordBulk { .. }))
+        .unwrap();
+    let mut answers = h.perform(write).into_iter();
+
+    h.receive(answers.next().unwrap());
+    assert_eq!(h.app.status.clone().unwrap().text, "writing 200 of 201…");
+    assert!(h.app.recording.is_some(), "no other form opens meanwhile");
+    h.receive(answers.next().unwrap());
+    assert_eq!(
+        h.app.status.clone().unwrap().text,
+        "wrote 201 of 201; 0 refused, 0 conflicted (changed meanwhile, not overwritten)"
+    );
+    assert!(answers.next().is_none());
+    assert_eq!(h.app.queue.count, Some(0));
+}
