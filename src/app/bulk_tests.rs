@@ -121,6 +121,21 @@ fn esc_on_the_bulk_form_drops_the_selection_and_decisions_go_back_to_the_cursor(
 }
 
 #[test]
+fn editing_the_filter_drops_the_selection_it_made() {
+    let mut h = Harness::with(&incident());
+    h.keys("/");
+    h.type_text("account:acme");
+    h.keys("enter *");
+    assert!(h.app.selection.is_some());
+    // Opening the filter again is enough: what it matches may change.
+    h.keys("/ enter");
+    assert!(h.app.selection.is_none());
+    assert!(h.app.form.is_none());
+    h.keys("a");
+    assert!(h.app.form.as_ref().unwrap().bulk.is_none());
+}
+
+#[test]
 fn the_write_changes_exactly_the_matching_rows_and_skips_one_changed_meanwhile() {
     let mut h = Harness::with(&incident());
     judged_with_evidence(&mut h);
