@@ -19,6 +19,8 @@ use crate::export::{self, FileFormat, Written};
 use crate::query::Query;
 use crate::store::{Ledger, Seek};
 
+mod bulk;
+
 // What goes to a worker thread and what comes back must be `Send`; this
 // fails to compile the day either type stops being so.
 const _: fn() = || {
@@ -33,6 +35,14 @@ const _: fn() = || {
 pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
     match effect {
         Effect::RecordDecisions(drafts) => vec![record(ledger, now, &drafts)],
+        Effect::RecordBulk { template, targets } => {
+            let mut msgs = Vec::new();
+            record_bulk(ledger, now, &template, &targets, |m| {
+                msgs.push(m);
+                true
+            });
+            msgs
+        }
         Effect::Count(lists) => {
             vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
         }
@@ -98,7 +108,16 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             out
         }
         Effect::Export(request) => vec![export_rows(ledger, now, &request)],
-        Effect::RecordDecisions(_) | Effect::Count(_) | Effect::LoadClusters { .. } => {
+        Effect::PreviewBulk { query, template } => {
+            match bulk::preview(ledger, &query, template, now) {
+                Ok(p) => vec![Msg::BulkPreviewed(Box::new(p))],
+                Err(e) => failed(e),
+            }
+        }
+        Effect::RecordDecisions(_)
+        | Effect::Count(_)
+        | Effect::LoadClusters { .. }
+        | Effect::RecordBulk { .. } => {
             vec![Msg::LoadFailed("internal: not a read".to_string())]
         }
     }
@@ -195,6 +214,8 @@ fn write_decisions(
         }
     }
 }
+
+pub use bulk::record_bulk;
 
 /// Records the drafts, each in its own guarded transaction, and says how
 /// each ended.

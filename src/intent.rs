@@ -106,6 +106,8 @@ pub enum Intent {
     /// Write the marked rows, or every row the view matches, to a file.
     Export,
     ToggleMark,
+    /// Select every row the list's filter matches, without loading them.
+    SelectMatching,
     Decide(DecisionKind),
     Undo,
     Reload,
@@ -170,7 +172,7 @@ fn view_words(view: View) -> Words {
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 35] = {
+    pub const BINDABLE: [Intent; 36] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -195,6 +197,7 @@ impl Intent {
             Intent::CycleSort,
             Intent::Export,
             Intent::ToggleMark,
+            Intent::SelectMatching,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
             Intent::Decide(RetrySameKey),
@@ -216,7 +219,9 @@ impl Intent {
     /// only these, so a hint cannot offer a key the view ignores.
     pub fn acts_in(self, view: View) -> bool {
         match self {
-            Intent::ToggleMark | Intent::Decide(_) | Intent::Undo => view.lists_operations(),
+            Intent::ToggleMark | Intent::SelectMatching | Intent::Decide(_) | Intent::Undo => {
+                view.lists_operations()
+            }
             // The audit trail and the clusters have no filter; the lists
             // and the drills do.
             Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
@@ -233,7 +238,10 @@ impl Intent {
     /// Intents that exist to record a decision (marks choose its rows): a
     /// read-only console offers none.
     pub fn decides(self) -> bool {
-        matches!(self, Intent::ToggleMark | Intent::Decide(_) | Intent::Undo)
+        matches!(
+            self,
+            Intent::ToggleMark | Intent::SelectMatching | Intent::Decide(_) | Intent::Undo
+        )
     }
 
     /// The intent's words in `mode` on `view`: Enter opens a detail in
@@ -288,6 +296,11 @@ impl Intent {
                 "toggle_mark",
                 "mark",
                 "mark or unmark the row; decisions apply to marked rows",
+            ),
+            Intent::SelectMatching => words(
+                "select_matching",
+                "all matching",
+                "select every row the filter matches; a decision then applies to all",
             ),
             Intent::Decide(Applied) => words(
                 "decide_applied",

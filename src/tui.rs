@@ -417,8 +417,32 @@ impl Shell<'_> {
                 Effect::Count(lists) => self.counter.ask(lists, now),
                 Effect::LoadClusters { query, top } => self.counter.group(query, top, now),
                 Effect::RecordDecisions(drafts) => self.record(drafts),
+                Effect::RecordBulk { template, targets } => {
+                    self.record_bulk(template, targets);
+                }
                 read => self.reader.ask(read, now),
             }
+        }
+    }
+
+    /// A bulk decision goes to the writer under the same refusal as one.
+    fn record_bulk(
+        &mut self,
+        template: crate::domain::DecisionDraft,
+        targets: Vec<app::bulk::Target>,
+    ) {
+        let total = targets.len();
+        let refused = self.watch.file_problem().or_else(|| {
+            (!self.writer.record_bulk(template, targets, self.app.now))
+                .then(|| "the writer stopped; reopen the ledger".to_string())
+        });
+        if let Some(why) = refused {
+            self.tell(Msg::BulkProgress(app::bulk::BulkWrite {
+                total,
+                failed: Some(format!("{why}; nothing written")),
+                finished: true,
+                ..Default::default()
+            }));
         }
     }
 

@@ -13,6 +13,7 @@ use std::thread;
 
 use chrono::{DateTime, Utc};
 
+use crate::app::bulk::Target;
 use crate::app::window::Merge;
 use crate::app::{Effect, Msg, PageSource, Pane};
 use crate::domain::DecisionDraft;
@@ -145,7 +146,8 @@ fn supersedes(new: &Effect, old: &Effect) -> bool {
                     && std::mem::discriminant(new_merge) == std::mem::discriminant(old_merge))
         }
         (Effect::LoadDetail(_), Effect::LoadDetail(_))
-        | (Effect::LoadFormDetails(_), Effect::LoadFormDetails(_)) => true,
+        | (Effect::LoadFormDetails(_), Effect::LoadFormDetails(_))
+        | (Effect::PreviewBulk { .. }, Effect::PreviewBulk { .. }) => true,
         _ => false,
     }
 }
@@ -157,9 +159,17 @@ fn pane_of(source: &PageSource) -> Pane {
     }
 }
 
-struct WriteJob {
-    drafts: Vec<DecisionDraft>,
-    now: DateTime<Utc>,
+enum WriteJob {
+    Decisions {
+        drafts: Vec<DecisionDraft>,
+        now: DateTime<Utc>,
+    },
+    /// A bulk decision: batches, with progress after each.
+    Bulk {
+        template: DecisionDraft,
+        targets: Vec<Target>,
+        now: DateTime<Utc>,
+    },
 }
 
 /// The writing worker: decisions, in the order asked, on the connection
@@ -213,15 +223,43 @@ impl Writer {
     /// Records `drafts`; the answer is one [`Msg::DecisionsRecorded`].
     /// Says false when the worker is gone (nothing was written).
     pub fn record(&self, drafts: Vec<DecisionDraft>, now: DateTime<Utc>) -> bool {
-        self.jobs.send(WriteJob { drafts, now }).is_ok()
+        self.jobs.send(WriteJob::Decisions { drafts, now }).is_ok()
+    }
+
+    /// Records `template` on every target in batches; the answers are
+    /// [`Msg::BulkProgress`], the last one finished. False when the worker
+    /// is gone (nothing was written).
+    pub fn record_bulk(
+        &self,
+        template: DecisionDraft,
+        targets: Vec<Target>,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let job = WriteJob::Bulk {
+            template,
+            targets,
+            now,
+        };
+        self.jobs.send(job).is_ok()
     }
 }
 
 fn write_loop<T: From<Msg>>(mut ledger: Ledger, jobs: &Receiver<WriteJob>, answers: &Sender<T>) {
     while let Ok(job) = jobs.recv() {
-        let msg = effects::record(&mut ledger, job.now, &job.drafts);
-        if answers.send(msg.into()).is_err() {
-            return;
+        match job {
+            WriteJob::Decisions { drafts, now } => {
+                let msg = effects::record(&mut ledger, now, &drafts);
+                if answers.send(msg.into()).is_err() {
+                    return;
+                }
+            }
+            WriteJob::Bulk {
+                template,
+                targets,
+                now,
+            } => effects::record_bulk(&mut ledger, now, &template, &targets, |msg| {
+                answers.send(msg.into()).is_ok()
+            }),
         }
     }
 }

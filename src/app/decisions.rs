@@ -50,6 +50,11 @@ pub(super) fn open_form(
         app.error("still recording the last decision; its result shows in a moment");
         return Vec::new();
     }
+    if undoes.is_none()
+        && let Some(selection) = app.selection.clone()
+    {
+        return super::bulk::open_bulk_form(app, kind, selection);
+    }
     let targets = match undoes {
         Some((_, op)) => vec![op],
         None => app.decision_targets(),
@@ -141,6 +146,9 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
     if let Some(why) = file_problem {
         form.problem = Some(format!("{why}: nothing recorded; reopen the ledger"));
         return Vec::new();
+    }
+    if form.bulk.is_some() {
+        return super::bulk::confirm_bulk(app);
     }
     match form.confirm(&app.operator, app.now) {
         Ok(drafts) => {

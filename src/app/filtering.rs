@@ -10,6 +10,9 @@ use crate::query::Query;
 pub(super) fn start_filter(app: &mut App) -> Vec<Effect> {
     if app.pane().list().is_some() || app.pane() == Pane::Drills {
         app.mode = Mode::Filter;
+        // `*` selected what the old filter matched: a new one must not
+        // inherit it unseen.
+        app.selection = None;
     }
     Vec::new()
 }

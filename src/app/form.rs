@@ -47,6 +47,8 @@ pub struct DecisionForm {
     pub undoes: Option<DecisionId>,
     /// Why the last Enter did not record anything.
     pub problem: Option<String>,
+    /// Every row a filter matches (`*`), instead of `targets`.
+    pub bulk: Option<Box<super::bulk::Bulk>>,
 }
 
 /// One operation's draft with its checks, as the form shows it.
@@ -78,6 +80,7 @@ impl DecisionForm {
             focus: Field::Note,
             undoes,
             problem: None,
+            bulk: None,
         };
         form.focus = form.fields().first().copied().unwrap_or(Field::Note);
         form
@@ -100,7 +103,7 @@ impl DecisionForm {
             }
             _ => vec![Field::Note],
         };
-        if self.is_multi() {
+        if self.is_multi() || self.bulk.is_some() {
             fields.push(Field::ConfirmCount);
         }
         fields
@@ -144,6 +147,23 @@ impl DecisionForm {
             (at + n - 1) % n
         };
         self.focus = fields.get(next).copied().unwrap_or(Field::Note);
+    }
+
+    /// The draft every row of a bulk decision gets, before its id and
+    /// version are filled in: what the operator typed, trimmed.
+    pub fn template(&self, operator: &str) -> DecisionDraft {
+        let text = |s: &str| Some(s.trim().to_string()).filter(|t| !t.is_empty());
+        DecisionDraft {
+            op_id: OperationId(0),
+            kind: self.kind,
+            result_id: text(&self.result_id).filter(|_| self.kind == DecisionKind::Applied),
+            evidence: text(&self.evidence),
+            note: text(&self.note),
+            override_committed: self.override_committed,
+            operator: operator.to_string(),
+            expected_version: 0,
+            undoes: None,
+        }
     }
 
     /// Every draft the form would write, with its checks at `now`.

@@ -12,6 +12,7 @@
 //!   the queue to a group), [`window`] (paging math), [`form`] (the decision form), [`layout`],
 //!   [`drills`] (the Drills view's rows, open case, filter and sort).
 
+pub mod bulk;
 pub mod clusters;
 mod decisions;
 pub mod drills;
@@ -36,6 +37,8 @@ pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource
 pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
+#[cfg(test)]
+mod bulk_tests;
 #[cfg(test)]
 mod late_tests;
 #[cfg(test)]

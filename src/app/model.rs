@@ -145,6 +145,8 @@ pub struct App {
     /// can give it back to the operator as it was. While it is there, the
     /// open form says it is recording and no other form opens.
     pub recording: Option<DecisionForm>,
+    /// `*`: every row a list's query matches, to decide on all at once.
+    pub selection: Option<super::bulk::Selection>,
     pub quit: bool,
 }
 
@@ -186,6 +188,7 @@ impl App {
             session: Vec::new(),
             pending_undo: None,
             recording: None,
+            selection: None,
             quit: false,
         }
     }

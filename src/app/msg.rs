@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use super::bulk::{BulkPreview, BulkWrite, Target};
 use super::export::ExportRequest;
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge};
@@ -76,6 +77,18 @@ pub enum Effect {
     },
     /// Write rows to a new file, on the reader: it answers `Exported`.
     Export(Box<ExportRequest>),
+    /// Judge `template` on every row `query` matches (the reader answers
+    /// with `BulkPreviewed`), keeping each row's id and version.
+    PreviewBulk {
+        query: Box<Query>,
+        template: DecisionDraft,
+    },
+    /// Write `template` on each target, guarded by its version, in batches
+    /// on the writer; it answers with `BulkProgress` after each.
+    RecordBulk {
+        template: DecisionDraft,
+        targets: Vec<Target>,
+    },
 }
 
 /// How one decision the shell tried to record ended.
@@ -130,6 +143,8 @@ pub enum Msg {
     DetailLoaded(Box<OperationDetail>),
     FormDetailsLoaded(Vec<OperationDetail>),
     DecisionsRecorded(Vec<DecisionResult>),
+    BulkPreviewed(Box<BulkPreview>),
+    BulkProgress(BulkWrite),
     /// The state counts and each list's total, with the query it was
     /// counted for (a total for an older filter is ignored).
     CountsLoaded {

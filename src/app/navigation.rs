@@ -213,6 +213,8 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Form => {
+            // Esc before confirming drops an all-matching selection too.
+            app.selection = None;
             app.form = None;
             app.pending_undo = None;
             app.mode = Mode::Normal;
@@ -235,6 +237,10 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             }
             if app.detail_open {
                 app.detail_open = false;
+                return Vec::new();
+            }
+            if app.selection.take().is_some() {
+                app.info("selection dropped");
                 return Vec::new();
             }
             let Some(id) = app.pane().list() else {

@@ -3,6 +3,7 @@
 //! `match` that hands the work to a handler (navigation, filtering,
 //! decisions) and returns the effects the shell must perform.
 
+use super::bulk;
 use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
@@ -92,6 +93,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::Input(c) => edit(app, Some(c)),
         Intent::DeleteChar => edit(app, None),
         Intent::ToggleMark => toggle_mark(app),
+        Intent::SelectMatching => bulk::select_matching(app),
         Intent::Decide(kind) => open_form(app, kind, None),
         Intent::Undo => undo(app),
         Intent::Reload => {
@@ -168,6 +170,8 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::DecisionsRecorded(results) => decisions_recorded(app, results),
+        Msg::BulkPreviewed(preview) => bulk::preview_loaded(app, *preview),
+        Msg::BulkProgress(write) => bulk::bulk_progress(app, write),
         Msg::CountsLoaded { counts, lists } => {
             app.counts = Some(counts);
             for (id, query, n) in lists {

@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 use super::theme::Theme;
 use super::{centered, clean};
 use crate::app::App;
+use crate::app::bulk::{Bulk, id_list};
 use crate::app::form::{DecisionForm, Field, PlannedDecision};
 use crate::domain::DecisionKind;
 use crate::domain::rules::{RuleCheck, Verdict};
@@ -26,7 +27,10 @@ fn verb(kind: DecisionKind) -> &'static str {
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     let Some(form) = &app.form else { return };
-    let lines = lines(app, theme, form);
+    let lines = match &form.bulk {
+        Some(bulk) => bulk_lines(app, theme, form, bulk),
+        None => lines(app, theme, form),
+    };
     let width = frame.area().width.min(100);
     // As tall as the wrapped text, so a short form does not hide the list.
     let inner = usize::from(width.saturating_sub(2)).max(1);
@@ -37,12 +41,25 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         width,
         height.min(frame.area().height.saturating_sub(2)),
     );
-    let n = form.targets.len();
-    let title = format!(
-        " {} — {n} operation{} ",
-        verb(form.kind),
-        if n == 1 { "" } else { "s" }
-    );
+    let title = match &form.bulk {
+        Some(bulk) => format!(
+            " {} — all matching ({}) ",
+            verb(form.kind),
+            bulk.preview
+                .as_ref()
+                .map(|p| p.matched as i64)
+                .or(bulk.selection.count)
+                .map_or("counting…".to_string(), |n| n.to_string())
+        ),
+        None => {
+            let n = form.targets.len();
+            format!(
+                " {} — {n} operation{} ",
+                verb(form.kind),
+                if n == 1 { "" } else { "s" }
+            )
+        }
+    };
     let block = Block::bordered().title(Span::styled(title, theme.title()));
     frame.render_widget(Clear, area);
     frame.render_widget(
@@ -144,6 +161,85 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     out
 }
 
+/// The bulk form: the filter, a sample of the rows, how many pass and
+/// how many each rule would refuse, then the fields and the count to type.
+fn bulk_lines(app: &App, theme: Theme, form: &DecisionForm, bulk: &Bulk) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    let filter = match bulk.selection.filter.as_str() {
+        "" => "(no filter)".to_string(),
+        f => clean(f),
+    };
+    out.push(Line::from(vec![
+        Span::styled("every row matching ", theme.dim()),
+        Span::styled(filter, theme.title()),
+    ]));
+    match &bulk.preview {
+        None => out.push(Line::styled("judging every matching row…", theme.dim())),
+        Some(p) => {
+            for line in &p.sample {
+                out.push(Line::raw(format!("  {}", clean(line))));
+            }
+            if p.matched > p.sample.len() {
+                out.push(Line::styled(
+                    format!("  and {} more", p.matched - p.sample.len()),
+                    theme.dim(),
+                ));
+            }
+            out.push(Line::from(vec![
+                Span::styled(" pass ", theme.pass()),
+                Span::raw(format!(
+                    "{} of {} would be written",
+                    p.pass.len(),
+                    p.matched
+                )),
+            ]));
+            for g in &p.refused {
+                out.push(Line::from(vec![
+                    Span::styled(" FAIL ", theme.fail()),
+                    Span::raw(format!(
+                        "{} refused by {}: {} ({})",
+                        g.ids.len(),
+                        clean(&g.rule),
+                        clean(&g.reason),
+                        id_list(&g.ids)
+                    )),
+                ]));
+            }
+            if !p.changed.is_empty() {
+                out.push(Line::from(vec![
+                    Span::styled(" skip ", theme.note()),
+                    Span::raw(format!(
+                        "{} changed while listed ({})",
+                        p.changed.len(),
+                        id_list(&p.changed)
+                    )),
+                ]));
+            }
+        }
+    }
+    out.push(Line::styled(
+        format!(
+            "written as {}, in batches, each only if its version is still the one judged",
+            clean(&app.operator)
+        ),
+        theme.dim(),
+    ));
+    out.push(Line::raw(""));
+    for field in form.fields() {
+        out.push(field_line(theme, form, field));
+    }
+    if let Some(problem) = &form.problem {
+        out.push(Line::styled(clean(problem), theme.error()));
+    }
+    if app.recording.is_some() {
+        out.push(Line::styled(
+            "writing… (Esc hides this form; progress shows on the status line)",
+            theme.title(),
+        ));
+    }
+    out
+}
+
 fn target_line(theme: Theme, p: &PlannedDecision) -> Line<'static> {
     let to = p.to.as_ref().map_or("?".to_string(), |s| clean(s.as_str()));
     let mut spans = vec![
@@ -176,7 +272,13 @@ fn field_line(theme: Theme, form: &DecisionForm, field: Field) -> Line<'static> 
         .to_string(),
     };
     let label = match field {
-        Field::ConfirmCount => format!("type {} to confirm", form.targets.len()),
+        Field::ConfirmCount => match &form.bulk {
+            Some(b) => match &b.preview {
+                Some(p) => format!("type {} to confirm", p.pass.len()),
+                None => "type the count to confirm".to_string(),
+            },
+            None => format!("type {} to confirm", form.targets.len()),
+        },
         Field::ResultId if form.is_multi() => {
             "result id (blank: each one's committed effect)".to_string()
         }

@@ -503,3 +503,15 @@ fn clusters_80x24_no_color() {
 fn clusters_160x48_no_color() {
     insta::assert_snapshot!(clusters(160, 48, false));
 }
+
+#[test]
+fn bulk_form_80x24() {
+    let mut h = sized(80, 24);
+    h.keys("/");
+    h.type_text("type:create_report");
+    h.keys("enter * n");
+    h.type_text("provider confirms no effect");
+    h.keys("enter tab tab");
+    h.type_text("2");
+    insta::assert_snapshot!(snap(&h));
+}
