@@ -12,7 +12,6 @@ use crate::domain::DecisionDraft;
 use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
-use crate::text::sanitize;
 
 /// Rows per transaction, as the CLI's: a service waiting for the write
 /// lock waits for one batch, not the whole incident.
@@ -47,13 +46,14 @@ pub fn preview(
             version: row.version,
         };
         p.matched += 1;
+        // Raw ledger text: the form sanitises what it draws, once.
         if p.sample.len() < SAMPLE {
             p.sample.push(format!(
                 "#{} {} {}/{} version {}",
                 row.id,
                 row.state,
-                sanitize(&row.account),
-                sanitize(&row.op_type),
+                row.account,
+                row.op_type,
                 row.version
             ));
         }
@@ -66,7 +66,7 @@ pub fn preview(
                     None => p.refused.push(RefusalGroup {
                         rule,
                         ids: vec![target.id],
-                        reason: sanitize(&reason).into_owned(),
+                        reason,
                     }),
                 }
             }
