@@ -50,11 +50,7 @@ pub fn preview(
         if p.sample.len() < SAMPLE {
             p.sample.push(format!(
                 "#{} {} {}/{} version {}",
-                row.id,
-                row.state,
-                row.account,
-                row.op_type,
-                row.version
+                row.id, row.state, row.account, row.op_type, row.version
             ));
         }
         match ledger.judge_decision(&draft_for(&p.template, target), now) {
