@@ -52,6 +52,14 @@ const TARGETS: &[(&str, &str)] = &[
     ),
     ("G / g", "<= 5 ms"),
     ("switch views: 2 / 1", "<= 5 ms"),
+    (
+        "Clusters view: the queue grouped",
+        "issue 12: printed, no target",
+    ),
+    (
+        "select all matching (*, n): every row judged",
+        "issue 12: printed, no target",
+    ),
     ("detail of an operation with 1,000 events", "<= 20 ms"),
     (
         "first open of a foreign ledger (adoption)",
@@ -206,6 +214,8 @@ struct Expect {
     queue: Vec<i64>,
     oldest_queue: i64,
     unknown: u64,
+    /// Rows in the triage queue.
+    queue_total: i64,
 }
 
 fn settle(args: &[&str]) -> Term {
@@ -396,6 +406,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
         queue,
         oldest_queue: 0,
         unknown: 0,
+        queue_total: 0,
     };
     drop(conn);
 
@@ -473,6 +484,13 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     e.oldest_queue = conn
         .query_row(
             &format!("SELECT id FROM operations WHERE {QUEUE_WHERE} ORDER BY id LIMIT 1"),
+            [now_rfc3339()],
+            |r| r.get(0),
+        )
+        .unwrap_or(0);
+    e.queue_total = conn
+        .query_row(
+            &format!("SELECT count(*) FROM operations WHERE {QUEUE_WHERE}"),
             [now_rfc3339()],
             |r| r.get(0),
         )
@@ -625,6 +643,23 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
         "—".into(),
     );
     t.settle_for(Duration::from_millis(200));
+    // Issue 12's summary pane: the whole queue grouped, off the screen's
+    // thread; timed until the groups replace "grouping the queue…".
+    let clusters = press(&mut t, "5", |s| {
+        let text = s.contents();
+        text.contains("receiver (op type)") && text.contains("age (since last change)")
+    });
+    t.settle_for(Duration::from_millis(200));
+    let _ = press(&mut t, "1", |s| shows(s, &e.queue));
+    fig(
+        "Clusters view: the queue grouped",
+        fmt_opt(clusters),
+        format!(
+            "the plain list: view switch above; queue of {} rows",
+            e.queue_total
+        ),
+    );
+    t.settle_for(Duration::from_millis(200));
     // The newest operation (first row, selected after g) has 1,000 events.
     let title = format!("#{} detail", e.n);
     let detail = press(&mut t, "\r", |s| s.contents().contains(&title));
@@ -697,6 +732,30 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
             commits.load(Ordering::Relaxed)
         ),
         format!("quiet ledger: {} / {}", pct(idle), quiet_j_text),
+    );
+    // Issue 12's select-all-matching: `*` on the whole queue, then `n`,
+    // timed until the form says how many of the rows would be written
+    // (every matching row streamed and judged on the reader). Last, since
+    // a preview still running would hold the reader for later figures.
+    let select_all = if n <= 1_000_000 {
+        t.settle_for(Duration::from_millis(300));
+        let selected = press(&mut t, "*", |s| s.contents().contains("selected all"));
+        let judged = press(&mut t, "n", |s| s.contents().contains("would be written"));
+        let _ = t.key("\x1b");
+        match (selected, judged) {
+            (Some(_), Some(j)) => format!("{} for {} rows", fmt(j), e.queue_total),
+            _ => fmt_opt(None),
+        }
+    } else {
+        format!(
+            "n/a at this size ({} queue rows): run --ops 100000",
+            e.queue_total
+        )
+    };
+    fig(
+        "select all matching (*, n): every row judged",
+        select_all,
+        "the plain list: page down above".into(),
     );
     t.quit();
 
