@@ -98,8 +98,11 @@ pub enum Intent {
     DetailDown,
     DetailUp,
     StartFilter,
-    /// The next order of the rows (the Drills view).
+    /// The next order of the rows: the next column (the Drills view and
+    /// the operation lists).
     CycleSort,
+    /// The same column the other way round (the operation lists).
+    ReverseSort,
     ToggleMark,
     Decide(DecisionKind),
     Undo,
@@ -134,7 +137,7 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 34] = {
+    pub const BINDABLE: [Intent; 35] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -157,6 +160,7 @@ impl Intent {
             Intent::DetailUp,
             Intent::StartFilter,
             Intent::CycleSort,
+            Intent::ReverseSort,
             Intent::ToggleMark,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
@@ -183,7 +187,8 @@ impl Intent {
             // The audit trail and the clusters have no filter; the lists
             // and the drills do.
             Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
-            Intent::CycleSort => view == View::Drills,
+            Intent::CycleSort => view == View::Drills || view.lists_operations(),
+            Intent::ReverseSort => view.lists_operations(),
             // Enter on a cluster filters the queue to it; there is no
             // detail to scroll.
             Intent::DetailDown | Intent::DetailUp => view != View::Clusters,
@@ -257,10 +262,11 @@ impl Intent {
             Intent::DetailDown => words("detail_down", "scroll detail", "scroll the detail down"),
             Intent::DetailUp => words("detail_up", "scroll detail", "scroll the detail up"),
             Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
-            Intent::CycleSort => words(
-                "cycle_sort",
-                "sort",
-                "sort the drill cases by the next column",
+            Intent::CycleSort => words("cycle_sort", "sort", "sort the rows by the next column"),
+            Intent::ReverseSort => words(
+                "reverse_sort",
+                "reverse",
+                "reverse the operations' order (same column)",
             ),
             Intent::ToggleMark => words(
                 "toggle_mark",

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge};
-use crate::domain::Clusters;
+use crate::domain::{Clusters, Sort};
 use crate::domain::{
     Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
 };
@@ -19,8 +19,12 @@ use crate::store::{Progress, StateCounts};
 /// Which rows a page request reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PageSource {
-    /// One of the operation lists, through its current query.
-    Operations { list: ListId, query: Query },
+    /// One of the operation lists, through its current query, in its order.
+    Operations {
+        list: ListId,
+        query: Query,
+        sort: Sort,
+    },
     /// The audit trail, newest decision first.
     Audit,
 }

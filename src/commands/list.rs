@@ -30,7 +30,7 @@ pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
     let ledger = super::open_for_reading(&args.ledger)?;
     let want = rows_wanted(args.format, args.limit, args.all, 100);
     let sort = match args.sort.as_deref() {
-        Some(s) => s.parse()?,
+        Some(s) => Sort::parse(s).map_err(crate::error::Error::Usage)?,
         None => Sort::default(),
     };
     write_sorted_list(

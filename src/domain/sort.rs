@@ -4,10 +4,8 @@
 //! twice across a page boundary. Vocabulary only: the SQL is in `store`.
 
 use std::fmt;
-use std::str::FromStr;
 
 use super::{OperationId, OperationRow};
-use crate::error::Error;
 
 /// A column an operation list can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -97,12 +95,10 @@ impl fmt::Display for Sort {
     }
 }
 
-impl FromStr for Sort {
-    type Err = Error;
-
+impl Sort {
     /// `COLUMN[:asc|desc]`; a column alone reads descending, like the
-    /// default list (newest, most, last first).
-    fn from_str(s: &str) -> Result<Self, Error> {
+    /// default list (newest, most, last first). The error says what to type.
+    pub fn parse(s: &str) -> Result<Sort, String> {
         let (word, direction) = match s.split_once(':') {
             Some((w, d)) => (w, Some(d)),
             None => (s, None),
@@ -112,18 +108,16 @@ impl FromStr for Sort {
             .into_iter()
             .find(|c| c.as_str() == word.trim())
             .ok_or_else(|| {
-                Error::Usage(format!(
+                format!(
                     "unknown sort column {word:?}: use one of {}",
                     words.join(", ")
-                ))
+                )
             })?;
         let descending = match direction.map(str::trim) {
             None | Some("desc") => true,
             Some("asc") => false,
             Some(other) => {
-                return Err(Error::Usage(format!(
-                    "unknown sort direction {other:?}: use asc or desc"
-                )));
+                return Err(format!("unknown sort direction {other:?}: use asc or desc"));
             }
         };
         Ok(Sort { column, descending })
@@ -150,7 +144,7 @@ mod tests {
 
     #[test]
     fn sort_words_read_back_and_reject_typos() {
-        let s: Sort = "attempts:asc".parse().unwrap();
+        let s = Sort::parse("attempts:asc").unwrap();
         assert_eq!(
             s,
             Sort {
@@ -159,9 +153,9 @@ mod tests {
             }
         );
         assert_eq!(s.to_string(), "attempts ↑");
-        assert_eq!("type".parse::<Sort>().unwrap().to_string(), "type ↓");
-        assert!("attempt".parse::<Sort>().is_err());
-        assert!("id:up".parse::<Sort>().is_err());
+        assert_eq!(Sort::parse("type").unwrap().to_string(), "type ↓");
+        assert!(Sort::parse("attempt").is_err());
+        assert!(Sort::parse("id:up").is_err());
         assert_eq!(SortColumn::LastEvent.next(), SortColumn::Id);
     }
 }
