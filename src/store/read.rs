@@ -1,6 +1,8 @@
 //! Reads: pages and streams of operations for a filter, counts, and the
 //! resolution of a spec to an id. Every list is a bounded page found
-//! through an index (keyset pagination on `id`), never a full load. One
+//! by keyset pagination on `(sort column, id)` ([`Sort`]), never OFFSET or
+//! a full load; the default id order and the account and op type orders
+//! walk an index, the others sort the filter's matches. One
 //! operation's history and the audit trail are in [`history`], the filter's
 //! SQL in [`filter`]; no statement here writes.
 
