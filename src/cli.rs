@@ -141,6 +141,9 @@ pub struct ListArgs {
     /// A filter: state:S account:A type:T key:K attempts>N err:TEXT, free text.
     #[arg(long, value_name = "QUERY")]
     pub filter: Option<String>,
+    /// The order: id, created, updated, attempts, account, type or event, then :asc or :desc [default: id:desc, newest first]. A column alone reads descending; ties go by id.
+    #[arg(long, value_name = "COLUMN[:asc|desc]")]
+    pub sort: Option<String>,
     /// At most this many rows [default: 100 for table; every row for json, jsonl and csv, so a pipeline never loses rows]. When rows are left out, stderr says how many.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,

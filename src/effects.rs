@@ -13,7 +13,7 @@ use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
     PageRows, PageSource,
 };
-use crate::domain::{DecisionDraft, DecisionId, OperationId};
+use crate::domain::{DecisionDraft, DecisionId, OperationId, SortKey};
 use crate::error::{Error, Result};
 use crate::export::{self, FileFormat, Written};
 use crate::query::Query;
@@ -68,11 +68,11 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             limit,
         } => {
             let rows = match *source {
-                PageSource::Operations { list, query } => ledger
-                    .page(&query, fetch.map(OperationId), limit, now)
+                PageSource::Operations { list, query, sort } => ledger
+                    .sorted_page(&query, sort, fetch.clone().map(operation_key), limit, now)
                     .map(|rows| PageRows::Operations { list, rows }),
                 PageSource::Audit => ledger
-                    .audit_page(fetch.map(DecisionId), limit)
+                    .audit_page(fetch.clone().map(|k| DecisionId(k.id)), limit)
                     .map(PageRows::Audit),
             };
             match rows {
@@ -307,4 +307,12 @@ pub fn read_drill(path: &Path) -> LoadedDrill {
 /// for the first.
 pub fn first_line(e: &Error) -> String {
     e.to_string().lines().next().unwrap_or_default().to_string()
+}
+
+/// The window's plain key as the store's typed one.
+fn operation_key(key: crate::app::window::RowKey) -> SortKey {
+    SortKey {
+        value: key.value,
+        id: OperationId(key.id),
+    }
 }

@@ -101,10 +101,13 @@ pub enum Intent {
     DetailDown,
     DetailUp,
     StartFilter,
-    /// The next order of the rows (the Drills view).
+    /// The next order of the rows: the next column (the Drills view and
+    /// the operation lists).
     CycleSort,
     /// Write the marked rows, or every row the view matches, to a file.
     Export,
+    /// The same column the other way round (the operation lists).
+    ReverseSort,
     ToggleMark,
     /// Select every row the list's filter matches, without loading them.
     SelectMatching,
@@ -172,7 +175,7 @@ fn view_words(view: View) -> Words {
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 36] = {
+    pub const BINDABLE: [Intent; 37] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -196,6 +199,7 @@ impl Intent {
             Intent::StartFilter,
             Intent::CycleSort,
             Intent::Export,
+            Intent::ReverseSort,
             Intent::ToggleMark,
             Intent::SelectMatching,
             Intent::Decide(Applied),
@@ -225,7 +229,8 @@ impl Intent {
             // The audit trail and the clusters have no filter; the lists
             // and the drills do.
             Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
-            Intent::CycleSort => view == View::Drills,
+            Intent::CycleSort => view == View::Drills || view.lists_operations(),
+            Intent::ReverseSort => view.lists_operations(),
             // Enter on a cluster filters the queue to it; there is no
             // detail to scroll.
             Intent::DetailDown | Intent::DetailUp => view != View::Clusters,
@@ -286,10 +291,11 @@ impl Intent {
             Intent::DetailDown => words("detail_down", "scroll detail", "scroll the detail down"),
             Intent::DetailUp => words("detail_up", "scroll detail", "scroll the detail up"),
             Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
-            Intent::CycleSort => words(
-                "cycle_sort",
-                "sort",
-                "sort the drill cases by the next column",
+            Intent::CycleSort => words("cycle_sort", "sort", "sort the rows by the next column"),
+            Intent::ReverseSort => words(
+                "reverse_sort",
+                "reverse",
+                "reverse the operations' order (same column)",
             ),
             Intent::Export => EXPORT,
             Intent::ToggleMark => words(

@@ -268,7 +268,7 @@ fn write_loop<T: From<Msg>>(mut ledger: Ledger, jobs: &Receiver<WriteJob>, answe
 mod tests {
     use super::*;
     use crate::app::ListId;
-    use crate::app::window::Fetch;
+    use crate::app::window::{Fetch, RowKey};
     use crate::domain::OperationId;
     use crate::query::Query;
 
@@ -278,6 +278,7 @@ mod tests {
             source: Box::new(PageSource::Operations {
                 list,
                 query: Query::default(),
+                sort: Default::default(),
             }),
             fetch,
             merge,
@@ -299,7 +300,7 @@ mod tests {
             Fetch::First,
             Merge::Replace { keep: None },
         );
-        let append = page(2, ListId::All, Fetch::After(5), Merge::Append);
+        let append = page(2, ListId::All, Fetch::After(RowKey::id(5)), Merge::Append);
         assert!(supersedes(&replace, &older));
         assert!(supersedes(&replace, &append));
         assert!(!supersedes(&replace, &Effect::LoadDetail(OperationId(1))));
@@ -330,9 +331,14 @@ mod tests {
             Fetch::First,
             Merge::Replace { keep: None },
         );
-        let append = page(2, ListId::Queue, Fetch::After(5), Merge::Append);
-        let newer_append = page(3, ListId::Queue, Fetch::After(9), Merge::Append);
-        let prepend = page(4, ListId::Queue, Fetch::Before(9), Merge::Prepend);
+        let append = page(2, ListId::Queue, Fetch::After(RowKey::id(5)), Merge::Append);
+        let newer_append = page(3, ListId::Queue, Fetch::After(RowKey::id(9)), Merge::Append);
+        let prepend = page(
+            4,
+            ListId::Queue,
+            Fetch::Before(RowKey::id(9)),
+            Merge::Prepend,
+        );
         assert!(!supersedes(&append, &replace));
         assert!(supersedes(&newer_append, &append));
         assert!(!supersedes(&prepend, &append));

@@ -459,3 +459,38 @@ fn adopting_a_file_that_cannot_be_written_says_why_and_writes_nothing() {
     );
     assert_eq!(before, file_state(&l));
 }
+
+#[test]
+fn list_sorts_by_a_column_with_ties_in_id_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = demo_ledger(dir.path());
+    let ls = l.to_str().unwrap();
+    let rows = |sort: &str| -> Vec<(i64, i64)> {
+        let out = settle(&["list", ls, "--queue", "--sort", sort, "--format", "jsonl"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| {
+                let r: serde_json::Value = serde_json::from_str(l).unwrap();
+                (r["attempts"].as_i64().unwrap(), r["id"].as_i64().unwrap())
+            })
+            .collect()
+    };
+    let up = rows("attempts:asc");
+    let mut want = up.clone();
+    want.sort();
+    assert_eq!(up, want, "fewest attempts first, then the oldest id");
+    assert_eq!(up.len(), 11, "the whole queue");
+    assert!(up.first().unwrap().0 < up.last().unwrap().0, "{up:?}");
+    let mut down = rows("attempts");
+    down.reverse();
+    assert_eq!(down, up, "a column alone reads descending");
+
+    let out = settle(&["list", ls, "--sort", "attempt"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown sort column"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -299,6 +299,7 @@ impl App {
             Pane::Operations(list) => PageSource::Operations {
                 list,
                 query: self.list(list).query.clone(),
+                sort: self.list(list).window.sort,
             },
             Pane::Audit => PageSource::Audit,
             Pane::Drills | Pane::Clusters => return None,

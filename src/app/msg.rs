@@ -11,7 +11,7 @@ use super::bulk::{BulkPreview, BulkWrite, Target};
 use super::export::ExportRequest;
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge};
-use crate::domain::Clusters;
+use crate::domain::{Clusters, Sort};
 use crate::domain::{
     Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
 };
@@ -21,8 +21,12 @@ use crate::store::{Progress, StateCounts};
 /// Which rows a page request reads.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PageSource {
-    /// One of the operation lists, through its current query.
-    Operations { list: ListId, query: Query },
+    /// One of the operation lists, through its current query, in its order.
+    Operations {
+        list: ListId,
+        query: Query,
+        sort: Sort,
+    },
     /// The audit trail, newest decision first.
     Audit,
 }

@@ -8,7 +8,7 @@ use super::model::{App, DetailPane, Mode};
 use super::msg::{Effect, Ticket};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
-use crate::domain::ClusterDimension;
+use crate::domain::{ClusterDimension, Sort};
 use crate::intent::View;
 
 pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
@@ -97,12 +97,27 @@ pub(super) fn move_cursor(app: &mut App, delta: isize) -> Vec<Effect> {
 }
 
 /// Home and End: the newest or oldest page, cursor on its first row.
+/// `s` and `S` on an operation list: its rows in another order, read from
+/// the selected operation on so the cursor stays on it.
+pub(super) fn resort(app: &mut App, change: impl FnOnce(Sort) -> Sort) -> Vec<Effect> {
+    let Pane::Operations(list) = app.pane() else {
+        return Vec::new();
+    };
+    let window = &mut app.list_mut(list).window;
+    let sort = change(window.sort);
+    let (fetch, merge) = window.resort(sort);
+    app.load_page(Pane::Operations(list), fetch, merge, PAGE)
+        .into_iter()
+        .collect()
+}
+
 pub(super) fn jump(app: &mut App, fetch: Fetch) -> Vec<Effect> {
     let pane = app.pane();
+    let to_top = matches!(fetch, Fetch::First);
     match app.load_page(pane, fetch, Merge::Replace { keep: None }, PAGE) {
         Some(effect) => vec![effect],
         // A pane that holds all its rows (Drills) moves to its end.
-        None if matches!(fetch, Fetch::First) => move_cursor(app, isize::MIN),
+        None if to_top => move_cursor(app, isize::MIN),
         None => move_cursor(app, isize::MAX),
     }
 }

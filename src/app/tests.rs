@@ -455,3 +455,39 @@ fn lost_live_updates_are_said_until_the_ledger_answers_again() {
         "the screen is reread once the ledger answers: {effects:?}"
     );
 }
+
+#[test]
+fn s_sorts_the_list_and_keeps_the_cursor_on_its_operation() {
+    let mut h = Harness::new();
+    h.keys("j j");
+    assert_eq!(h.selected_key(), "k-order");
+    // id ↓ → created ↓ → updated ↓ → attempts ↓.
+    let effects = h.keys("s s s");
+    let sort = h.app.current_list().unwrap().window.sort;
+    assert_eq!(sort.to_string(), "attempts ↓");
+    let reads: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::LoadPage { source, merge, .. } => Some((source.as_ref(), *merge)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reads.iter().any(|(source, merge)| matches!(
+            (source, merge),
+            (msg::PageSource::Operations { sort: s, .. }, window::Merge::Replace { keep: Some(5) })
+                if *s == sort
+        )),
+        "{reads:?}"
+    );
+    assert_eq!(h.selected_key(), "k-order");
+    // Most attempts first, ties newest first; the rows before the cursor's
+    // were read back in too.
+    let keys = keys_in(&h);
+    assert_eq!(keys[..3], ["k-order", "k-report-1", "k-conflict"]);
+    assert_eq!(keys[4], "k-stale");
+    h.keys("S");
+    assert_eq!(h.selected_key(), "k-order");
+    assert_eq!(keys_in(&h)[0], "k-stale");
+    assert_eq!(keys_in(&h)[4], "k-order");
+}

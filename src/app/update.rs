@@ -11,13 +11,14 @@ use super::decisions::{
 use super::export::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
-use super::msg::{Effect, Msg};
+use super::msg::{Effect, Msg, PageRows, Ticket};
 use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
-    scroll_detail, show_view, toggle_detail,
+    resort, scroll_detail, show_view, toggle_detail,
 };
-use super::window::Fetch;
-use crate::intent::Intent;
+use super::window::{Fetch, Merge, PAGE};
+use crate::domain::Sort;
+use crate::intent::{Intent, View};
 
 /// Applies what the operator meant and returns what the shell must do.
 pub fn update(app: &mut App, intent: Intent) -> Vec<Effect> {
@@ -81,11 +82,19 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::DetailDown => scroll_detail(app, true),
         Intent::DetailUp => scroll_detail(app, false),
         Intent::StartFilter => start_filter(app),
-        Intent::CycleSort => {
+        Intent::CycleSort if app.view == View::Drills => {
             app.drills.cycle_sort();
             Vec::new()
         }
         Intent::Export => start_export(app),
+        Intent::CycleSort => resort(app, |s| Sort {
+            column: s.column.next(),
+            ..s
+        }),
+        Intent::ReverseSort => resort(app, |s| Sort {
+            descending: !s.descending,
+            ..s
+        }),
         Intent::Accept => {
             app.mode = Mode::Normal;
             Vec::new()
@@ -142,15 +151,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             merge,
             limit,
             rows,
-        } => {
-            let pane = rows.pane();
-            let mut effects = Vec::new();
-            if app.merge_page(ticket, fetch, merge, limit, rows) && app.pane() == pane {
-                effects = follow_cursor(app, false);
-            }
-            effects.extend(page_answered(app, ticket));
-            effects
-        }
+        } => page_loaded(app, ticket, fetch, merge, limit, rows),
         Msg::PageFailed { ticket, message } => {
             app.error(message);
             page_answered(app, ticket)
@@ -242,4 +243,29 @@ fn adopted(app: &mut App, outcome: Result<String, String>) -> Vec<Effect> {
             Vec::new()
         }
     }
+}
+
+/// A page arrived: merged unless out of date; the detail follows the
+/// cursor, and a list reread from the cursor's row (a new sort order) asks
+/// for the rows before it.
+fn page_loaded(
+    app: &mut App,
+    ticket: Ticket,
+    fetch: Fetch,
+    merge: Merge,
+    limit: usize,
+    rows: PageRows,
+) -> Vec<Effect> {
+    let pane = rows.pane();
+    let mut effects = Vec::new();
+    let replaced = matches!(merge, Merge::Replace { .. });
+    if app.merge_page(ticket, fetch, merge, limit, rows) && app.pane() == pane {
+        effects = follow_cursor(app, false);
+        let height = app.visible_rows();
+        if replaced && let Some((fetch, merge)) = app.cursor_mut(pane).move_by(0, height) {
+            effects.extend(app.load_page(pane, fetch, merge, PAGE));
+        }
+    }
+    effects.extend(page_answered(app, ticket));
+    effects
 }

@@ -4,9 +4,31 @@
 //! never fetches them. A million rows cost the same as ten: the buffer never
 //! grows past [`MAX_BUFFER`].
 
-/// Where a page starts, by plain row id: the window serves operations and
-/// decisions alike; the shell maps the id to the store's typed one.
-pub type Fetch = crate::store::Seek<i64>;
+use crate::domain::{Sort, SortValue};
+
+/// Where a page starts, by a row's place in the window's order: the window
+/// serves operations and decisions alike; the shell maps the key to the
+/// store's typed one.
+pub type Fetch = crate::store::Seek<RowKey>;
+
+/// A row's place in a sorted list: its value in the sort column, then its
+/// plain id (which breaks ties, so a page boundary never skips a row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowKey {
+    pub value: SortValue,
+    pub id: i64,
+}
+
+impl RowKey {
+    /// The key in a list ordered by id alone (the audit trail; the default
+    /// operation order).
+    pub fn id(id: i64) -> RowKey {
+        RowKey {
+            value: SortValue::Int(id),
+            id,
+        }
+    }
+}
 
 /// Rows per page fetched from the store.
 pub const PAGE: usize = 100;
@@ -15,18 +37,31 @@ pub const MAX_BUFFER: usize = 3 * PAGE;
 
 /// Anything with an id a window can page around.
 pub trait Keyed {
-    fn key(&self) -> i64;
+    fn id(&self) -> i64;
+    /// The row's place in `sort`'s order.
+    fn key(&self, sort: Sort) -> RowKey;
 }
 
 impl Keyed for crate::domain::OperationRow {
-    fn key(&self) -> i64 {
+    fn id(&self) -> i64 {
         self.id.0
+    }
+    fn key(&self, sort: Sort) -> RowKey {
+        let key = sort.key_of(self);
+        RowKey {
+            value: key.value,
+            id: key.id.0,
+        }
     }
 }
 
 impl Keyed for crate::domain::Decision {
-    fn key(&self) -> i64 {
+    fn id(&self) -> i64 {
         self.id.0
+    }
+    /// The audit trail has one order, newest first.
+    fn key(&self, _sort: Sort) -> RowKey {
+        RowKey::id(self.id.0)
     }
 }
 
@@ -58,6 +93,8 @@ pub struct Window<T> {
     /// answering an older request reads a filter or a position the
     /// operator has left, and is dropped.
     pub generation: u64,
+    /// The order the rows are in (and pages are asked in).
+    pub sort: Sort,
 }
 
 impl<T> Default for Window<T> {
@@ -70,6 +107,7 @@ impl<T> Default for Window<T> {
             at_end: true,
             loaded: false,
             generation: 0,
+            sort: Sort::default(),
         }
     }
 }
@@ -97,12 +135,12 @@ impl<T: Keyed> Window<T> {
         let margin = height.max(1);
         let last = self.rows.len().checked_sub(1)?;
         if !self.at_end && self.cursor + margin >= last {
-            let id = self.rows.get(last)?.key();
-            return Some((Fetch::After(id), Merge::Append));
+            let key = self.rows.get(last)?.key(self.sort);
+            return Some((Fetch::After(key), Merge::Append));
         }
         if !self.at_start && self.cursor < margin {
-            let id = self.rows.first()?.key();
-            return Some((Fetch::Before(id), Merge::Prepend));
+            let key = self.rows.first()?.key(self.sort);
+            return Some((Fetch::Before(key), Merge::Prepend));
         }
         None
     }
@@ -131,12 +169,12 @@ impl<T: Keyed> Window<T> {
                 self.at_start =
                     matches!(seek, Fetch::First) || (matches!(seek, Fetch::Last) && short);
                 self.at_end = matches!(seek, Fetch::Last) || short;
-                self.cursor = match (keep, seek) {
+                self.cursor = match (keep, &seek) {
                     (_, Fetch::Last) => self.rows.len().saturating_sub(1),
                     (Some(id), _) => self
                         .rows
                         .iter()
-                        .position(|r| r.key() == id)
+                        .position(|r| r.id() == id)
                         .unwrap_or(old_cursor),
                     (None, _) => 0,
                 };
@@ -146,7 +184,7 @@ impl<T: Keyed> Window<T> {
             Merge::Append => {
                 // A page for an edge we no longer have (the buffer was
                 // replaced meanwhile) is dropped rather than spliced wrongly.
-                if !matches!(seek, Fetch::After(id) if self.rows.last().is_some_and(|r| r.key() == id))
+                if !matches!(&seek, Fetch::After(key) if self.rows.last().is_some_and(|r| r.key(self.sort) == *key))
                 {
                     return;
                 }
@@ -164,7 +202,7 @@ impl<T: Keyed> Window<T> {
                 }
             }
             Merge::Prepend => {
-                if !matches!(seek, Fetch::Before(id) if self.rows.first().is_some_and(|r| r.key() == id))
+                if !matches!(&seek, Fetch::Before(key) if self.rows.first().is_some_and(|r| r.key(self.sort) == *key))
                 {
                     return;
                 }
@@ -191,16 +229,43 @@ impl<T: Keyed> Window<T> {
     /// The request that rereads the rows on screen in place (live changes,
     /// reload, after a decision): from the top of the buffer, as many rows.
     pub fn refresh_request(&self) -> (Fetch, Merge, usize) {
-        let keep = self.selected().map(Keyed::key);
+        let keep = self.selected().map(Keyed::id);
         let limit = self.rows.len().max(PAGE);
         match self.rows.first() {
             Some(first) if !self.at_start => (
-                Fetch::After(first.key().saturating_add(1)),
+                Fetch::After(self.from(first)),
                 Merge::Replace { keep },
                 limit,
             ),
             _ => (Fetch::First, Merge::Replace { keep }, limit),
         }
+    }
+
+    /// Puts the rows in `sort`'s order: the request that reads them from
+    /// the selected row on, the cursor staying on that row's operation.
+    pub fn resort(&mut self, sort: Sort) -> (Fetch, Merge) {
+        self.sort = sort;
+        match self.selected() {
+            Some(row) => (
+                Fetch::After(self.from(row)),
+                Merge::Replace {
+                    keep: Some(row.id()),
+                },
+            ),
+            None => (Fetch::First, Merge::Replace { keep: None }),
+        }
+    }
+
+    /// The seek key just before `row` in the window's order, so a page
+    /// "after" it starts with `row` itself.
+    fn from(&self, row: &T) -> RowKey {
+        let mut key = row.key(self.sort);
+        key.id = if self.sort.descending {
+            key.id.saturating_add(1)
+        } else {
+            key.id.saturating_sub(1)
+        };
+        key
     }
 }
 
@@ -212,8 +277,11 @@ mod tests {
     #[derive(Debug, Clone, PartialEq)]
     struct Row(i64);
     impl Keyed for Row {
-        fn key(&self) -> i64 {
+        fn id(&self) -> i64 {
             self.0
+        }
+        fn key(&self, _sort: Sort) -> RowKey {
+            RowKey::id(self.0)
         }
     }
 
@@ -235,8 +303,14 @@ mod tests {
         assert!(!w.at_end);
         assert_eq!(w.move_by(10, 20), None);
         let want = w.move_by(70, 20);
-        assert_eq!(want, Some((Fetch::After(901), Merge::Append)));
-        w.merge(Fetch::After(901), Merge::Append, rows(900, PAGE), PAGE, 20);
+        assert_eq!(want, Some((Fetch::After(RowKey::id(901)), Merge::Append)));
+        w.merge(
+            Fetch::After(RowKey::id(901)),
+            Merge::Append,
+            rows(900, PAGE),
+            PAGE,
+            20,
+        );
         assert_eq!(w.rows.len(), 2 * PAGE);
         assert_eq!(w.selected(), Some(&Row(920)));
     }
@@ -253,10 +327,11 @@ mod tests {
         );
         for _ in 0..50 {
             if let Some((seek, merge)) = w.move_by(20, 20) {
-                let Fetch::After(id) = seek else {
+                let Fetch::After(key) = &seek else {
                     panic!("{seek:?}")
                 };
-                w.merge(seek, merge, rows(id - 1, PAGE), PAGE, 20);
+                let from = key.id - 1;
+                w.merge(seek, merge, rows(from, PAGE), PAGE, 20);
             }
         }
         assert!(w.rows.len() <= MAX_BUFFER);
@@ -291,7 +366,13 @@ mod tests {
             10,
             5,
         );
-        w.merge(Fetch::After(7), Merge::Append, rows(6, 3), 10, 5);
+        w.merge(
+            Fetch::After(RowKey::id(7)),
+            Merge::Append,
+            rows(6, 3),
+            10,
+            5,
+        );
         assert_eq!(w.rows.len(), 10);
     }
 

@@ -10,7 +10,7 @@ use ratatui::style::Color;
 use super::output::{colour, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{ListArgs, ListFormat};
 use crate::config::Config;
-use crate::domain::{Malformed, OperationRow, age};
+use crate::domain::{Malformed, OperationRow, Sort, age};
 use crate::error::Result;
 use crate::export::{OPERATION_CSV_HEADER, operation_csv, operation_json};
 use crate::labels;
@@ -29,7 +29,19 @@ pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
     }
     let ledger = super::open_for_reading(&args.ledger)?;
     let want = rows_wanted(args.format, args.limit, args.all, 100);
-    write_list(&ledger, &query, args.format, want, colour(config), now)
+    let sort = match args.sort.as_deref() {
+        Some(s) => Sort::parse(s).map_err(crate::error::Error::Usage)?,
+        None => Sort::default(),
+    };
+    write_sorted_list(
+        &ledger,
+        &query,
+        sort,
+        args.format,
+        want,
+        colour(config),
+        now,
+    )
 }
 
 /// Prints up to `want` operations matching `query`, a page at a time. When
@@ -43,6 +55,19 @@ pub(crate) fn write_list(
     colour: bool,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    write_sorted_list(ledger, query, Sort::default(), format, want, colour, now)
+}
+
+/// [`write_list`] in `sort`'s order (`--sort`).
+fn write_sorted_list(
+    ledger: &Ledger,
+    query: &Query,
+    sort: Sort,
+    format: ListFormat,
+    want: usize,
+    colour: bool,
+    now: DateTime<Utc>,
+) -> Result<()> {
     const PAGE: usize = 1000;
     let mut widths: Option<TableWidths> = None;
     let mut seek = Seek::First;
@@ -50,7 +75,7 @@ pub(crate) fn write_list(
     let mut more = false;
     while shown < want {
         let take = PAGE.min(want - shown);
-        let mut page = ledger.page(query, seek, take + 1, now)?;
+        let mut page = ledger.sorted_page(query, sort, seek, take + 1, now)?;
         more = page.len() > take;
         page.truncate(take);
         let widths = widths.get_or_insert_with(|| TableWidths::of(&page, now));
@@ -75,7 +100,7 @@ pub(crate) fn write_list(
         })?;
         shown += page.len();
         match page.last() {
-            Some(last) if more && open => seek = Seek::After(last.id),
+            Some(last) if more && open => seek = Seek::After(sort.key_of(last)),
             _ => break,
         }
     }

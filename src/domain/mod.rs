@@ -9,6 +9,7 @@ pub(crate) mod fixture;
 pub mod key_expiry;
 mod malformed;
 pub mod rules;
+mod sort;
 mod time;
 
 use std::fmt;
@@ -17,6 +18,7 @@ use chrono::{DateTime, Utc};
 
 pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters};
 pub use malformed::Malformed;
+pub use sort::{Sort, SortColumn, SortKey, SortValue};
 pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_time};
 
 /// Row id of an operation (`operations.id`). A newtype so it cannot be mixed

@@ -1,6 +1,8 @@
 //! Reads: pages and streams of operations for a filter, counts, and the
 //! resolution of a spec to an id. Every list is a bounded page found
-//! through an index (keyset pagination on `id`), never a full load. One
+//! by keyset pagination on `(sort column, id)` ([`Sort`]), never OFFSET or
+//! a full load; the default id order and the account and op type orders
+//! walk an index, the others sort the filter's matches. One
 //! operation's history and the audit trail are in [`history`], the filter's
 //! SQL in [`filter`]; no statement here writes.
 
@@ -9,7 +11,9 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, Row, params, params_from_iter};
 
 use super::Ledger;
-use crate::domain::{OperationId, OperationRow, Seek, State, StateCounts};
+use crate::domain::{
+    OperationId, OperationRow, Seek, Sort, SortColumn, SortKey, SortValue, State, StateCounts,
+};
 use crate::error::{Error, Result};
 use crate::query::Query;
 
@@ -39,14 +43,49 @@ const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, 
     o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version
     FROM operations o";
 
-/// The keyset condition on `column`, the order to read in, the bound, and
-/// whether the rows must be reversed into list order.
-fn seek_plan<Id>(seek: Seek<Id>, column: &str) -> (String, &'static str, Option<Id>, bool) {
+/// The direction to read in, whether the rows must be reversed into list
+/// order, and the comparison that keeps the rows beyond the seek key.
+fn seek_plan<K>(
+    seek: Seek<K>,
+    descending: bool,
+) -> (&'static str, bool, Option<(K, &'static str)>) {
+    let (forward, backward) = if descending {
+        ("DESC", "ASC")
+    } else {
+        ("ASC", "DESC")
+    };
+    let (after, before) = if descending { ("<", ">") } else { (">", "<") };
     match seek {
-        Seek::First => (String::new(), "DESC", None, false),
-        Seek::After(id) => (format!("{column} <"), "DESC", Some(id), false),
-        Seek::Before(id) => (format!("{column} >"), "ASC", Some(id), true),
-        Seek::Last => (String::new(), "ASC", None, true),
+        Seek::First => (forward, false, None),
+        Seek::After(key) => (forward, false, Some((key, after))),
+        Seek::Before(key) => (backward, true, Some((key, before))),
+        Seek::Last => (backward, true, None),
+    }
+}
+
+/// The expression a sort orders by. Never NULL (a row value compared with
+/// NULL is neither before nor after, and the page would lose the row);
+/// read from the trigger-kept summary when it is there.
+fn sort_sql(column: SortColumn, derived: bool) -> &'static str {
+    match (column, derived) {
+        (SortColumn::Id, _) => "o.id",
+        (SortColumn::Created, _) => "o.created_at",
+        (SortColumn::Updated, _) => "o.updated_at",
+        (SortColumn::Account, _) => "o.account",
+        (SortColumn::OpType, _) => "o.op_type",
+        (SortColumn::Attempts, true) => "coalesce(s.attempts, 0)",
+        (SortColumn::Attempts, false) => "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id)",
+        (SortColumn::LastEvent, true) => "coalesce(s.last_event, '')",
+        (SortColumn::LastEvent, false) => {
+            "coalesce((SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1), '')"
+        }
+    }
+}
+
+fn sort_value(value: SortValue) -> Value {
+    match value {
+        SortValue::Int(n) => Value::Integer(n),
+        SortValue::Text(t) => Value::Text(t),
     }
 }
 
@@ -59,7 +98,24 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        let (sql, values, reverse) = self.page_sql(query, seek, Some(limit), now);
+        let seek = seek.map(|id| SortKey {
+            value: SortValue::Int(id.0),
+            id,
+        });
+        self.sorted_page(query, Sort::default(), seek, limit, now)
+    }
+
+    /// One page of operations matching `query` in `sort`'s order, ties
+    /// broken by id; `seek` is a row's [`Sort::key_of`] in that same order.
+    pub fn sorted_page(
+        &self,
+        query: &Query,
+        sort: Sort,
+        seek: Seek<SortKey>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>> {
+        let (sql, values, reverse) = self.page_sql(query, sort, seek, Some(limit), now);
         let mut stmt = self
             .conn
             .prepare_cached(&sql)
@@ -81,9 +137,20 @@ impl Ledger {
         &self,
         query: &Query,
         now: DateTime<Utc>,
+        each: impl FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64> {
+        self.for_each_sorted_row(query, Sort::default(), now, each)
+    }
+
+    /// [`Ledger::for_each_row`] in `sort`'s order (`settle list --sort`).
+    pub fn for_each_sorted_row(
+        &self,
+        query: &Query,
+        sort: Sort,
+        now: DateTime<Utc>,
         mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        let (sql, values, _) = self.page_sql(query, Seek::First, None, now);
+        let (sql, values, _) = self.page_sql(query, sort, Seek::First, None, now);
         let mut stmt = self
             .conn
             .prepare(&sql)
@@ -104,15 +171,25 @@ impl Ledger {
     pub(super) fn page_sql(
         &self,
         query: &Query,
-        seek: Seek<OperationId>,
+        sort: Sort,
+        seek: Seek<SortKey>,
         limit: Option<usize>,
         now: DateTime<Utc>,
     ) -> (String, Vec<Value>, bool) {
         let (mut clause, mut values) = where_clause(query, now, self.derived);
-        let (condition, order, bound, reverse) = seek_plan(seek, "o.id");
-        if let Some(id) = bound {
-            values.push(Value::Integer(id.0));
-            clause.push(format!("{condition} ?{}", values.len()));
+        let (order, reverse, bound) = seek_plan(seek, sort.descending);
+        let column = sort_sql(sort.column, self.derived);
+        if let Some((key, op)) = bound {
+            values.push(Value::Integer(key.id.0));
+            let id = values.len();
+            if sort.column == SortColumn::Id {
+                // The id alone: the plain form every index ending in id
+                // serves (the plan tests hold this).
+                clause.push(format!("o.id {op} ?{id}"));
+            } else {
+                values.push(sort_value(key.value));
+                clause.push(format!("({column}, o.id) {op} (?{}, ?{id})", values.len()));
+            }
         }
         let limit = match limit {
             Some(n) => {
@@ -126,10 +203,12 @@ impl Ledger {
         } else {
             ROW_SOURCE_UNADOPTED
         };
-        let sql = format!(
-            "{source} {} ORDER BY o.id {order}{limit}",
-            where_sql(&clause)
-        );
+        let by = if sort.column == SortColumn::Id {
+            format!("o.id {order}")
+        } else {
+            format!("{column} {order}, o.id {order}")
+        };
+        let sql = format!("{source} {} ORDER BY {by}{limit}", where_sql(&clause));
         (sql, values, reverse)
     }
 

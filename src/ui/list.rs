@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 use super::theme::Theme;
 use super::{age, clean};
 use crate::app::{App, ListState, View};
-use crate::domain::OperationRow;
+use crate::domain::{OperationRow, Sort};
 use crate::labels;
 use crate::text::fit;
 
@@ -106,11 +106,22 @@ fn title(app: &App, list: &ListState) -> Line<'static> {
             clean(&list.filter_text)
         )));
     }
+    // The default order (newest first) goes unsaid, as before sorting
+    // existed; any other is named, and then "newer"/"older" would lie.
+    let sorted = w.sort != Sort::default();
+    if sorted {
+        spans.push(Span::raw(format!("· sort: {} ", w.sort)));
+    }
+    let (up, down) = if sorted {
+        ("more", "more")
+    } else {
+        ("newer", "older")
+    };
     if !w.at_start && !w.rows.is_empty() {
-        spans.push(Span::raw("· ↑ newer "));
+        spans.push(Span::raw(format!("· ↑ {up} ")));
     }
     if !w.at_end && !w.rows.is_empty() {
-        spans.push(Span::raw("· ↓ older "));
+        spans.push(Span::raw(format!("· ↓ {down} ")));
     }
     Line::from(spans)
 }

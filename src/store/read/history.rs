@@ -38,11 +38,12 @@ impl Ledger {
         if !self.console_tables {
             return Ok(Vec::new());
         }
-        let (condition, order, bound, reverse) = seek_plan(seek, "id");
+        let (order, reverse, bound) = seek_plan(seek, true);
         let (sql, args) = match bound {
-            Some(id) => (
+            Some((id, condition)) => (
+                // Newest first: `condition` is `<` after an id, `>` before.
                 format!(
-                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE {condition} ?1 ORDER BY id {order} LIMIT ?2"
+                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE id {condition} ?1 ORDER BY id {order} LIMIT ?2"
                 ),
                 vec![id.0, limit.min(i64::MAX as usize) as i64],
             ),
