@@ -100,6 +100,10 @@ pub enum Intent {
     StartFilter,
     /// The next order of the rows (the Drills view).
     CycleSort,
+    /// The Drills view: each case side by side across the runs loaded.
+    CompareRuns,
+    /// The open drill case's operation in the ledger, in the All view.
+    OpenOperation,
     ToggleMark,
     Decide(DecisionKind),
     Undo,
@@ -134,7 +138,7 @@ const fn words(name: &'static str, hint: &'static str, description: &'static str
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 34] = {
+    pub const BINDABLE: [Intent; 36] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -157,6 +161,8 @@ impl Intent {
             Intent::DetailUp,
             Intent::StartFilter,
             Intent::CycleSort,
+            Intent::CompareRuns,
+            Intent::OpenOperation,
             Intent::ToggleMark,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
@@ -183,7 +189,7 @@ impl Intent {
             // The audit trail and the clusters have no filter; the lists
             // and the drills do.
             Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
-            Intent::CycleSort => view == View::Drills,
+            Intent::CycleSort | Intent::CompareRuns | Intent::OpenOperation => view == View::Drills,
             // Enter on a cluster filters the queue to it; there is no
             // detail to scroll.
             Intent::DetailDown | Intent::DetailUp => view != View::Clusters,
@@ -257,11 +263,9 @@ impl Intent {
             Intent::DetailDown => words("detail_down", "scroll detail", "scroll the detail down"),
             Intent::DetailUp => words("detail_up", "scroll detail", "scroll the detail up"),
             Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
-            Intent::CycleSort => words(
-                "cycle_sort",
-                "sort",
-                "sort the drill cases by the next column",
-            ),
+            Intent::CycleSort => words("cycle_sort", "sort", "sort the drill cases by a column"),
+            Intent::CompareRuns => words("compare_runs", "compare", "drill runs side by side"),
+            Intent::OpenOperation => words("open_operation", "to ledger", "the case's operation"),
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",

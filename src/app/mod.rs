@@ -14,6 +14,8 @@
 
 pub mod clusters;
 mod decisions;
+pub mod drill_compare;
+mod drill_links;
 pub mod drills;
 mod filtering;
 pub mod form;
@@ -34,6 +36,8 @@ pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource
 pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
 pub use update::{apply, update};
 
+#[cfg(test)]
+mod drill_tests;
 #[cfg(test)]
 mod late_tests;
 #[cfg(test)]

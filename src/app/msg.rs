@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::pane::{ListId, Pane};
+use super::drills::CaseKey;
+use super::pane::{ListId, LoadedDrill, Pane};
 use super::window::{Fetch, Merge};
 use crate::domain::Clusters;
 use crate::domain::{
@@ -73,6 +74,9 @@ pub enum Effect {
         query: Query,
         top: usize,
     },
+    /// The operation an import of this drill case wrote, if the ledger
+    /// holds it; answered with `DrillCaseFound`.
+    FindDrillCase(CaseKey),
 }
 
 /// How one decision the shell tried to record ended.
@@ -135,6 +139,10 @@ pub enum Msg {
     },
     /// The grouping the Clusters view asked for.
     ClustersLoaded(Clusters),
+    /// The operation a drill case was imported as, or `None`.
+    DrillCaseFound(CaseKey, Option<OperationId>),
+    /// A drill file read (again) from the watched folder.
+    DrillLoaded(Box<LoadedDrill>),
     /// Another process committed to the ledger.
     LedgerChanged,
     /// Asking the ledger whether it changed failed: the screen may be stale.

@@ -7,6 +7,7 @@ use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
 };
+use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
 use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
 use super::msg::{Effect, Msg};
@@ -83,6 +84,8 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             app.drills.cycle_sort();
             Vec::new()
         }
+        Intent::CompareRuns => compare_runs(app),
+        Intent::OpenOperation => open_operation(app),
         Intent::Accept => {
             app.mode = Mode::Normal;
             Vec::new()
@@ -178,6 +181,8 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.clusters.loaded(clusters);
             Vec::new()
         }
+        Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
+        Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
         Msg::LiveLost(message) => {
             app.error(format!(

@@ -18,6 +18,9 @@ use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let pane = &app.drills;
+    if pane.compare {
+        return super::drill_compare::render(app, theme, frame, area);
+    }
     let rows = pane.rows();
     let block = Block::bordered().title(title(pane, theme, rows.len()));
     if rows.is_empty() {

@@ -56,6 +56,8 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Intent::ToggleDetail,
             Intent::StartFilter,
             Intent::CycleSort,
+            Intent::CompareRuns,
+            Intent::OpenOperation,
             Intent::ToggleMark,
             Intent::Decide(DecisionKind::Applied),
             Intent::Decide(DecisionKind::NotApplied),
