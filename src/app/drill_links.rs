@@ -32,9 +32,18 @@ pub(super) fn open_operation(app: &mut App) -> Vec<Effect> {
         .get(row.file)
         .zip(row.case)
         .and_then(|(f, c)| f.import_keys().into_iter().nth(c));
-    let (Some(Some(id)), Some(key)) = (pane.link(row), key) else {
-        app.error("this case is not in the ledger: settle drill import FILE LEDGER brings it in");
-        return Vec::new();
+    let (id, key) = match (pane.link(row), key) {
+        (Some(Some(id)), Some(key)) => (id, key),
+        (None, Some(_)) => {
+            app.info("still looking for this case in the ledger");
+            return Vec::new();
+        }
+        _ => {
+            app.error(
+                "this case is not in the ledger: settle drill import FILE LEDGER brings it in",
+            );
+            return Vec::new();
+        }
     };
     app.view = View::All;
     app.mode = Mode::Normal;

@@ -70,6 +70,8 @@ fn enter_on_a_compared_case_opens_it_in_the_last_run_and_v_goes_back() {
     assert_eq!(d.case_analysis(row).unwrap().case, "naive_retry");
     h.keys("v v");
     assert!(!h.app.drills.compare, "v twice: back to the cases");
+    h.keys("v esc");
+    assert!(!h.app.drills.compare, "esc leaves the comparison too");
 }
 
 #[test]
@@ -136,6 +138,14 @@ fn a_case_the_ledger_does_not_hold_says_so_and_o_stays() {
     h.keys("o");
     assert_eq!(h.app.view, View::Drills);
     assert!(h.app.status.as_ref().is_some_and(|s| s.error));
+
+    // Imported meanwhile: opening the case again finds it.
+    let sample = std::path::Path::new("sample-data/drill-results.json");
+    let (file, _) = crate::drill::load(sample).unwrap();
+    let plan = crate::drill::import_plan(&file, "drill-results");
+    h.ledger.import(&plan, &[]).unwrap();
+    h.keys("esc enter");
+    assert!(matches!(h.app.drills.link(row), Some(Some(_))));
 }
 
 #[test]

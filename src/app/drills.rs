@@ -225,10 +225,12 @@ impl DrillsPane {
         self.links.get(&(path, row.case?)).copied()
     }
 
-    /// Asks the ledger for the open case's operation, once per case.
+    /// Asks the ledger for the open case's operation: each time the case
+    /// opens until it is found (it may be imported meanwhile), never again
+    /// once it is (an import never moves an operation).
     pub fn link_request(&self) -> Option<Effect> {
         let row = self.selected().filter(|_| self.open)?;
-        self.link(row).is_none().then_some(())?;
+        (!matches!(self.link(row), Some(Some(_)))).then_some(())?;
         let key = self
             .files
             .get(row.file)?
@@ -363,7 +365,8 @@ impl DrillsPane {
         self.detail_scroll = 0;
     }
 
-    /// Esc in the view: closes the open case, then clears the filter.
+    /// Esc in the view: closes the open case, then clears the filter,
+    /// then leaves the comparison.
     /// Says whether it did anything.
     pub fn back(&mut self) -> bool {
         if self.open {
@@ -371,7 +374,8 @@ impl DrillsPane {
             return true;
         }
         if self.filter_text.is_empty() {
-            return false;
+            // Then out of the comparison, back to the cases.
+            return self.compare && self.toggle_compare().is_ok();
         }
         self.clear_filter();
         true
