@@ -25,7 +25,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered().title(title(pane, theme, rows.len()));
     if rows.is_empty() {
         let text = if pane.files.is_empty() {
-            "no drill files loaded: start with --drill FILE (a retry-drill/1 results file)"
+            "no drill runs loaded: start with --drill FILE or --drill-dir DIR (retry-drill/1)"
         } else {
             "no case matches the filter (esc clears it)"
         };
