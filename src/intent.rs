@@ -265,7 +265,11 @@ impl Intent {
             Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
             Intent::CycleSort => words("cycle_sort", "sort", "sort the drill cases by a column"),
             Intent::CompareRuns => words("compare_runs", "compare", "drill runs side by side"),
-            Intent::OpenOperation => words("open_operation", "to ledger", "the case's operation"),
+            Intent::OpenOperation => words(
+                "open_operation",
+                "to ledger",
+                "the case's operation, in All",
+            ),
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",
