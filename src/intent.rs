@@ -265,11 +265,7 @@ impl Intent {
             Intent::StartFilter => words("filter", "filter", "filter the list (live as you type)"),
             Intent::CycleSort => words("cycle_sort", "sort", "sort the drill cases by a column"),
             Intent::CompareRuns => words("compare_runs", "compare", "drill runs side by side"),
-            Intent::OpenOperation => words(
-                "open_operation",
-                "to ledger",
-                "the case's operation, in All",
-            ),
+            Intent::OpenOperation => words("open_operation", "to ledger", "the case's operation"),
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",
