@@ -52,6 +52,11 @@ pub struct ConsoleArgs {
     #[arg(long = "drill", value_name = "FILE")]
     pub drills: Vec<PathBuf>,
 
+    /// A folder of retry-drill results (*.json): loaded at start, and new or
+    /// rewritten files are picked up while the console runs.
+    #[arg(long = "drill-dir", value_name = "DIR")]
+    pub drill_dir: Option<PathBuf>,
+
     #[command(flatten)]
     pub operator: OperatorArg,
 

@@ -114,6 +114,12 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
                 Err(e) => failed(e),
             }
         }
+        Effect::FindDrillCase(key) => {
+            match ledger.operation_by_key(&key.account, &key.op_type, &key.key) {
+                Ok(id) => vec![Msg::DrillCaseFound(key, id)],
+                Err(e) => failed(e),
+            }
+        }
         Effect::RecordDecisions(_)
         | Effect::Count(_)
         | Effect::LoadClusters { .. }

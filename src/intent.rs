@@ -108,6 +108,10 @@ pub enum Intent {
     Export,
     /// The same column the other way round (the operation lists).
     ReverseSort,
+    /// The Drills view: each case side by side across the runs loaded.
+    CompareRuns,
+    /// The open drill case's operation in the ledger, in the All view.
+    OpenOperation,
     ToggleMark,
     /// Select every row the list's filter matches, without loading them.
     SelectMatching,
@@ -175,7 +179,7 @@ fn view_words(view: View) -> Words {
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 37] = {
+    pub const BINDABLE: [Intent; 39] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -200,6 +204,8 @@ impl Intent {
             Intent::CycleSort,
             Intent::Export,
             Intent::ReverseSort,
+            Intent::CompareRuns,
+            Intent::OpenOperation,
             Intent::ToggleMark,
             Intent::SelectMatching,
             Intent::Decide(Applied),
@@ -231,6 +237,7 @@ impl Intent {
             Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
             Intent::CycleSort => view == View::Drills || view.lists_operations(),
             Intent::ReverseSort => view.lists_operations(),
+            Intent::CompareRuns | Intent::OpenOperation => view == View::Drills,
             // Enter on a cluster filters the queue to it; there is no
             // detail to scroll.
             Intent::DetailDown | Intent::DetailUp => view != View::Clusters,
@@ -298,6 +305,8 @@ impl Intent {
                 "reverse the operations' order (same column)",
             ),
             Intent::Export => EXPORT,
+            Intent::CompareRuns => words("compare_runs", "compare", "drill runs side by side"),
+            Intent::OpenOperation => words("open_operation", "to ledger", "the case's operation"),
             Intent::ToggleMark => words(
                 "toggle_mark",
                 "mark",

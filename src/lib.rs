@@ -29,6 +29,7 @@ pub mod config;
 pub mod counter;
 pub mod domain;
 pub mod drill;
+pub mod drill_dir;
 pub mod effects;
 pub mod error;
 pub mod export;

@@ -29,6 +29,7 @@ use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIG
 use crate::app::{self, App, Effect, Intent, Msg, View};
 use crate::config::Config;
 use crate::counter::Counter;
+use crate::drill_dir::{self, DrillDir};
 use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
@@ -46,7 +47,12 @@ const TICK_EVERY: Duration = Duration::from_secs(1);
 
 /// Opens the ledger and runs the console until the operator quits, with
 /// the settings [`Config`] resolved.
-pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()> {
+pub fn run(
+    ledger_path: &Path,
+    drills: &[PathBuf],
+    drill_dir: Option<&Path>,
+    config: &Config,
+) -> Result<()> {
     let access = if config.read_only {
         Access::ReadOnly
     } else {
@@ -85,26 +91,7 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
             total: 1,
         });
     }
-    // The missing operator comes last so it is what the status line shows:
-    // it is the one the operator can fix.
-    let opened: Vec<Msg> = [
-        adopting.then(|| {
-            Msg::Notice(
-                "adopting the ledger (indexes and summaries for a big ledger take a while); \
-                 read-only until it is done"
-                    .to_string(),
-            )
-        }),
-        report.upgraded.map(Msg::Notice),
-        report
-            .read_only_reason
-            .map(|r| Msg::Notice(format!("read-only: {r}"))),
-        report.not_adopted.map(Msg::Notice),
-        config.read_only_reason.clone().map(Msg::Notice),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let opened = open_notices(adopting, report, config);
     let opened_file = FileId::of(ledger_path)
         .map_err(|why| Error::ledger(ledger_path, why, "check the path and open it again"))?;
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
@@ -120,8 +107,12 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
         writer,
         counter: Counter::spawn(ledger_path.to_path_buf(), wake_tx.clone()),
         watch: Watch::new(watching, opened_file, Instant::now()),
+        drill_dir: drill_dir.map(DrillDir::new),
+        answers: wake_tx.clone(),
         suspend_asked: false,
     };
+    // The folder's files at start, read off this thread like later ones.
+    shell.poll_drill_dir();
 
     let mut terminal =
         ratatui::try_init().map_err(|e| terminal_error("starting the terminal", e))?;
@@ -140,6 +131,30 @@ pub fn run(ledger_path: &Path, drills: &[PathBuf], config: &Config) -> Result<()
         Ok(Ended::Signal(signal)) => std::process::exit(128 + signal),
         Err(e) => Err(e),
     }
+}
+
+/// What opening the ledger has to tell the operator, in the order shown.
+fn open_notices(adopting: bool, report: OpenReport, config: &Config) -> Vec<Msg> {
+    // The missing operator comes last so it is what the status line shows:
+    // it is the one the operator can fix.
+    [
+        adopting.then(|| {
+            Msg::Notice(
+                "adopting the ledger (indexes and summaries for a big ledger take a while); \
+                 read-only until it is done"
+                    .to_string(),
+            )
+        }),
+        report.upgraded.map(Msg::Notice),
+        report
+            .read_only_reason
+            .map(|r| Msg::Notice(format!("read-only: {r}"))),
+        report.not_adopted.map(Msg::Notice),
+        config.read_only_reason.clone().map(Msg::Notice),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Gives the terminal back as it was found: raw mode and the alternate
@@ -335,6 +350,7 @@ fn event_loop(
                 shell.tell(msg);
                 dirty = true;
             }
+            shell.poll_drill_dir();
         }
         if now >= next_tick {
             next_tick = now + TICK_EVERY;
@@ -360,6 +376,10 @@ struct Shell<'a> {
     writer: Writer,
     counter: Counter,
     watch: Watch,
+    /// `--drill-dir`: looked at on each poll; new files are read elsewhere.
+    drill_dir: Option<DrillDir>,
+    /// Where background reads (the drill folder's files) answer.
+    answers: Sender<Wake>,
     /// Ctrl-z was pressed (raw mode turns it into a key, not a signal).
     suspend_asked: bool,
 }
@@ -389,6 +409,12 @@ impl Shell<'_> {
             },
             Event::Resize(w, h) => self.tell(Msg::Resize(w, h)),
             _ => {}
+        }
+    }
+
+    fn poll_drill_dir(&mut self) {
+        if let Some(dir) = self.drill_dir.as_mut() {
+            drill_dir::read_in_background(dir.changed(), self.answers.clone());
         }
     }
 

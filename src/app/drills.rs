@@ -4,8 +4,13 @@
 //! reading the files is the shell's job (`effects::read_drill`); drawing
 //! is `ui::drills` and `ui::drill_case`.
 
+use std::collections::BTreeMap;
+
+use super::drill_compare::compare;
+use super::msg::Effect;
 use super::pane::PaneCursor;
 use super::window::{Fetch, Merge};
+use crate::domain::OperationId;
 use crate::drill::{self, Analysis, CaseAnalysis, DrillCase, Finding, Verdict};
 
 /// A drill file given with `--drill`, and what reading it produced.
@@ -21,6 +26,37 @@ impl LoadedDrill {
     pub fn run_name(&self) -> &str {
         self.path.rsplit(['/', '\\']).next().unwrap_or(&self.path)
     }
+
+    /// The natural key `settle drill import` gives each case of this
+    /// file, in file order: the import plan is deterministic, so
+    /// recomputing it here finds the operations an import wrote.
+    pub fn import_keys(&self) -> Vec<CaseKey> {
+        let Ok(pair) = self.analysis.as_ref() else {
+            return Vec::new();
+        };
+        let source = drill::import::source_name(std::path::Path::new(&self.path));
+        drill::import_plan(&pair.0, &source)
+            .into_iter()
+            .enumerate()
+            .map(|(case, op)| CaseKey {
+                path: self.path.clone(),
+                case,
+                account: op.account,
+                op_type: op.op_type,
+                key: op.idem_key,
+            })
+            .collect()
+    }
+}
+
+/// A drill case and the ledger operation an import of it would be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseKey {
+    pub path: String,
+    pub case: usize,
+    pub account: String,
+    pub op_type: String,
+    pub key: String,
 }
 
 /// One row of the Drills view: a case of a file, or a file that could not
@@ -75,7 +111,7 @@ impl DrillSort {
 }
 
 /// How much a verdict needs the reader's eye; lower sorts first.
-fn verdict_rank(verdict: Verdict) -> u8 {
+pub(super) fn verdict_rank(verdict: Verdict) -> u8 {
     match verdict {
         Verdict::DuplicateEffect => 0,
         Verdict::Unresolved => 1,
@@ -98,6 +134,12 @@ pub struct DrillsPane {
     /// Kept when it matches case, strategy, verdict or run (any case).
     pub filter_text: String,
     pub sort: DrillSort,
+    /// The rows are the comparison across runs (`v`), one per case name.
+    pub compare: bool,
+    /// The ledger operation each looked-up case was imported as (`None`:
+    /// not in the ledger), by file path and case index; a case not here
+    /// is still being looked up.
+    pub links: BTreeMap<(String, usize), Option<OperationId>>,
 }
 
 impl DrillsPane {
@@ -136,9 +178,80 @@ impl DrillsPane {
         rows
     }
 
-    /// The row under the cursor.
+    /// The row under the cursor (none while comparing: a comparison row
+    /// is a case of several runs).
     pub fn selected(&self) -> Option<DrillRow> {
+        if self.compare {
+            return None;
+        }
         self.rows().get(self.cursor).copied()
+    }
+
+    /// How many rows the cursor moves over: cases, or compared cases.
+    fn row_count(&self) -> usize {
+        if self.compare {
+            compare(self).1.len()
+        } else {
+            self.rows().len()
+        }
+    }
+
+    /// Readable files: a comparison needs two.
+    pub fn runs(&self) -> usize {
+        self.files.iter().filter(|f| f.analysis.is_ok()).count()
+    }
+
+    /// `v`: the comparison across runs, or back to the cases. Says why
+    /// not when fewer than two runs are loaded.
+    pub fn toggle_compare(&mut self) -> Result<(), String> {
+        if !self.compare && self.runs() < 2 {
+            return Err(format!(
+                "comparing needs two drill runs; {} loaded (--drill FILE, repeatable)",
+                self.runs()
+            ));
+        }
+        self.compare = !self.compare;
+        self.open = false;
+        self.cursor = 0;
+        self.top = 0;
+        self.detail_scroll = 0;
+        Ok(())
+    }
+
+    /// The ledger operation the open case was imported as: `None` while it
+    /// is looked up, `Some(None)` when the ledger does not hold it.
+    pub fn link(&self, row: DrillRow) -> Option<Option<OperationId>> {
+        let path = self.files.get(row.file)?.path.clone();
+        self.links.get(&(path, row.case?)).copied()
+    }
+
+    /// Asks the ledger for the open case's operation: each time the case
+    /// opens until it is found (it may be imported meanwhile), never again
+    /// once it is (an import never moves an operation).
+    pub fn link_request(&self) -> Option<Effect> {
+        let row = self.selected().filter(|_| self.open)?;
+        (!matches!(self.link(row), Some(Some(_)))).then_some(())?;
+        let key = self
+            .files
+            .get(row.file)?
+            .import_keys()
+            .into_iter()
+            .nth(row.case?)?;
+        Some(Effect::FindDrillCase(key))
+    }
+
+    /// `RUN/CASE` of a loaded case an import would have written as
+    /// `account/op_type/key`: the way back from an operation to its case.
+    pub fn case_of_operation(&self, account: &str, op_type: &str, key: &str) -> Option<String> {
+        self.files.iter().find_map(|loaded| {
+            let pair = loaded.analysis.as_ref().ok()?;
+            let k = loaded
+                .import_keys()
+                .into_iter()
+                .find(|k| k.account == account && k.op_type == op_type && k.key == key)?;
+            let case = pair.0.cases.get(k.case)?;
+            Some(format!("{}/{}", loaded.run_name(), case.case))
+        })
     }
 
     pub fn case_analysis(&self, row: DrillRow) -> Option<&CaseAnalysis> {
@@ -196,7 +309,26 @@ impl DrillsPane {
     }
 
     /// Enter: opens the case under the cursor, or closes the open one.
+    /// On a compared case: back to the cases, with that case of the last
+    /// run that has it open.
     pub fn toggle_case(&mut self) {
+        if self.compare {
+            let (_, cases) = compare(self);
+            let Some(row) = cases
+                .get(self.cursor)
+                .and_then(|c| c.rows.iter().rev().flatten().next().copied())
+            else {
+                return;
+            };
+            self.compare = false;
+            if !self.rows().contains(&row) {
+                self.filter_text.clear();
+            }
+            self.cursor = self.rows().iter().position(|r| *r == row).unwrap_or(0);
+            self.open = true;
+            self.detail_scroll = 0;
+            return;
+        }
         self.open = !self.open && self.selected().is_some();
         self.detail_scroll = 0;
     }
@@ -233,7 +365,8 @@ impl DrillsPane {
         self.detail_scroll = 0;
     }
 
-    /// Esc in the view: closes the open case, then clears the filter.
+    /// Esc in the view: closes the open case, then clears the filter,
+    /// then leaves the comparison.
     /// Says whether it did anything.
     pub fn back(&mut self) -> bool {
         if self.open {
@@ -241,7 +374,8 @@ impl DrillsPane {
             return true;
         }
         if self.filter_text.is_empty() {
-            return false;
+            // Then out of the comparison, back to the cases.
+            return self.compare && self.toggle_compare().is_ok();
         }
         self.clear_filter();
         true
@@ -257,7 +391,7 @@ impl DrillsPane {
 
 impl PaneCursor for DrillsPane {
     fn move_by(&mut self, delta: isize, height: usize) -> Option<(Fetch, Merge)> {
-        let last = self.rows().len().saturating_sub(1);
+        let last = self.row_count().saturating_sub(1);
         let at = (self.cursor as isize).saturating_add(delta);
         let moved = usize::try_from(at.max(0)).unwrap_or(0).min(last);
         if moved != self.cursor {
@@ -271,7 +405,7 @@ impl PaneCursor for DrillsPane {
 
     fn scroll_to_cursor(&mut self, height: usize) {
         let height = height.max(1);
-        self.cursor = self.cursor.min(self.rows().len().saturating_sub(1));
+        self.cursor = self.cursor.min(self.row_count().saturating_sub(1));
         if self.cursor < self.top {
             self.top = self.cursor;
         } else if self.cursor >= self.top + height {
@@ -410,7 +544,7 @@ mod properties {
     use crate::app::Msg;
     use crate::app::testkit::Harness;
 
-    const TOKENS: [&str; 15] = [
+    const TOKENS: [&str; 17] = [
         "j",
         "k",
         "g",
@@ -426,6 +560,8 @@ mod properties {
         "backspace",
         "J",
         "K",
+        "v",
+        "o",
     ];
 
     proptest! {
@@ -440,12 +576,17 @@ mod properties {
             let mut h = Harness::new();
             h.receive(Msg::Resize(90, height));
             let sample = std::path::Path::new("sample-data/drill-results.json");
-            h.app.drills.files = vec![crate::effects::read_drill(sample)];
+            // Twice: the comparison (`v`) needs two runs.
+            h.app.drills.files = vec![crate::effects::read_drill(sample); 2];
             h.keys("3");
             for i in script {
                 h.keys(TOKENS[i]);
                 let d = &h.app.drills;
-                let rows = d.rows().len();
+                let rows = if d.compare {
+                    crate::app::drill_compare::compare(d).1.len()
+                } else {
+                    d.rows().len()
+                };
                 prop_assert!(d.cursor < rows.max(1));
                 prop_assert!(d.top <= d.cursor);
                 prop_assert!(d.cursor < d.top + h.app.visible_rows());

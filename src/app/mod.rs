@@ -15,6 +15,8 @@
 pub mod bulk;
 pub mod clusters;
 mod decisions;
+pub mod drill_compare;
+mod drill_links;
 pub mod drills;
 pub mod export;
 mod filtering;
@@ -39,6 +41,8 @@ pub use update::{apply, update};
 
 #[cfg(test)]
 mod bulk_tests;
+#[cfg(test)]
+mod drill_tests;
 #[cfg(test)]
 mod late_tests;
 #[cfg(test)]

@@ -8,8 +8,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::bulk::{BulkPreview, BulkWrite, Target};
+use super::drills::CaseKey;
 use super::export::ExportRequest;
-use super::pane::{ListId, Pane};
+use super::pane::{ListId, LoadedDrill, Pane};
 use super::window::{Fetch, Merge};
 use crate::domain::{Clusters, Sort};
 use crate::domain::{
@@ -93,6 +94,9 @@ pub enum Effect {
         template: DecisionDraft,
         targets: Vec<Target>,
     },
+    /// The operation an import of this drill case wrote, if the ledger
+    /// holds it; answered with `DrillCaseFound`.
+    FindDrillCase(CaseKey),
 }
 
 /// How one decision the shell tried to record ended.
@@ -157,6 +161,10 @@ pub enum Msg {
     },
     /// The grouping the Clusters view asked for.
     ClustersLoaded(Clusters),
+    /// The operation a drill case was imported as, or `None`.
+    DrillCaseFound(CaseKey, Option<OperationId>),
+    /// A drill file read (again) from the watched folder.
+    DrillLoaded(Box<LoadedDrill>),
     /// Another process committed to the ledger.
     LedgerChanged,
     /// Asking the ledger whether it changed failed: the screen may be stale.

@@ -150,7 +150,7 @@ pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
     }
     if app.pane() == Pane::Drills {
         app.drills.toggle_case();
-        return Vec::new();
+        return app.drills.link_request().into_iter().collect();
     }
     if !app.view.shows_detail() {
         return Vec::new();

@@ -256,3 +256,37 @@ impl Harness {
             .unwrap_or_default()
     }
 }
+
+/// Two hand-made runs of the sample drill, written into `dir`: `before`
+/// is the sample; in `after` stable_key duplicates (the sample's
+/// naive_retry under its name), naive_retry is safe (the sample's
+/// stable_key) and later_invocation is gone.
+pub fn two_runs(dir: &std::path::Path) -> Vec<super::LoadedDrill> {
+    let text = std::fs::read_to_string("sample-data/drill-results.json").unwrap();
+    let before = dir.join("before.json");
+    std::fs::write(&before, &text).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = value["cases"].as_array_mut().unwrap();
+    cases.retain(|c| c["case"] != "later_invocation");
+    for case in cases.iter_mut() {
+        let renamed = match case["case"].as_str() {
+            Some("naive_retry") => "stable_key",
+            Some("stable_key") => "naive_retry",
+            _ => continue,
+        };
+        case["case"] = renamed.into();
+    }
+    let after = dir.join("after.json");
+    std::fs::write(&after, value.to_string()).unwrap();
+    vec![loaded(&before), loaded(&after)]
+}
+
+/// A drill file loaded as `--drill` loads it (`effects::read_drill`).
+pub fn loaded(path: &std::path::Path) -> super::LoadedDrill {
+    super::LoadedDrill {
+        path: path.display().to_string(),
+        analysis: crate::drill::load(path)
+            .map(Box::new)
+            .map_err(|e| e.to_string()),
+    }
+}

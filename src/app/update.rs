@@ -8,6 +8,7 @@ use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
 };
+use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
 use super::export::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
@@ -95,6 +96,8 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             descending: !s.descending,
             ..s
         }),
+        Intent::CompareRuns => compare_runs(app),
+        Intent::OpenOperation => open_operation(app),
         Intent::Accept => {
             app.mode = Mode::Normal;
             Vec::new()
@@ -187,6 +190,8 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.clusters.loaded(clusters);
             Vec::new()
         }
+        Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
+        Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
         Msg::LiveLost(message) => {
             app.error(format!(

@@ -11,5 +11,11 @@ pub fn run(args: ConsoleArgs, config: &Config) -> Result<()> {
             "name a ledger to open (settle LEDGER), or try `settle demo`".to_string(),
         ));
     };
-    crate::tui::run(&ledger, &args.drills, config)
+    if let Some(dir) = args.drill_dir.as_deref().filter(|d| !d.is_dir()) {
+        return Err(Error::Usage(format!(
+            "--drill-dir {}: not a folder; name the folder the drill runs are written to",
+            dir.display()
+        )));
+    }
+    crate::tui::run(&ledger, &args.drills, args.drill_dir.as_deref(), config)
 }

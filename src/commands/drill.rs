@@ -31,10 +31,7 @@ fn import(file: &Path, ledger: &Path) -> Result<()> {
     for w in &drill.warnings {
         eprintln!("settle: {}: {}", file.display(), sanitize(w));
     }
-    let source = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "drill".to_string());
+    let source = crate::drill::import::source_name(file);
     let plan = crate::drill::import_plan(&drill, &source);
     let mut ledger = super::open(ledger, false)?;
     let report = ledger.import(&plan, &[])?;

@@ -186,6 +186,14 @@ fn result_id(response: &Value) -> Option<String> {
         .or_else(|| map.get("id").and_then(text))
 }
 
+/// The account `settle drill import` gives cases that name none: the
+/// file's name without its extension.
+pub fn source_name(path: &std::path::Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "drill".to_string())
+}
+
 fn synthetic_key(case: &DrillCase, fingerprint: &str) -> String {
     format!("drill:{}:{fingerprint}", case.case)
 }

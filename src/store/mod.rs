@@ -9,6 +9,7 @@ mod decide;
 mod decide_bulk;
 mod derived;
 mod import;
+mod lookup;
 mod read;
 pub mod schema;
 

@@ -68,6 +68,19 @@ fn when(app: &App, time: Option<&str>, none: &str) -> String {
     }
 }
 
+/// The drill case an operation was imported from: `RUN/CASE` when a
+/// loaded drill file's import would write this key, else the case a
+/// synthetic key (`drill:<case>:<fingerprint>`) names.
+fn drill_case(app: &App, op: &crate::domain::Operation) -> Option<String> {
+    app.drills
+        .case_of_operation(&op.account, &op.op_type, &op.idem_key)
+        .or_else(|| {
+            let rest = op.idem_key.strip_prefix("drill:")?;
+            let end = rest.rfind(":sha256:").or_else(|| rest.rfind(':'))?;
+            Some(rest.get(..end)?.to_string())
+        })
+}
+
 pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'static>> {
     let op = &detail.operation;
     let mut out = vec![
@@ -79,6 +92,13 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         ),
         field(theme, "version", op.version.to_string()),
     ];
+    if let Some(case) = drill_case(app, op) {
+        out.push(field(
+            theme,
+            "drill",
+            format!("from drill case {}", clean(&case)),
+        ));
+    }
     malformed_lines(theme, detail, &mut out);
     out.push(Line::raw(""));
     // What the events prove comes first: it is what the operator decides on.

@@ -19,6 +19,7 @@ use super::drills::{passed, verdict_style};
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::drills::CaseView;
+use crate::domain::OperationId;
 use crate::drill::{DrillEvent, Severity};
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
@@ -31,7 +32,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let (title, lines) = match pane.case_view(row) {
         Some(view) => (
             format!(" case {} (J/K scroll) ", clean(&view.analysis.case)),
-            case_lines(theme, &view),
+            case_lines(theme, &view, pane.link(row)),
         ),
         None => {
             let loaded = pane.files.get(row.file);
@@ -85,7 +86,13 @@ fn text_or_dash(text: Option<&str>) -> String {
     text.map_or("—".to_string(), clean)
 }
 
-fn case_lines(theme: Theme, view: &CaseView<'_>) -> Vec<Line<'static>> {
+/// `link`: the operation an import of the case wrote (`Some(None)`: the
+/// ledger has none; `None`: still asked).
+fn case_lines(
+    theme: Theme,
+    view: &CaseView<'_>,
+    link: Option<Option<OperationId>>,
+) -> Vec<Line<'static>> {
     let (case, a) = (view.case, view.analysis);
     let mut out = vec![heading(
         theme,
@@ -98,6 +105,19 @@ fn case_lines(theme: Theme, view: &CaseView<'_>) -> Vec<Line<'static>> {
         Span::styled(format!("{:<12}", "verdict"), theme.dim()),
         Span::styled(a.verdict.as_str(), verdict_style(theme, a.verdict)),
     ]));
+    out.push(match link {
+        Some(Some(id)) => Line::from(vec![
+            Span::styled(format!("{:<12}", "ledger"), theme.dim()),
+            Span::styled(format!("in the ledger: #{id}"), theme.title()),
+            Span::raw(" (o opens it)"),
+        ]),
+        Some(None) => field(
+            theme,
+            "ledger",
+            "not in the ledger (settle drill import FILE LEDGER)".to_string(),
+        ),
+        None => field(theme, "ledger", "looking in the ledger…".to_string()),
+    });
     out.push(field(
         theme,
         "passed",

@@ -18,11 +18,14 @@ use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let pane = &app.drills;
+    if pane.compare {
+        return super::drill_compare::render(app, theme, frame, area);
+    }
     let rows = pane.rows();
     let block = Block::bordered().title(title(pane, theme, rows.len()));
     if rows.is_empty() {
         let text = if pane.files.is_empty() {
-            "no drill files loaded: start with --drill FILE (a retry-drill/1 results file)"
+            "no drill runs loaded: start with --drill FILE or --drill-dir DIR (retry-drill/1)"
         } else {
             "no case matches the filter (esc clears it)"
         };

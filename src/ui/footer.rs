@@ -57,6 +57,8 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Intent::Help,
             Intent::ToggleDetail,
             Intent::StartFilter,
+            Intent::CompareRuns,
+            Intent::OpenOperation,
             Intent::ToggleMark,
             Intent::Decide(DecisionKind::Applied),
             Intent::Decide(DecisionKind::NotApplied),

@@ -7,6 +7,7 @@ mod audit;
 mod clusters;
 mod detail;
 mod drill_case;
+mod drill_compare;
 mod drills;
 mod footer;
 mod form;

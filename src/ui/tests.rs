@@ -470,6 +470,7 @@ fn header_says_not_live_when_polling_fails() {
     assert!(!text.contains("● live"), "{text}");
 }
 
+mod drill_compare;
 mod hostile_text;
 
 /// The Clusters view: the fixture's queue grouped, the cursor on the

@@ -1,0 +1,88 @@
+//! The folder `--drill-dir` watches: which `*.json` files in it are new or
+//! changed since the last look (one listing and a `stat` per file, asked on
+//! the shell's poll tick), and reading them on a thread of their own, each
+//! answered as [`Msg::DrillLoaded`]. Never reads a file on the caller's
+//! thread and never touches the model.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
+use std::time::SystemTime;
+
+use crate::app::Msg;
+use crate::effects::read_drill;
+
+/// What a file looked like when it was last read: a file still being
+/// written is read again once it changes.
+type Seen = (Option<SystemTime>, u64);
+
+pub struct DrillDir {
+    dir: PathBuf,
+    seen: HashMap<PathBuf, Seen>,
+}
+
+impl DrillDir {
+    pub fn new(dir: &Path) -> DrillDir {
+        DrillDir {
+            dir: dir.to_path_buf(),
+            seen: HashMap::new(),
+        }
+    }
+
+    /// The `*.json` files that appeared or changed since the last call,
+    /// sorted by name. A folder that cannot be listed gives none: it may
+    /// come back, and the files already loaded stay shown.
+    pub fn changed(&mut self) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut changed: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .filter_map(|path| {
+                let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
+                let now: Seen = (meta.modified().ok(), meta.len());
+                (self.seen.insert(path.clone(), now) != Some(now)).then_some(path)
+            })
+            .collect();
+        changed.sort();
+        changed
+    }
+}
+
+/// Reads and analyses `paths` off the caller's thread, answering each
+/// with [`Msg::DrillLoaded`] on `answers`.
+pub fn read_in_background<T>(paths: Vec<PathBuf>, answers: Sender<T>)
+where
+    T: From<Msg> + Send + 'static,
+{
+    if paths.is_empty() {
+        return;
+    }
+    std::thread::spawn(move || {
+        for path in paths {
+            let loaded = Msg::DrillLoaded(Box::new(read_drill(&path)));
+            if answers.send(loaded.into()).is_err() {
+                return;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_or_rewritten_json_file_is_named_once_other_files_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut watched = DrillDir::new(dir.path());
+        std::fs::write(dir.path().join("a.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        assert_eq!(watched.changed(), [dir.path().join("a.json")]);
+        assert!(watched.changed().is_empty(), "seen already");
+        std::fs::write(dir.path().join("a.json"), "{\"format\": 1}").unwrap();
+        assert_eq!(watched.changed(), [dir.path().join("a.json")], "rewritten");
+    }
+}
