@@ -167,6 +167,15 @@ fn export_prompt_with_marks_80x24() {
 }
 
 #[test]
+fn export_prompt_160x48_no_color() {
+    let mut h = sized(160, 48);
+    h.app.color = false;
+    h.keys("2 e");
+    assert_eq!(colourful_cells(&h, 160, 48), 0);
+    insta::assert_snapshot!(snap(&h));
+}
+
+#[test]
 fn empty_ledger() {
     let mut h = Harness::with(&[]);
     h.receive(Msg::Resize(80, 24));
@@ -514,14 +523,29 @@ fn clusters_160x48_no_color() {
     insta::assert_snapshot!(clusters(160, 48, false));
 }
 
-#[test]
-fn bulk_form_80x24() {
-    let mut h = sized(80, 24);
+/// The bulk form after `*` and `n` with evidence typed and a wrong count:
+/// the sample, the rules judged per row grouped, and the count to type.
+fn bulk_form(width: u16, height: u16, color: bool) -> String {
+    let mut h = sized(width, height);
+    h.app.color = color;
     h.keys("/");
     h.type_text("type:create_report");
     h.keys("enter * n");
     h.type_text("provider confirms no effect");
     h.keys("enter tab tab");
     h.type_text("2");
-    insta::assert_snapshot!(snap(&h));
+    if !color {
+        assert_eq!(colourful_cells(&h, width, height), 0);
+    }
+    snap(&h)
+}
+
+#[test]
+fn bulk_form_80x24() {
+    insta::assert_snapshot!(bulk_form(80, 24, true));
+}
+
+#[test]
+fn bulk_form_160x48_no_color() {
+    insta::assert_snapshot!(bulk_form(160, 48, false));
 }
