@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use super::output::emit;
 use crate::cli::DecideArgs;
 use crate::config::Config;
-use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
+use crate::domain::{DecisionDraft, DecisionId, DecisionKind, OperationId};
 use crate::error::{Error, Result};
 
 pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
@@ -28,15 +28,9 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         None => ledger.detail(id)?.operation.version,
     };
     let draft = DecisionDraft {
-        op_id: id,
-        kind,
-        result_id: args.result_id.clone(),
-        evidence: args.evidence.clone(),
-        note: args.note.clone(),
-        override_committed: args.override_committed,
-        operator,
         expected_version,
         undoes: args.reopen.map(DecisionId),
+        ..draft(args, kind, id, operator)
     };
     let receipt = ledger.record_decision(&draft, now)?;
     let mut line = format!(
@@ -75,5 +69,27 @@ pub(super) fn kind(args: &DecideArgs) -> DecisionKind {
         DecisionKind::CancelRetry
     } else {
         DecisionKind::Reopen
+    }
+}
+
+/// The decision the flags describe, for `op`: what `--result-id`,
+/// `--evidence`, `--note` and `--override` say. The version it is guarded
+/// by and what it undoes are the caller's to set.
+pub(super) fn draft(
+    args: &DecideArgs,
+    kind: DecisionKind,
+    op: OperationId,
+    operator: String,
+) -> DecisionDraft {
+    DecisionDraft {
+        op_id: op,
+        kind,
+        result_id: args.result_id.clone(),
+        evidence: args.evidence.clone(),
+        note: args.note.clone(),
+        override_committed: args.override_committed,
+        operator,
+        expected_version: 0,
+        undoes: None,
     }
 }

@@ -36,17 +36,8 @@ pub fn run(
     // Only the queue: a bulk decision is for what needs a person, and a
     // filter that also matched completed rows must not reach them.
     let query = Query::parse(filter)?.and(Query::queue());
-    let template = DecisionDraft {
-        op_id: OperationId(0),
-        kind,
-        result_id: args.result_id.clone(),
-        evidence: args.evidence.clone(),
-        note: args.note.clone(),
-        override_committed: args.override_committed,
-        operator,
-        expected_version: 0,
-        undoes: None,
-    };
+    // Each row gets its own id and the version listed before writing.
+    let template = super::decide::draft(args, kind, OperationId(0), operator);
     let shown = sanitize(filter).into_owned();
     let mut ledger = if args.dry_run {
         super::open_for_reading(&args.ledger)?
