@@ -108,6 +108,8 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             out
         }
         Effect::Export(request) => vec![export_rows(ledger, now, &request)],
+        // Its work is done by the asking: the reader interrupted the preview.
+        Effect::CancelBulkPreview => Vec::new(),
         Effect::PreviewBulk { query, template } => {
             match bulk::preview(ledger, &query, template, now) {
                 Ok(p) => vec![Msg::BulkPreviewed(Box::new(p))],

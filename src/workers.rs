@@ -147,7 +147,8 @@ fn supersedes(new: &Effect, old: &Effect) -> bool {
         }
         (Effect::LoadDetail(_), Effect::LoadDetail(_))
         | (Effect::LoadFormDetails(_), Effect::LoadFormDetails(_))
-        | (Effect::PreviewBulk { .. }, Effect::PreviewBulk { .. }) => true,
+        | (Effect::PreviewBulk { .. }, Effect::PreviewBulk { .. })
+        | (Effect::CancelBulkPreview, Effect::PreviewBulk { .. }) => true,
         _ => false,
     }
 }
@@ -304,6 +305,36 @@ mod tests {
         assert!(supersedes(&replace, &older));
         assert!(supersedes(&replace, &append));
         assert!(!supersedes(&replace, &Effect::LoadDetail(OperationId(1))));
+    }
+
+    #[test]
+    fn dropping_a_selection_stops_its_preview_and_nothing_else() {
+        let preview = Effect::PreviewBulk {
+            query: Box::new(Query::queue()),
+            template: crate::domain::DecisionDraft {
+                op_id: OperationId(0),
+                kind: crate::domain::DecisionKind::NotApplied,
+                result_id: None,
+                evidence: None,
+                note: None,
+                override_committed: false,
+                operator: "alice".into(),
+                expected_version: 0,
+                undoes: None,
+            },
+        };
+        assert!(supersedes(&Effect::CancelBulkPreview, &preview));
+        let replace = page(
+            1,
+            ListId::Queue,
+            Fetch::First,
+            Merge::Replace { keep: None },
+        );
+        assert!(!supersedes(&Effect::CancelBulkPreview, &replace));
+        assert!(!supersedes(
+            &Effect::CancelBulkPreview,
+            &Effect::LoadDetail(OperationId(1))
+        ));
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub enum Effect {
     },
     /// Write rows to a new file, on the reader: it answers `Exported`.
     Export(Box<ExportRequest>),
+    /// Stop judging a selection the operator dropped: the reader
+    /// interrupts a running `PreviewBulk` and forgets a waiting one.
+    CancelBulkPreview,
     /// Judge `template` on every row `query` matches (the reader answers
     /// with `BulkPreviewed`), keeping each row's id and version.
     PreviewBulk {

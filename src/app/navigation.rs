@@ -228,13 +228,14 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             Vec::new()
         }
         Mode::Form => {
-            // Esc before confirming drops an all-matching selection too.
-            app.selection = None;
+            // Esc before confirming drops an all-matching selection too,
+            // and the reader stops judging its rows.
+            let dropped = drop_selection(app);
             app.form = None;
             app.pending_undo = None;
             app.mode = Mode::Normal;
             app.info("cancelled: nothing recorded");
-            Vec::new()
+            dropped
         }
         Mode::Filter => {
             app.mode = Mode::Normal;
@@ -254,9 +255,9 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
                 app.detail_open = false;
                 return Vec::new();
             }
-            if app.selection.take().is_some() {
+            if app.selection.is_some() {
                 app.info("selection dropped");
-                return Vec::new();
+                return drop_selection(app);
             }
             let Some(id) = app.pane().list() else {
                 return Vec::new();
@@ -268,5 +269,15 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             }
             clear_filter(app)
         }
+    }
+}
+
+/// Forgets an all-matching selection; when there was one, asks the reader
+/// to stop judging its rows (a preview over millions of rows would hold
+/// the reader, and every page behind it, for seconds).
+pub(super) fn drop_selection(app: &mut App) -> Vec<Effect> {
+    match app.selection.take() {
+        Some(_) => vec![Effect::CancelBulkPreview],
+        None => Vec::new(),
     }
 }
