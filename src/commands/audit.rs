@@ -5,7 +5,6 @@
 
 use super::output::{emit, emit_page, left_out, rows_wanted};
 use crate::cli::{AuditArgs, ListFormat};
-use crate::domain::DecisionId;
 use crate::error::{Error, Result};
 use crate::export::{DECISION_CSV_HEADER, decision_csv, decision_json};
 use crate::labels;
@@ -62,7 +61,7 @@ pub fn run(args: &AuditArgs) -> Result<()> {
         emit(|out| writeln!(out, "{}", if shown == 0 { "[]" } else { "\n]" }))?;
     }
     let total = if more || want == 0 {
-        shown + count_from(&ledger, seek)?
+        shown + ledger.audit_count(seek)?
     } else {
         shown
     };
@@ -97,17 +96,3 @@ fn verify(ledger: &Ledger) -> Result<()> {
 
 /// Decisions read per query: `--all` over a long trail holds one page.
 const PAGE: usize = 1000;
-
-/// How many decisions follow `seek`, for the notice of what a limit left
-/// out. Counted a page at a time: the store has no count of the trail yet.
-fn count_from(ledger: &Ledger, mut seek: Seek<DecisionId>) -> Result<usize> {
-    let mut n = 0;
-    loop {
-        let page = ledger.audit_page(seek, PAGE)?;
-        n += page.len();
-        match page.last() {
-            Some(last) if page.len() == PAGE => seek = Seek::After(last.id),
-            _ => return Ok(n),
-        }
-    }
-}

@@ -32,6 +32,27 @@ impl Ledger {
             })
     }
 
+    /// How many decisions lie beyond `seek` in the trail's order (newest
+    /// first): what a limit left out. One indexed count on the primary key.
+    pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
+        if !self.console_tables {
+            return Ok(0);
+        }
+        let (_, _, bound) = seek_plan(seek, true);
+        let n: i64 = match bound {
+            Some((id, condition)) => self.conn.query_row(
+                &format!("SELECT COUNT(*) FROM decisions WHERE id {condition} ?1"),
+                [id.0],
+                |r| r.get(0),
+            ),
+            None => self
+                .conn
+                .query_row("SELECT COUNT(*) FROM decisions", [], |r| r.get(0)),
+        }
+        .map_err(|e| self.err("counting the audit trail", e))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
     /// One page of decisions, newest first, for `settle audit` and the
     /// console's Audit view.
     pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
