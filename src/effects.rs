@@ -303,12 +303,12 @@ pub fn clusters(ledger: &Ledger, query: &Query, top: usize, now: DateTime<Utc>) 
 /// Reads and analyses a `--drill` file once, at start; the view shows the
 /// same report as `settle drill show`, or why the file could not be read.
 pub fn read_drill(path: &Path) -> LoadedDrill {
-    LoadedDrill {
-        path: path.display().to_string(),
-        analysis: crate::drill::load(path)
+    LoadedDrill::new(
+        path.display().to_string(),
+        crate::drill::load(path)
             .map(Box::new)
             .map_err(|e| first_line(&e)),
-    }
+    )
 }
 
 /// Errors carry a "what to do" line for the CLI; the status line has room

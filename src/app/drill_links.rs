@@ -31,7 +31,7 @@ pub(super) fn open_operation(app: &mut App) -> Vec<Effect> {
         .files
         .get(row.file)
         .zip(row.case)
-        .and_then(|(f, c)| f.import_keys().into_iter().nth(c));
+        .and_then(|(f, c)| f.import_keys().get(c).cloned());
     let (id, key) = match (pane.link(row), key) {
         (Some(Some(id)), Some(key)) => (id, key),
         (None, Some(_)) => {

@@ -19,6 +19,10 @@ pub struct LoadedDrill {
     pub path: String,
     /// The file and its analysis, or why it could not be read.
     pub analysis: Result<Box<(drill::DrillFile, Analysis)>, String>,
+    /// The key `settle drill import` gives each case, in file order:
+    /// planned once here, not on every frame that links a case and its
+    /// operation.
+    keys: Vec<CaseKey>,
 }
 
 impl LoadedDrill {
@@ -27,26 +31,41 @@ impl LoadedDrill {
         self.path.rsplit(['/', '\\']).next().unwrap_or(&self.path)
     }
 
-    /// The natural key `settle drill import` gives each case of this
-    /// file, in file order: the import plan is deterministic, so
-    /// recomputing it here finds the operations an import wrote.
-    pub fn import_keys(&self) -> Vec<CaseKey> {
-        let Ok(pair) = self.analysis.as_ref() else {
-            return Vec::new();
-        };
-        let source = drill::import::source_name(std::path::Path::new(&self.path));
-        drill::import_plan(&pair.0, &source)
-            .into_iter()
-            .enumerate()
-            .map(|(case, op)| CaseKey {
-                path: self.path.clone(),
-                case,
-                account: op.account,
-                op_type: op.op_type,
-                key: op.idem_key,
-            })
-            .collect()
+    /// A drill file as read: its analysis, or why it could not be read.
+    pub fn new(path: String, analysis: Result<Box<(drill::DrillFile, Analysis)>, String>) -> Self {
+        let keys = analysis
+            .as_ref()
+            .map(|pair| import_keys(&path, &pair.0))
+            .unwrap_or_default();
+        LoadedDrill {
+            path,
+            analysis,
+            keys,
+        }
     }
+
+    /// The natural key `settle drill import` gives each case of this
+    /// file, in file order.
+    pub fn import_keys(&self) -> &[CaseKey] {
+        &self.keys
+    }
+}
+
+/// The import plan is deterministic, so recomputing it finds the
+/// operations an import of `file` wrote.
+fn import_keys(path: &str, file: &drill::DrillFile) -> Vec<CaseKey> {
+    let source = drill::import::source_name(std::path::Path::new(path));
+    drill::import_plan(file, &source)
+        .into_iter()
+        .enumerate()
+        .map(|(case, op)| CaseKey {
+            path: path.to_string(),
+            case,
+            account: op.account,
+            op_type: op.op_type,
+            key: op.idem_key,
+        })
+        .collect()
 }
 
 /// A drill case and the ledger operation an import of it would be.
@@ -235,8 +254,8 @@ impl DrillsPane {
             .files
             .get(row.file)?
             .import_keys()
-            .into_iter()
-            .nth(row.case?)?;
+            .get(row.case?)?
+            .clone();
         Some(Effect::FindDrillCase(key))
     }
 
@@ -247,7 +266,7 @@ impl DrillsPane {
             let pair = loaded.analysis.as_ref().ok()?;
             let k = loaded
                 .import_keys()
-                .into_iter()
+                .iter()
                 .find(|k| k.account == account && k.op_type == op_type && k.key == key)?;
             let case = pair.0.cases.get(k.case)?;
             Some(format!("{}/{}", loaded.run_name(), case.case))
@@ -430,10 +449,10 @@ mod tests {
         h.receive(Msg::Resize(100, 30));
         h.app.drills.files = vec![
             crate::effects::read_drill(std::path::Path::new("sample-data/drill-results.json")),
-            LoadedDrill {
-                path: "missing.json".into(),
-                analysis: Err("missing.json: cannot read".into()),
-            },
+            LoadedDrill::new(
+                "missing.json".into(),
+                Err("missing.json: cannot read".into()),
+            ),
         ];
         h.keys("3");
         h

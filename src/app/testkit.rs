@@ -283,10 +283,5 @@ pub fn two_runs(dir: &std::path::Path) -> Vec<super::LoadedDrill> {
 
 /// A drill file loaded as `--drill` loads it (`effects::read_drill`).
 pub fn loaded(path: &std::path::Path) -> super::LoadedDrill {
-    super::LoadedDrill {
-        path: path.display().to_string(),
-        analysis: crate::drill::load(path)
-            .map(Box::new)
-            .map_err(|e| e.to_string()),
-    }
+    crate::effects::read_drill(path)
 }

@@ -207,10 +207,10 @@ fn with_drills(width: u16, height: u16) -> Harness {
     let path = std::path::Path::new("sample-data/drill-results.json");
     h.app.drills.files = vec![
         crate::effects::read_drill(path),
-        LoadedDrill {
-            path: "runs/missing.json".into(),
-            analysis: Err("runs/missing.json: cannot read: No such file or directory".into()),
-        },
+        LoadedDrill::new(
+            "runs/missing.json".into(),
+            Err("runs/missing.json: cannot read: No such file or directory".into()),
+        ),
     ];
     h.keys("3");
     h
