@@ -4,8 +4,9 @@
 //! answers with [`Msg`]s; it never touches the terminal or the model.
 
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
@@ -62,28 +63,7 @@ impl Counter {
                     return;
                 }
             };
-            while let Ok(mut job) = job_rx.recv() {
-                while let Ok(newer) = job_rx.try_recv() {
-                    job = job.merged(newer);
-                }
-                if job.reinspect
-                    && let Err(e) = ledger.reinspect()
-                {
-                    let _ = answer_tx.send(Msg::LoadFailed(format!("counting: {e}")).into());
-                }
-                let counted = job.lists.map(|lists| {
-                    count(&ledger, &lists, job.now)
-                        .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")))
-                });
-                let grouped = job
-                    .clusters
-                    .map(|(query, top)| clusters(&ledger, &query, top, job.now));
-                for answer in counted.into_iter().chain(grouped) {
-                    if answer_tx.send(answer.into()).is_err() {
-                        return;
-                    }
-                }
-            }
+            count_loop(&mut ledger, &job_rx, &answer_tx);
         });
         Counter {
             jobs,
@@ -123,6 +103,62 @@ impl Counter {
     }
 }
 
+/// Answers jobs until the shell hangs up. Counts answer at once. A
+/// grouping reads the whole queue (about 0.4 s at a million operations),
+/// so after each one the next waits as long as it took: a service
+/// committing every few milliseconds keeps the Clusters view current with
+/// at most half a core, never a core flat out. The newest grouping waits;
+/// none is lost.
+fn count_loop<T: From<Msg>>(ledger: &mut Ledger, jobs: &Receiver<CountJob>, answers: &Sender<T>) {
+    let mut deferred: Option<(Query, usize, DateTime<Utc>)> = None;
+    let mut rest_until = Instant::now();
+    loop {
+        let received = match &deferred {
+            Some(_) => jobs.recv_timeout(rest_until.saturating_duration_since(Instant::now())),
+            None => jobs.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        let mut job = match received {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => CountJob {
+                lists: None,
+                clusters: None,
+                now: Utc::now(),
+                reinspect: false,
+            },
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        while let Ok(newer) = jobs.try_recv() {
+            job = job.merged(newer);
+        }
+        if job.reinspect
+            && let Err(e) = ledger.reinspect()
+        {
+            let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
+        }
+        if let Some(lists) = job.lists {
+            let counted = count(ledger, &lists, job.now)
+                .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
+            if answers.send(counted.into()).is_err() {
+                return;
+            }
+        }
+        if let Some((query, top)) = job.clusters {
+            deferred = Some((query, top, job.now));
+        }
+        if Instant::now() < rest_until {
+            continue;
+        }
+        if let Some((query, top, now)) = deferred.take() {
+            let began = Instant::now();
+            let grouped = clusters(ledger, &query, top, now);
+            rest_until = Instant::now() + began.elapsed().min(Duration::from_secs(5));
+            if answers.send(grouped.into()).is_err() {
+                return;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +169,28 @@ mod tests {
             clusters,
             now: Utc::now(),
             reinspect: false,
+        }
+    }
+
+    /// Two groupings asked back to back: the second waits out the rest
+    /// after the first and is still answered; counts are never held back.
+    #[test]
+    fn a_grouping_asked_during_the_rest_is_answered_after_it() {
+        let h = crate::app::testkit::Harness::new();
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let mut counter = Counter::spawn(h.ledger.path().to_path_buf(), tx);
+        counter.group(Query::queue(), 1, Utc::now());
+        counter.group(Query::queue(), 5, Utc::now());
+        counter.ask(vec![(ListId::Queue, Query::queue())], Utc::now());
+        let (mut counted, mut widest) = (false, 0);
+        while !(counted && widest > 1) {
+            match rx.recv_timeout(Duration::from_secs(30)).unwrap() {
+                Msg::CountsLoaded { .. } => counted = true,
+                Msg::ClustersLoaded(c) => {
+                    widest = c.sections.iter().map(|s| s.top.len()).max().unwrap_or(0);
+                }
+                other => panic!("{other:?}"),
+            }
         }
     }
 
