@@ -39,17 +39,11 @@ fn a_drill_case_opens_its_timeline_and_jumps_to_its_imported_operation() {
          AND idem_key = 'run-002-a'",
     );
 
-    let mut screen = Screen::start(
-        &[
-            ledger.to_str().unwrap(),
-            "--operator",
-            "e2e-operator",
-            "--drill",
-            drill.to_str().unwrap(),
-        ],
-        160,
-        48,
-        &[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())],
+    let mut screen = Screen::console(
+        &ledger,
+        dir.path(),
+        &["--drill", drill.to_str().unwrap()],
+        (160, 48),
     );
     screen.wait_for("Queue", WAIT);
     screen.send("3");
@@ -83,17 +77,11 @@ fn a_drill_file_dropped_into_the_watched_folder_appears_without_a_key_press() {
     std::fs::create_dir(&runs).unwrap();
     copy_sample(&runs.join("monday.json"));
 
-    let mut screen = Screen::start(
-        &[
-            ledger.to_str().unwrap(),
-            "--operator",
-            "e2e-operator",
-            "--drill-dir",
-            runs.to_str().unwrap(),
-        ],
-        120,
-        32,
-        &[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())],
+    let mut screen = Screen::console(
+        &ledger,
+        dir.path(),
+        &["--drill-dir", runs.to_str().unwrap()],
+        (120, 32),
     );
     screen.wait_for("Queue", WAIT);
     screen.send("3");

@@ -19,13 +19,7 @@ const WAIT: Duration = Duration::from_secs(10);
 fn decide_in_the_console_and_see_another_process_write_live() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = demo_ledger(dir.path());
-    let config = dir.path().to_str().unwrap();
-    let mut screen = Screen::start(
-        &[ledger.to_str().unwrap(), "--operator", "e2e-operator"],
-        120,
-        32,
-        &[("XDG_CONFIG_HOME", config)],
-    );
+    let mut screen = Screen::console(&ledger, dir.path(), &[], (120, 32));
     screen.wait_for("Queue 11 operations", WAIT);
     // The title's count and the rows arrive from different workers: wait
     // for a row before pressing keys that act on rows.
@@ -137,12 +131,7 @@ fn a_detail_with_10_mb_of_params_answers_keys_and_quits() {
             [&params],
         )
         .unwrap();
-    let mut screen = Screen::start(
-        &[ledger.to_str().unwrap(), "--operator", "e2e-operator"],
-        120,
-        40,
-        &[("XDG_CONFIG_HOME", dir.path().to_str().unwrap())],
-    );
+    let mut screen = Screen::console(&ledger, dir.path(), &[], (120, 40));
     screen.wait_for("huge-params", WAIT);
     screen.send("\r");
     screen.wait_for("detail (J/K scroll)", WAIT);

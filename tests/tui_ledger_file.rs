@@ -20,13 +20,7 @@ const WAIT: Duration = Duration::from_secs(10);
 fn a_deleted_ledger_stops_looking_live_and_takes_no_decision() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = demo_ledger(dir.path());
-    let config = dir.path().to_str().unwrap();
-    let mut screen = Screen::start(
-        &[ledger.to_str().unwrap(), "--operator", "e2e-operator"],
-        120,
-        32,
-        &[("XDG_CONFIG_HOME", config)],
-    );
+    let mut screen = Screen::console(&ledger, dir.path(), &[], (120, 32));
     screen.wait_for("● live", WAIT);
     screen.wait_for("Queue 11 operations", WAIT);
     // G acts on the rows, which arrive apart from the title's count.
@@ -75,13 +69,7 @@ fn a_service_ledger_is_adopted_behind_a_read_only_look() {
     )
     .unwrap();
     drop(conn);
-    let config = dir.path().to_str().unwrap();
-    let mut screen = Screen::start(
-        &[ledger.to_str().unwrap(), "--operator", "e2e-operator"],
-        120,
-        32,
-        &[("XDG_CONFIG_HOME", config)],
-    );
+    let mut screen = Screen::console(&ledger, dir.path(), &[], (120, 32));
     screen.wait_for("k-1", WAIT);
     screen.wait_for("adopted", WAIT);
     let adopted = screen.wait_gone("ADOPTING", WAIT);

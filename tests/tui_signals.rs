@@ -17,13 +17,7 @@ const WAIT: Duration = Duration::from_secs(10);
 
 fn console(dir: &std::path::Path) -> Screen {
     let ledger = demo_ledger(dir);
-    let config = dir.to_str().unwrap();
-    let mut screen = Screen::start(
-        &[ledger.to_str().unwrap(), "--operator", "e2e-operator"],
-        100,
-        30,
-        &[("XDG_CONFIG_HOME", config)],
-    );
+    let mut screen = Screen::console(&ledger, dir, &[], (100, 30));
     screen.wait_for("Queue 11 operations", WAIT);
     assert!(screen.cooked_modes().is_empty(), "raw mode while running");
     assert!(screen.mouse_reporting(), "mouse reporting while running");

@@ -17,6 +17,25 @@ pub struct Screen {
 }
 
 impl Screen {
+    /// The console on `ledger` as the operator `e2e-operator`, with `extra`
+    /// flags, in a `cols` x `rows` terminal. `XDG_CONFIG_HOME` is the
+    /// test's own folder, so no user keymap of the machine's applies.
+    pub fn console(
+        ledger: &std::path::Path,
+        config: &std::path::Path,
+        extra: &[&str],
+        (cols, rows): (u16, u16),
+    ) -> Screen {
+        let mut args = vec![ledger.to_str().unwrap(), "--operator", "e2e-operator"];
+        args.extend_from_slice(extra);
+        Screen::start(
+            &args,
+            cols,
+            rows,
+            &[("XDG_CONFIG_HOME", config.to_str().unwrap())],
+        )
+    }
+
     /// Starts settle with `args` in a `cols` x `rows` terminal.
     pub fn start(args: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> Screen {
         let pair = native_pty_system()
