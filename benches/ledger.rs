@@ -1,5 +1,6 @@
-//! Ledger benchmark: builds a synthetic ledger of SETTLE_BENCH_OPS operations
-//! (default one million) and prints how long the console's reads take on it,
+//! Ledger benchmark: builds a ledger of SETTLE_BENCH_OPS operations (default
+//! one million) the way a service writes it (the console benchmark's
+//! generator), adopts it, and prints how long the console's reads take on it,
 //! plus the real `settle list --queue` end to end. Prints numbers; asserts
 //! nothing about time (machines here are shared and noisy).
 //!
@@ -14,6 +15,12 @@ use chrono::Utc;
 use settle::domain::OperationId;
 use settle::query::Query;
 use settle::store::{Access, Ledger, Seek};
+
+/// The console benchmark's foreign-ledger generator: one generator, so both
+/// benchmarks measure the same kind of ledger.
+#[allow(dead_code)]
+#[path = "console/foreign.rs"]
+mod foreign;
 
 fn median(mut runs: Vec<Duration>) -> Duration {
     runs.sort();
@@ -63,7 +70,10 @@ fn main() {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| dir.path().join("bench.db"));
             let start = Instant::now();
-            settle::synth::write(&path, n).unwrap();
+            foreign::generate(&path, n, foreign::SEED).unwrap();
+            let adopting = Instant::now();
+            Ledger::open(&path, Access::ReadWrite).unwrap();
+            println!("adopted in {:.1} s", adopting.elapsed().as_secs_f64());
             println!(
                 "built {n} operations in {:.1} s ({} MiB)",
                 start.elapsed().as_secs_f64(),
@@ -109,7 +119,7 @@ fn main() {
     time("filter type:place_order attempts>2, page", 5, || {
         ledger.page(&f, Seek::First, 50, now).unwrap()
     });
-    let f = Query::parse("synth-000999").unwrap();
+    let f = Query::parse("k-000999").unwrap();
     time("free text (scan), first page", 5, || {
         ledger.page(&f, Seek::First, 50, now).unwrap()
     });

@@ -38,7 +38,6 @@ pub mod keymap;
 pub mod labels;
 pub mod query;
 pub mod store;
-pub mod synth;
 pub mod text;
 pub mod tui;
 pub mod ui;
