@@ -40,6 +40,20 @@ pub fn sanitize_multiline(input: &str) -> String {
         .join("\n")
 }
 
+/// At most `max_bytes` of `s`, cut at a character boundary: what a cell a
+/// few dozen columns wide can show, so a megabyte value is not sanitised
+/// in full on every frame only to be cut.
+pub fn head(s: &str, max_bytes: usize) -> &str {
+    if s.len() <= max_bytes {
+        return s;
+    }
+    let mut end = max_bytes;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Cuts `s` to at most `width` terminal columns, ending in `…` when cut,
 /// so a shortened value never passes for a whole one.
 pub fn fit(s: &str, width: usize) -> String {
@@ -110,6 +124,13 @@ fn stand_in(c: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn head_cuts_at_a_character_boundary() {
+        assert_eq!(head("abc", 10), "abc");
+        assert_eq!(head("aé", 2), "a", "é is two bytes");
+        assert_eq!(head(&"x".repeat(5_000_000), 1024).len(), 1024);
+    }
 
     #[test]
     fn escape_sequences_are_defused() {

@@ -11,7 +11,10 @@ use super::{age, clean};
 use crate::app::{App, ListState, View};
 use crate::domain::{OperationRow, Sort};
 use crate::labels;
-use crate::text::fit;
+use crate::text::{fit, head};
+
+/// More than any column is wide, even with every character made visible.
+const CELL_BYTES: usize = 1024;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     let Some(list) = app.current_list() else {
@@ -134,15 +137,21 @@ fn table_row(
     selected: bool,
     widths: &[usize],
 ) -> Row<'static> {
-    let cut = |column: usize, text: String| fit(&text, widths.get(column).copied().unwrap_or(0));
+    // A cell shows a few dozen columns: clean only what it can show.
+    let cut = |column: usize, text: &str| {
+        fit(
+            &clean(head(text, CELL_BYTES)),
+            widths.get(column).copied().unwrap_or(0),
+        )
+    };
     let stale = row.is_stale_reservation(app.now);
     let state = labels::state_label(&row.state, stale);
     let marked = list.marks.contains(&row.id);
-    let last = match (&row.last_event, &row.last_error) {
-        (Some(e), _) => clean(e),
-        (None, Some(err)) => clean(err),
-        (None, None) => "—".to_string(),
-    };
+    let last = row
+        .last_event
+        .as_deref()
+        .or(row.last_error.as_deref())
+        .unwrap_or("—");
     // A malformed cell is flagged in the mark column (`!`, unless marked)
     // and its value drawn in the warning style (issue 9, point 3).
     let bad = |column: &str| row.malformed.iter().any(|m| m.column == column);
@@ -163,9 +172,9 @@ fn table_row(
         Cell::from(row.id.to_string()).style(theme.dim()),
         Cell::from(state).style(theme.row_state(&row.state, stale)),
         Cell::from(age(&row.updated_at, app.now)),
-        Cell::from(cut(4, clean(&row.account))).style(warn("account")),
-        Cell::from(cut(5, clean(&row.op_type))).style(warn("op_type")),
-        Cell::from(cut(6, clean(&row.idem_key))).style(warn("idem_key")),
+        Cell::from(cut(4, &row.account)).style(warn("account")),
+        Cell::from(cut(5, &row.op_type)).style(warn("op_type")),
+        Cell::from(cut(6, &row.idem_key)).style(warn("idem_key")),
         Cell::from(format!("{}/{}", row.attempts, row.max_attempts)),
         Cell::from(cut(8, last)),
     ];
