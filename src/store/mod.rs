@@ -1,72 +1,41 @@
-//! Every SQL statement of the console lives in this module: opening, adopting
-//! and migrating a ledger, paging through operations, reading one operation's
-//! history, recording decisions atomically, importing operations. It returns
-//! [`crate::domain`] types; nothing outside `store` sees a row or a statement,
-//! so a PostgreSQL backend can later sit behind the same functions.
+//! Every SQL statement of settle lives under this module, behind [`Ledger`]:
+//! opening, adopting and migrating a ledger, paging through operations,
+//! reading one operation's history, recording decisions atomically,
+//! importing operations. It returns [`crate::domain`] types; nothing outside
+//! `store` sees a row, a statement, or which database is underneath. Each
+//! backend is a submodule with one file per concern; this file only
+//! dispatches, and the rules stay in `domain`.
 
-mod chain;
-mod decide;
-mod decide_bulk;
-mod derived;
-mod import;
-mod lookup;
-mod read;
-pub mod schema;
+pub mod sqlite;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use chrono::{DateTime, Utc};
 
-use crate::error::{Error, Result};
-use schema::sqlite;
+use crate::domain::{
+    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, OpTypeContract,
+    OperationDetail, OperationId, OperationRow, Sort, SortKey,
+};
+use crate::error::Result;
+use crate::query::Query;
 
-// Moved to `domain` (issue 7 point 6); re-exported until call sites follow.
 pub use crate::domain::{Seek, StateCounts};
-pub use chain::ChainVerdict;
-pub use import::{ImportReport, create_service_ledger};
-pub use schema::Progress;
+pub use sqlite::chain::ChainVerdict;
+pub use sqlite::import::{ImportReport, create_service_ledger};
+pub use sqlite::schema::{self as schema, Progress};
 
 /// How long a write waits for another writer (a service, a worker, a second
-/// console) before giving up with [`Error::Busy`]; `settle decide --wait`
-/// changes it.
+/// console) before giving up with [`crate::error::Error::Busy`];
+/// `settle decide --wait` changes it.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Whether the console may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     ReadWrite,
-    /// Opens with SQLite's read-only flag: no write at all, migrations
-    /// included.
+    /// Opens read-only: no write at all, adoption and migrations included.
     ReadOnly,
-}
-
-/// An open ledger.
-pub struct Ledger {
-    conn: Connection,
-    path: PathBuf,
-    read_only: bool,
-    /// False for a read-only look at a service ledger that was never
-    /// adopted: reads of decisions and retry requests return nothing.
-    console_tables: bool,
-    /// The trigger-kept summary and count tables are there and current, so
-    /// reads use them instead of aggregating (false for a read-only look at
-    /// a ledger that was never adopted or migrated).
-    derived: bool,
-    /// The busy timeout: how long a write waits for the write lock.
-    wait: Duration,
-}
-
-/// Stops the read running on one ledger connection from another thread
-/// ([`Ledger::interrupt_handle`]). Its own type, so callers never see which
-/// database library is underneath.
-pub struct InterruptHandle(rusqlite::InterruptHandle);
-
-impl InterruptHandle {
-    /// Cancels the statement running now, if any; the next one runs as usual.
-    pub fn interrupt(&self) {
-        self.0.interrupt();
-    }
 }
 
 /// What opening did or could not do, for one line on stderr or the header.
@@ -80,42 +49,46 @@ pub struct OpenReport {
     pub not_adopted: Option<String>,
 }
 
-impl std::fmt::Debug for Ledger {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ledger")
-            .field("path", &self.path)
-            .field("read_only", &self.read_only)
-            .finish()
+/// Stops the read running on one ledger connection from another thread
+/// ([`Ledger::interrupt_handle`]). Its own type, so callers never see which
+/// database library is underneath.
+pub enum InterruptHandle {
+    Sqlite(rusqlite::InterruptHandle),
+}
+
+impl InterruptHandle {
+    /// Cancels the statement running now, if any; the next one runs as usual.
+    pub fn interrupt(&self) {
+        match self {
+            InterruptHandle::Sqlite(h) => h.interrupt(),
+        }
     }
 }
 
-impl Ledger {
-    /// Creates a new, empty ledger at `path`. Refuses an existing file.
-    pub fn create(path: &Path) -> Result<Ledger> {
-        if path.exists() {
-            return Err(Error::ledger(
-                path,
-                "already exists",
-                "pick a new path, or open this one with `settle LEDGER`",
-            ));
+/// An open ledger, whichever database holds it.
+#[derive(Debug)]
+pub struct Ledger {
+    backend: Backend,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Sqlite(sqlite::Sqlite),
+}
+
+/// Runs the same call on whichever backend holds the ledger.
+macro_rules! dispatch {
+    ($ledger:expr, $db:ident => $call:expr) => {
+        match $ledger {
+            Backend::Sqlite($db) => $call,
         }
-        let mut conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| sqlite(path, "creating the ledger", e))?;
-        configure_writer(&conn, path, BUSY_TIMEOUT)?;
-        schema::create(&mut conn, path).map_err(|e| e.busy_after(BUSY_TIMEOUT))?;
-        Ok(Ledger {
-            conn,
-            path: path.to_path_buf(),
-            read_only: false,
-            console_tables: true,
-            derived: true,
-            wait: BUSY_TIMEOUT,
-        })
+    };
+}
+
+impl Ledger {
+    /// Creates a new, empty ledger at `path`. Refuses an existing one.
+    pub fn create(path: &Path) -> Result<Ledger> {
+        Ok(Ledger::from(sqlite::Sqlite::create(path)?))
     }
 
     /// Opens an existing ledger. A writable ledger created by a service
@@ -137,167 +110,179 @@ impl Ledger {
     }
 
     /// [`Ledger::open_with_progress`] whose writes (an adoption included)
-    /// wait up to `wait` for another process's write lock before failing
-    /// with [`Error::Busy`].
+    /// wait up to `wait` for another writer's lock before failing with
+    /// [`crate::error::Error::Busy`].
     pub fn open_waiting(
         path: &Path,
         access: Access,
         wait: Duration,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Ledger, OpenReport)> {
-        if !path.is_file() {
-            return Err(Error::ledger(
-                path,
-                if path.exists() {
-                    "is not a file"
-                } else {
-                    "no such file"
-                },
-                "check the path; `settle init LEDGER` creates a new ledger, `settle demo` a sample one",
-            ));
-        }
-        let mut report = OpenReport::default();
-        let mut read_only = access == Access::ReadOnly;
-        if !read_only && !writable(path) {
-            read_only = true;
-            report.read_only_reason = Some("the file is not writable".to_string());
-        }
-        let flags = if read_only {
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        } else {
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        };
-        let mut conn = Connection::open_with_flags(path, flags)
-            .map_err(|e| schema::classify_open_error(path, e))?;
-        conn.busy_timeout(wait)
-            .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
-        let found = schema::inspect(&conn, path)?;
-        let mut console_tables = found.missing_console_tables.is_empty();
-        let mut derived = found.derived;
-        if read_only {
-            if found.needs_upgrade {
-                report.not_adopted = Some(if found.user_version < schema::SCHEMA_VERSION {
-                    format!(
-                        "schema {} is older than {}; shown read-only without adopting it",
-                        found.user_version,
-                        schema::SCHEMA_VERSION
-                    )
-                } else {
-                    "some of settle's tables, columns, indexes or triggers are missing; \
-                     shown read-only without repairing it"
-                        .to_string()
-                });
-            }
-        } else {
-            configure_writer(&conn, path, wait)?;
-            if found.needs_upgrade {
-                report.upgraded = Some(
-                    schema::upgrade(&mut conn, path, progress).map_err(|e| e.busy_after(wait))?,
-                );
-                console_tables = true;
-                derived = true;
-            }
-        }
-        Ok((
-            Ledger {
-                conn,
-                path: path.to_path_buf(),
-                read_only,
-                console_tables,
-                derived,
-                wait,
-            },
-            report,
-        ))
+        let (db, report) = sqlite::Sqlite::open_waiting(path, access, wait, progress)?;
+        Ok((Ledger::from(db), report))
     }
 
+    /// Where the ledger is, as shown to a person (never a password).
     pub fn path(&self) -> &Path {
-        &self.path
+        dispatch!(&self.backend, db => db.path())
     }
 
     pub fn is_read_only(&self) -> bool {
-        self.read_only
+        dispatch!(&self.backend, db => db.is_read_only())
     }
 
-    /// Changes whenever another connection commits to the file; the console
-    /// polls it to show live changes without rereading anything.
+    /// Changes whenever another connection commits; the console polls it to
+    /// show live changes without rereading anything.
     pub fn data_version(&self) -> Result<i64> {
-        self.conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
-            .map_err(|e| self.err("reading data_version", e))
+        dispatch!(&self.backend, db => db.data_version())
     }
 
-    /// Reads again which tables the file holds, after another connection
-    /// adopted or migrated it, so reads use them from now on (a read-only
-    /// look opened before the adoption otherwise keeps aggregating and
-    /// never sees the decisions).
+    /// Reads again which tables the ledger holds, after another connection
+    /// adopted or migrated it, so reads use them from now on.
     pub fn reinspect(&mut self) -> Result<()> {
-        let found = schema::inspect(&self.conn, &self.path)?;
-        self.console_tables = found.missing_console_tables.is_empty();
-        self.derived = found.derived;
-        Ok(())
+        dispatch!(&mut self.backend, db => db.reinspect())
     }
 
     /// A handle another thread may use to stop the read running on this
     /// ledger (the console cancels a page when the filter changes). The
-    /// stopped read returns [`Error::Interrupted`]; a handle used while
-    /// nothing runs does nothing.
+    /// stopped read returns [`crate::error::Error::Interrupted`]; a handle
+    /// used while nothing runs does nothing.
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        InterruptHandle(self.conn.get_interrupt_handle())
+        dispatch!(&self.backend, db => db.interrupt_handle())
     }
 
-    fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
-        sqlite(&self.path, doing, e)
+    /// One page of the operations `query` matches, in id order after `seek`.
+    pub fn page(
+        &self,
+        query: &Query,
+        seek: Seek<OperationId>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>> {
+        dispatch!(&self.backend, db => db.page(query, seek, limit, now))
     }
 
-    fn ensure_writable(&self) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ledger(
-                &self.path,
-                "opened read-only",
-                "open it without --read-only, from an account that may write the file",
-            ));
+    /// One page in `sort` order after `seek` (keyset on the sort key and id).
+    pub fn sorted_page(
+        &self,
+        query: &Query,
+        sort: Sort,
+        seek: Seek<SortKey>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>> {
+        dispatch!(&self.backend, db => db.sorted_page(query, sort, seek, limit, now))
+    }
+
+    /// Streams every match in id order; returns how many were seen.
+    pub fn for_each_row(
+        &self,
+        query: &Query,
+        now: DateTime<Utc>,
+        each: impl FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64> {
+        dispatch!(&self.backend, db => db.for_each_row(query, now, each))
+    }
+
+    /// Streams every match in `sort` order; returns how many were seen.
+    pub fn for_each_sorted_row(
+        &self,
+        query: &Query,
+        sort: Sort,
+        now: DateTime<Utc>,
+        each: impl FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64> {
+        dispatch!(&self.backend, db => db.for_each_sorted_row(query, sort, now, each))
+    }
+
+    /// How many operations `query` matches.
+    pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+        dispatch!(&self.backend, db => db.count(query, now))
+    }
+
+    /// The number of operations in each state, and in the triage queue.
+    pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        dispatch!(&self.backend, db => db.state_counts(now))
+    }
+
+    /// The id an operation spec (an id, or `account/op_type/key`) names.
+    pub fn resolve(&self, spec: &str) -> Result<OperationId> {
+        dispatch!(&self.backend, db => db.resolve(spec))
+    }
+
+    /// The operation with this idempotency key, if any.
+    pub fn operation_by_key(
+        &self,
+        account: &str,
+        op_type: &str,
+        key: &str,
+    ) -> Result<Option<OperationId>> {
+        dispatch!(&self.backend, db => db.operation_by_key(account, op_type, key))
+    }
+
+    /// The top values of each dimension among the operations `query` matches.
+    pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+        dispatch!(&self.backend, db => db.clusters(query, now, top))
+    }
+
+    /// One operation with its attempts, events, decisions and retry requests.
+    pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
+        dispatch!(&self.backend, db => db.detail(id))
+    }
+
+    /// How many decisions lie after `seek` in the audit trail.
+    pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
+        dispatch!(&self.backend, db => db.audit_count(seek))
+    }
+
+    /// One page of the audit trail after `seek`.
+    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+        dispatch!(&self.backend, db => db.audit_page(seek, limit))
+    }
+
+    /// Walks the decisions' hash chain and says where it breaks, if it does.
+    pub fn verify_chain(&self) -> Result<ChainVerdict> {
+        dispatch!(&self.backend, db => db.verify_chain())
+    }
+
+    /// Records one decision atomically: the version the operator saw is
+    /// checked and the rules judged on the fresh row inside the transaction.
+    pub fn record_decision(
+        &mut self,
+        draft: &DecisionDraft,
+        now: DateTime<Utc>,
+    ) -> Result<DecisionReceipt> {
+        dispatch!(&mut self.backend, db => db.record_decision(draft, now))
+    }
+
+    /// Records many decisions, each judged and written on its own.
+    pub fn record_decisions(
+        &mut self,
+        drafts: &[DecisionDraft],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Result<DecisionReceipt>>> {
+        dispatch!(&mut self.backend, db => db.record_decisions(drafts, now))
+    }
+
+    /// Judges a draft against the rules on the current row, writing nothing.
+    pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+        dispatch!(&self.backend, db => db.judge_decision(draft, now))
+    }
+
+    /// Adds operations (and op type contracts) to the ledger.
+    pub fn import(
+        &mut self,
+        operations: &[NewOperation],
+        contracts: &[OpTypeContract],
+    ) -> Result<ImportReport> {
+        dispatch!(&mut self.backend, db => db.import(operations, contracts))
+    }
+}
+
+impl From<sqlite::Sqlite> for Ledger {
+    fn from(db: sqlite::Sqlite) -> Ledger {
+        Ledger {
+            backend: Backend::Sqlite(db),
         }
-        Ok(())
     }
 }
-
-/// WAL so readers never block the writer; FULL sync so an acknowledged
-/// decision survives a power cut (WAL's NORMAL may lose the last commits).
-fn configure_writer(conn: &Connection, path: &Path, wait: Duration) -> Result<()> {
-    conn.busy_timeout(wait)
-        .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(|e| schema::classify_open_error(path, e))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(Error::ledger(
-            path,
-            format!("could not switch to WAL journaling (got {mode})"),
-            "put the ledger on a local file system that supports shared memory",
-        ));
-    }
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(|e| sqlite(path, "setting synchronous=FULL", e))?;
-    conn.pragma_update(None, "foreign_keys", "OFF")
-        .map_err(|e| sqlite(path, "configuring the connection", e))?;
-    Ok(())
-}
-
-/// Whether this process may write the file (and its folder, where SQLite puts
-/// the WAL and shared-memory files).
-fn writable(path: &Path) -> bool {
-    // The mode bits first: root may open anything, but a ledger someone made
-    // read-only (chmod a-w) is meant to be left alone.
-    let bits_ok = std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly());
-    let file_ok = bits_ok && std::fs::OpenOptions::new().append(true).open(path).is_ok();
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let dir_ok = std::fs::metadata(dir).is_ok_and(|m| !m.permissions().readonly());
-    file_ok && dir_ok
-}
-
-#[cfg(test)]
-mod tests;

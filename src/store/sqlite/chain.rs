@@ -13,7 +13,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
-use super::Ledger;
+use super::Sqlite;
 use super::schema::sqlite;
 use crate::domain::DecisionId;
 use crate::error::{Error, Result};
@@ -224,7 +224,7 @@ impl Walked {
     }
 }
 
-impl Ledger {
+impl Sqlite {
     /// Walks the decisions in id order and recomputes every link. Reads
     /// only; a ledger without the `chain_hash` column (older than schema 3)
     /// is an error saying how to add it.

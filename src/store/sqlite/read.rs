@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, Row, params, params_from_iter};
 
-use super::Ledger;
+use super::Sqlite;
 use crate::domain::{
     OperationId, OperationRow, Seek, Sort, SortColumn, SortKey, SortValue, State, StateCounts,
 };
@@ -89,7 +89,7 @@ fn sort_value(value: SortValue) -> Value {
     }
 }
 
-impl Ledger {
+impl Sqlite {
     /// One page of operations matching `query`, newest first.
     pub fn page(
         &self,
@@ -142,7 +142,7 @@ impl Ledger {
         self.for_each_sorted_row(query, Sort::default(), now, each)
     }
 
-    /// [`Ledger::for_each_row`] in `sort`'s order (`settle list --sort`).
+    /// [`Sqlite::for_each_row`] in `sort`'s order (`settle list --sort`).
     pub fn for_each_sorted_row(
         &self,
         query: &Query,

@@ -9,7 +9,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::Ledger;
+use super::Sqlite;
 use super::chain::{self, Cell};
 use super::read::load_detail;
 use crate::domain::rules::{self, Rule};
@@ -18,7 +18,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 
-impl Ledger {
+impl Sqlite {
     /// Records `draft` at `now`, or refuses it with [`Error::Refused`] (a rule
     /// of the contract), [`Error::VersionConflict`] (someone else wrote the
     /// operation since the operator looked) or [`Error::Busy`] (another

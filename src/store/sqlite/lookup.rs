@@ -4,11 +4,11 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Ledger;
+use super::Sqlite;
 use crate::domain::OperationId;
 use crate::error::Result;
 
-impl Ledger {
+impl Sqlite {
     /// The id of the operation with this natural key, if the ledger holds it.
     pub fn operation_by_key(
         &self,

@@ -4,7 +4,7 @@
 
 use rusqlite::{TransactionBehavior, params};
 
-use super::Ledger;
+use super::Sqlite;
 use crate::domain::{NewOperation, OpTypeContract};
 use crate::error::Result;
 
@@ -17,7 +17,7 @@ pub struct ImportReport {
     pub already_present: usize,
 }
 
-impl Ledger {
+impl Sqlite {
     /// Inserts `operations` (and upserts `contracts`) in one transaction.
     /// An operation whose `(account, op_type, idem_key)` exists is skipped
     /// with its attempts and events, so importing the same batch twice
@@ -124,7 +124,7 @@ impl Ledger {
 
 /// Creates a ledger the way a service does: a fresh SQLite file and a plain
 /// SQL script of its own (tables and rows), without the console's tables,
-/// indexes or schema version. Opening it with [`Ledger::open`] then adopts
+/// indexes or schema version. Opening it with [`Sqlite::open`] then adopts
 /// it. Used by `settle demo` so the sample data goes through the same path
 /// as a real service's ledger.
 pub fn create_service_ledger(path: &std::path::Path, sql: &str) -> Result<()> {

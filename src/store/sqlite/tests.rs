@@ -7,11 +7,12 @@ use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, params, params_from_iter};
 use tempfile::TempDir;
 
+use super::Sqlite as Ledger;
 use super::schema::SERVICE_TABLES;
-use super::{Access, Ledger, Progress, create_service_ledger};
 use crate::domain::{OperationId, OperationRow, Seek, Sort, SortColumn, SortKey, State};
 use crate::error::Error;
 use crate::query::Query;
+use crate::store::{Access, Progress, create_service_ledger};
 
 fn now() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap()
@@ -778,8 +779,8 @@ fn a_null_state_never_fails_a_service_write_even_on_a_ledger_adopted_earlier() {
 /// chained decision row; the changed one is reported, never overwritten.
 #[test]
 fn a_batch_skips_a_row_changed_since_listing_and_one_a_rule_refuses() {
-    use super::ChainVerdict;
     use crate::domain::{DecisionDraft, DecisionKind};
+    use crate::store::ChainVerdict;
     let (_dir, mut ledger, service) = adopted(10);
     let draft = |id: i64| DecisionDraft {
         op_id: OperationId(id),

@@ -11,7 +11,7 @@ use crate::domain::{
     OperationId, Outcome, RetryRequest, Seek, State,
 };
 use crate::error::{Error, Result};
-use crate::store::Ledger;
+use crate::store::sqlite::Sqlite;
 
 const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
     result_id, max_attempts, deadline_at, CAST(lease_expires_at AS TEXT), key_expires_at, created_at,
@@ -20,7 +20,7 @@ const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, pa
 const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
     note, operator, decided_at, op_version, undoes";
 
-impl Ledger {
+impl Sqlite {
     /// The operation with its attempts, events, decisions, retry requests and
     /// its type's contract.
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
@@ -88,7 +88,7 @@ impl Ledger {
     }
 }
 
-/// Reads one operation's whole history. Shared by [`Ledger::detail`] and the
+/// Reads one operation's whole history. Shared by [`Sqlite::detail`] and the
 /// decision transaction, which must judge the rules on what it is about to
 /// change.
 pub(in crate::store) fn load_detail(

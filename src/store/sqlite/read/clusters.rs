@@ -18,7 +18,7 @@ use crate::domain::clusters::{AGE_BUCKETS, AGE_UNREADABLE};
 use crate::domain::{Cluster, ClusterDimension, Clusters};
 use crate::error::Result;
 use crate::query::Query;
-use crate::store::Ledger;
+use crate::store::sqlite::Sqlite;
 
 /// The three text dimensions, in the statement's column order.
 const TEXT_DIMENSIONS: [ClusterDimension; 3] = [
@@ -27,7 +27,7 @@ const TEXT_DIMENSIONS: [ClusterDimension; 3] = [
     ClusterDimension::LastError,
 ];
 
-impl Ledger {
+impl Sqlite {
     /// The operations matching `query` (the console asks for the queue)
     /// grouped by each [`ClusterDimension`], the `top` biggest groups of
     /// each kept. Reads every matching row: run it off the screen's thread.

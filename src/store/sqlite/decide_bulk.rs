@@ -8,7 +8,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::TransactionBehavior;
 
-use super::Ledger;
+use super::Sqlite;
 use super::decide::{decide_in, judge_in};
 use crate::domain::{DecisionDraft, DecisionReceipt};
 use crate::error::{Error, Result};
@@ -22,7 +22,7 @@ fn is_row_outcome(e: &Error) -> bool {
     )
 }
 
-impl Ledger {
+impl Sqlite {
     /// Records every draft of the batch in one transaction. Each row gets
     /// its own decision row (chained as one decision would be) or, in its
     /// place in the answer, the error that kept it out:
@@ -71,7 +71,7 @@ impl Ledger {
         Ok(outcomes)
     }
 
-    /// What [`Ledger::record_decisions`] would make of `draft` now, writing
+    /// What [`Sqlite::record_decisions`] would make of `draft` now, writing
     /// nothing: `Ok` when it would be written, else the row's error as the
     /// batch would give it. For the preview before a bulk decision.
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
