@@ -30,6 +30,19 @@ pub enum Error {
         source: rusqlite::Error,
     },
 
+    /// PostgreSQL failed while doing something the message names. `path`
+    /// is the ledger as shown (`user@host/db`), never with a password;
+    /// `problem` is the server's message, already sanitised.
+    #[error("{path}: {doing}: {problem}", path = path.display())]
+    Postgres {
+        path: PathBuf,
+        doing: String,
+        problem: String,
+        /// The SQLSTATE, when the server sent one (40001 serialization,
+        /// 40P01 deadlock, 57014 cancelled…).
+        code: Option<String>,
+    },
+
     /// A file could not be read or written.
     #[error("{path}: {doing}: {source}", path = path.display())]
     Io {

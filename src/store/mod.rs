@@ -6,6 +6,7 @@
 //! backend is a submodule with one file per concern; this file only
 //! dispatches, and the rules stay in `domain`.
 
+pub mod postgres;
 pub mod sqlite;
 
 use std::path::Path;
@@ -54,6 +55,11 @@ pub struct OpenReport {
 /// database library is underneath.
 pub enum InterruptHandle {
     Sqlite(rusqlite::InterruptHandle),
+    /// The server's cancel request, sent over a connection of its own.
+    Postgres {
+        token: ::postgres::CancelToken,
+        tls: postgres_native_tls::MakeTlsConnector,
+    },
 }
 
 impl InterruptHandle {
@@ -61,6 +67,11 @@ impl InterruptHandle {
     pub fn interrupt(&self) {
         match self {
             InterruptHandle::Sqlite(h) => h.interrupt(),
+            // Best effort, like SQLite's: a cancel that cannot reach the
+            // server leaves the statement to its statement timeout.
+            InterruptHandle::Postgres { token, tls } => {
+                let _ = token.cancel_query(tls.clone());
+            }
         }
     }
 }
@@ -74,6 +85,7 @@ pub struct Ledger {
 #[derive(Debug)]
 enum Backend {
     Sqlite(sqlite::Sqlite),
+    Postgres(Box<postgres::Pg>),
 }
 
 /// Runs the same call on whichever backend holds the ledger.
@@ -81,13 +93,20 @@ macro_rules! dispatch {
     ($ledger:expr, $db:ident => $call:expr) => {
         match $ledger {
             Backend::Sqlite($db) => $call,
+            Backend::Postgres($db) => $call,
         }
     };
 }
 
 impl Ledger {
-    /// Creates a new, empty ledger at `path`. Refuses an existing one.
+    /// Creates a new, empty ledger at `path` (a SQLite file, or a
+    /// PostgreSQL address: see [`postgres::is_address`]). Refuses an
+    /// existing one.
     pub fn create(path: &Path) -> Result<Ledger> {
+        if postgres::is_address(path) {
+            let db = postgres::Pg::create(&postgres::Address::parse(path)?)?;
+            return Ok(Ledger::from(db));
+        }
         Ok(Ledger::from(sqlite::Sqlite::create(path)?))
     }
 
@@ -118,6 +137,11 @@ impl Ledger {
         wait: Duration,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Ledger, OpenReport)> {
+        if postgres::is_address(path) {
+            let address = postgres::Address::parse(path)?;
+            let (db, report) = postgres::Pg::open_waiting(&address, access, wait, progress)?;
+            return Ok((Ledger::from(db), report));
+        }
         let (db, report) = sqlite::Sqlite::open_waiting(path, access, wait, progress)?;
         Ok((Ledger::from(db), report))
     }
@@ -276,6 +300,14 @@ impl Ledger {
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
         dispatch!(&mut self.backend, db => db.import(operations, contracts))
+    }
+}
+
+impl From<postgres::Pg> for Ledger {
+    fn from(db: postgres::Pg) -> Ledger {
+        Ledger {
+            backend: Backend::Postgres(Box::new(db)),
+        }
     }
 }
 

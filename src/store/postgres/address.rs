@@ -1,0 +1,224 @@
+//! Where a PostgreSQL ledger is: a `postgres://` or `postgresql://` URL, or
+//! libpq's `key=value` form, with the usual `PG*` environment variables for
+//! what it leaves out. Parses and connects; shows it as `user@host:port/db`
+//! and never shows the password.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use postgres::config::Host;
+use postgres::{Client, Config};
+use postgres_native_tls::MakeTlsConnector;
+
+use crate::error::{Error, Result};
+
+/// A parsed PostgreSQL ledger address.
+#[derive(Clone)]
+pub struct Address {
+    config: Config,
+    shown: String,
+}
+
+impl std::fmt::Debug for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// Whether a LEDGER argument names a PostgreSQL ledger rather than a SQLite
+/// file: a URL with the postgres scheme, or libpq's `key=value` form.
+pub fn is_address(spec: &Path) -> bool {
+    let Some(s) = spec.to_str() else {
+        return false;
+    };
+    let s = s.trim_start();
+    s.starts_with("postgres://")
+        || s.starts_with("postgresql://")
+        || s.split_whitespace().next().is_some_and(|first| {
+            first
+                .split_once('=')
+                .is_some_and(|(key, _)| LIBPQ_KEYS.contains(&key))
+        })
+}
+
+/// The libpq keywords a `key=value` address may start with.
+const LIBPQ_KEYS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "sslmode",
+    "application_name",
+    "connect_timeout",
+    "options",
+];
+
+impl Address {
+    /// Parses `spec`, filling what it leaves out from `PGHOST`, `PGPORT`,
+    /// `PGUSER`, `PGPASSWORD`, `PGDATABASE` and `PGSSLMODE` as libpq does.
+    pub fn parse(spec: &Path) -> Result<Address> {
+        let text = spec.to_str().unwrap_or_default();
+        let mut config = Config::from_str(text).map_err(|e| {
+            Error::Usage(format!(
+                "{}: not a PostgreSQL address: {}\n  what to do: write postgres://USER@HOST:PORT/DB or host=… dbname=…",
+                redact(text),
+                crate::text::sanitize(&e.to_string())
+            ))
+        })?;
+        fill_from_env(&mut config, &|name| std::env::var(name).ok());
+        let shown = shown(&config);
+        Ok(Address { config, shown })
+    }
+
+    /// `user@host:port/db`: what errors, the header and logs call it.
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    pub(super) fn tls(&self) -> Result<MakeTlsConnector> {
+        let connector = native_tls::TlsConnector::new().map_err(|e| {
+            Error::ledger(
+                Path::new(&self.shown),
+                format!("cannot set up TLS: {e}"),
+                "check the system's TLS library and certificates",
+            )
+        })?;
+        Ok(MakeTlsConnector::new(connector))
+    }
+
+    pub(super) fn connect(&self, tls: MakeTlsConnector) -> Result<Client> {
+        self.config
+            .connect(tls)
+            .map_err(|e| super::pg_error(Path::new(&self.shown), "connecting", e))
+    }
+}
+
+/// Fills from the environment what the address left out, as libpq does.
+fn fill_from_env(config: &mut Config, env: &dyn Fn(&str) -> Option<String>) {
+    if config.get_hosts().is_empty() {
+        match env("PGHOST") {
+            Some(host) => {
+                for h in host.split(',') {
+                    config.host(h);
+                }
+            }
+            None => {
+                config.host("localhost");
+            }
+        }
+    }
+    if config.get_ports().is_empty()
+        && let Some(port) = env("PGPORT").and_then(|p| p.parse().ok())
+    {
+        config.port(port);
+    }
+    if config.get_user().is_none() {
+        let user = env("PGUSER")
+            .or_else(|| env("USER"))
+            .unwrap_or_else(|| "postgres".to_string());
+        config.user(&user);
+    }
+    if config.get_password().is_none()
+        && let Some(password) = env("PGPASSWORD")
+    {
+        config.password(password);
+    }
+    if config.get_dbname().is_none() {
+        let db = env("PGDATABASE")
+            .or_else(|| config.get_user().map(str::to_string))
+            .unwrap_or_default();
+        config.dbname(&db);
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("settle");
+    }
+}
+
+fn shown(config: &Config) -> String {
+    let user = config.get_user().unwrap_or("?");
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_string(),
+    };
+    let port = config
+        .get_ports()
+        .first()
+        .map(|p| format!(":{p}"))
+        .unwrap_or_default();
+    let db = config.get_dbname().unwrap_or("?");
+    crate::text::sanitize(&format!("{user}@{host}{port}/{db}")).into_owned()
+}
+
+/// An address as it may be shown in an error when it could not be parsed:
+/// the text after the scheme's `user:` and before `@` is dropped, and so is
+/// any `password=` value.
+fn redact(text: &str) -> String {
+    let mut out = text.to_string();
+    if let Some(scheme_end) = out.find("://")
+        && let Some(at) = out[scheme_end + 3..].find('@').map(|i| i + scheme_end + 3)
+        && let Some(colon) = out[scheme_end + 3..at]
+            .find(':')
+            .map(|i| i + scheme_end + 3)
+    {
+        out.replace_range(colon..at, ":***");
+    }
+    let words: Vec<String> = out
+        .split(' ')
+        .map(|w| match w.split_once('=') {
+            Some(("password", _)) => "password=***".to_string(),
+            _ => w.to_string(),
+        })
+        .collect();
+    crate::text::sanitize(&words.join(" ")).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_key_value_forms_are_addresses_and_paths_are_not() {
+        assert!(is_address(Path::new("postgres://u@h/db")));
+        assert!(is_address(Path::new("postgresql://h/db")));
+        assert!(is_address(Path::new("host=/tmp dbname=ledger")));
+        assert!(!is_address(Path::new("ledger.db")));
+        assert!(!is_address(Path::new("./postgres/ledger.db")));
+        assert!(!is_address(Path::new("weird=name.db")));
+    }
+
+    #[test]
+    fn the_shown_name_never_carries_the_password() {
+        let a =
+            Address::parse(Path::new("postgres://alice:s3cret@db.example:6432/ledger")).unwrap();
+        assert_eq!(a.shown(), "alice@db.example:6432/ledger");
+        assert!(!format!("{a:?}").contains("s3cret"));
+        let b = Address::parse(Path::new("host=db user=bob password=s3cret dbname=l")).unwrap();
+        assert_eq!(b.shown(), "bob@db/l");
+        assert_eq!(
+            redact("postgres://alice:s3cret@h/db"),
+            "postgres://alice:***@h/db"
+        );
+        assert_eq!(redact("host=h password=s3cret"), "host=h password=***");
+    }
+
+    #[test]
+    fn the_environment_fills_what_the_address_leaves_out() {
+        let mut c = Config::from_str("postgres:///ledger").unwrap();
+        let env = |k: &str| match k {
+            "PGHOST" => Some("/run/pg".to_string()),
+            "PGPORT" => Some("5433".to_string()),
+            "PGUSER" => Some("ops".to_string()),
+            "PGPASSWORD" => Some("pw".to_string()),
+            _ => None,
+        };
+        fill_from_env(&mut c, &env);
+        assert_eq!(shown(&c), "ops@/run/pg:5433/ledger");
+        assert_eq!(c.get_password(), Some(&b"pw"[..]));
+    }
+}
