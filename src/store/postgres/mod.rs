@@ -8,7 +8,7 @@
 mod address;
 mod decide;
 mod read;
-mod schema;
+pub mod schema;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
