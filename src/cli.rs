@@ -67,6 +67,17 @@ pub struct ConsoleArgs {
     /// A keymap file overriding the default keys.
     #[arg(long, value_name = "FILE")]
     pub keymap: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub receivers: ReceiversArg,
+}
+
+/// `--receivers FILE`, for every command that asks receivers.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReceiversArg {
+    /// The receivers file (lookup and retry commands per op type) [default: $XDG_CONFIG_HOME/settle/receivers.toml, if it exists].
+    #[arg(long, value_name = "FILE")]
+    pub receivers: Option<PathBuf>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -87,6 +98,7 @@ impl Cli {
             operator,
             read_only: self.console.read_only,
             keymap: self.console.keymap.clone(),
+            receivers: self.console.receivers.receivers.clone(),
         }
     }
 }

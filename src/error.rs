@@ -102,6 +102,17 @@ pub enum Error {
         hint: String,
     },
 
+    /// The receivers file (`receivers.toml`) could not be read or is not
+    /// a receivers file: the line and column when the parser knows them.
+    #[error("{path}{at}: {problem}\n  what to do: {hint}", path = path.display(),
+        at = position.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+    Receivers {
+        path: PathBuf,
+        position: Option<(usize, usize)>,
+        problem: String,
+        hint: String,
+    },
+
     /// Another process held the ledger's write lock for the whole busy
     /// timeout; nothing was written.
     #[error("{path}: {text}\n  what to do: try again once the other writer is done, or wait longer with --wait SECONDS",
