@@ -7,6 +7,7 @@
 
 mod address;
 mod decide;
+mod probes;
 mod read;
 pub mod schema;
 
