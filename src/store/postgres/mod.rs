@@ -9,6 +9,10 @@ mod address;
 mod decide;
 mod read;
 pub mod schema;
+#[cfg(test)]
+pub mod testing;
+#[cfg(test)]
+mod tests;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
