@@ -10,6 +10,10 @@ mod decide;
 mod probes;
 mod read;
 pub mod schema;
+#[cfg(test)]
+pub mod testing;
+#[cfg(test)]
+mod tests;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
