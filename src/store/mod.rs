@@ -11,6 +11,7 @@ mod derived;
 mod import;
 mod lookup;
 mod read;
+pub mod receiver;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
