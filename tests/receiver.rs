@@ -250,3 +250,31 @@ fn the_runner_and_the_reference_receiver_speak_the_same_contract() {
     );
     assert_eq!(effects(&db, "rfd-seen"), 1);
 }
+
+/// `settle demo` writes a receivers file for its sample: the effects whose
+/// replies were lost are found, a fresh key has no record, and the key the
+/// order gateway forgot cannot be told.
+#[test]
+fn the_demo_receivers_know_some_sample_effects_and_not_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger_path = demo_ledger(dir.path());
+    let folder = ledger_path.parent().unwrap();
+    let receivers = Receivers::load(&folder.join("receivers.toml")).unwrap();
+    let (ledger, _) =
+        settle::store::Ledger::open(&ledger_path, settle::store::Access::ReadOnly).unwrap();
+    let ask = |id: i64| {
+        let op = ledger.detail(OperationId(id)).unwrap().operation;
+        receivers::lookup(&receivers, &Subject::from(&op)).outcome
+    };
+    assert_eq!(
+        ask(1),
+        LookupOutcome::Found {
+            result_id: "report-8812".into()
+        }
+    );
+    assert_eq!(ask(2), LookupOutcome::NotFound);
+    match ask(3) {
+        LookupOutcome::Unknown { why } => assert!(why.contains("forgotten"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
