@@ -92,9 +92,14 @@ pub fn run(
         });
     }
     let opened = open_notices(adopting, report, config);
-    let opened_file = FileId::of(ledger_path)
-        .map_err(|why| Error::ledger(ledger_path, why, "check the path and open it again"))?;
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
+    let opened_file = match watching.file() {
+        Some(file) => Some(
+            FileId::of(file)
+                .map_err(|why| Error::ledger(file, why, "check the path and open it again"))?,
+        ),
+        None => None,
+    };
 
     let (wake_tx, wakes) = mpsc::channel::<Wake>();
     let writer = match ledger {

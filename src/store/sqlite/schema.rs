@@ -217,7 +217,7 @@ pub struct Progress {
 
 /// Columns every ledger-v1 table must have, for validation. `extra_attempt`
 /// is the console's own addition and is added by adoption when missing.
-const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
+pub(crate) const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
     (
         "operations",
         &[
@@ -289,7 +289,7 @@ const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
     ),
 ];
 
-const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
+pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
 
 /// What the file holds, read without writing anything.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,152 @@
+//! Live updates from a PostgreSQL ledger: the watching connection LISTENs on
+//! the channel the adoption's triggers NOTIFY, and [`Pg::data_version`]
+//! counts what it heard, so the console's watcher asks nothing of the
+//! server while nothing happens. A lost connection is an error until a
+//! reconnection (with backoff) succeeds. Never blocks waiting for a notice.
+
+use std::time::{Duration, Instant};
+
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::{Pg, objects, schema};
+use crate::error::{Error, Result};
+
+/// The first wait before reconnecting, doubled after each failure up to
+/// [`MOST_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MOST_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a reconnection may take: it runs on the console's thread.
+const CONNECT_WAIT: Duration = Duration::from_secs(2);
+/// A connection whose server vanished without closing it (a cable, a
+/// failover) hears nothing; a ping this often tells silence from death.
+const PING_EVERY: Duration = Duration::from_secs(5);
+const PING_WAIT: Duration = Duration::from_secs(2);
+
+/// What the watching connection heard, and whether it is down.
+#[derive(Debug)]
+pub(super) struct Live {
+    listening: bool,
+    heard: i64,
+    pinged_at: Instant,
+    down: Option<Down>,
+}
+
+#[derive(Debug)]
+struct Down {
+    why: String,
+    retry_at: Instant,
+    backoff: Duration,
+}
+
+impl Default for Live {
+    fn default() -> Live {
+        Live {
+            listening: false,
+            heard: 0,
+            pinged_at: Instant::now(),
+            down: None,
+        }
+    }
+}
+
+impl Pg {
+    /// Changes whenever another connection commits a change to the ledger:
+    /// the number of notices heard on `settle_ledger` (and reconnections,
+    /// after which anything may have changed). An error while the
+    /// connection is lost; each call past the backoff tries to reconnect.
+    pub fn data_version(&self) -> Result<i64> {
+        let now = Instant::now();
+        let mut live = self.live.borrow_mut();
+        if let Some(down) = live.down.as_mut() {
+            if now < down.retry_at {
+                return Err(self.lost(&down.why));
+            }
+            if let Err(e) = self.reconnect() {
+                down.backoff = (down.backoff * 2).min(MOST_BACKOFF);
+                down.retry_at = now + down.backoff;
+                down.why = e.to_string();
+                return Err(self.lost(&down.why));
+            }
+            live.down = None;
+            live.listening = false;
+            live.heard += 1;
+        }
+        match self.hear(&mut live, now) {
+            Ok(()) => Ok(live.heard),
+            Err(why) => {
+                let e = self.lost(&why);
+                live.down = Some(Down {
+                    why,
+                    retry_at: now + FIRST_BACKOFF,
+                    backoff: FIRST_BACKOFF,
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// LISTENs once, then takes the notices the connection has buffered or
+    /// that wait on its socket, without waiting for more.
+    fn hear(&self, live: &mut Live, now: Instant) -> std::result::Result<(), String> {
+        let mut client = self.client.borrow_mut();
+        if !live.listening {
+            client
+                .batch_execute(&format!("LISTEN {}", objects::CHANNEL))
+                .map_err(said)?;
+            live.listening = true;
+            live.pinged_at = now;
+        }
+        let mut heard = 0;
+        {
+            let mut notices = client.notifications();
+            let mut waiting = notices.iter();
+            while waiting.next().map_err(said)?.is_some() {
+                heard += 1;
+            }
+        }
+        live.heard += heard;
+        if client.is_closed() {
+            return Err("the server closed the connection".to_string());
+        }
+        if heard == 0 && now >= live.pinged_at + PING_EVERY {
+            live.pinged_at = now;
+            client.is_valid(PING_WAIT).map_err(said)?;
+        }
+        Ok(())
+    }
+
+    /// A new connection in place of the lost one, set up as the first was.
+    fn reconnect(&self) -> Result<()> {
+        let mut client = self
+            .address
+            .connect_within(self.tls.clone(), CONNECT_WAIT)?;
+        schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
+        *self.client.borrow_mut() = client;
+        Ok(())
+    }
+
+    fn lost(&self, why: &str) -> Error {
+        Error::Postgres {
+            path: self.shown.clone(),
+            doing: "listening for changes (reconnecting)".to_string(),
+            problem: crate::text::sanitize(why).into_owned(),
+            code: None,
+        }
+    }
+
+    /// Reads again which of settle's tables the database holds, after
+    /// another connection adopted it.
+    pub fn reinspect(&mut self) -> Result<()> {
+        let found = schema::inspect(self.client.get_mut(), &self.shown)?;
+        self.console_tables = found.missing_console_tables.is_empty();
+        Ok(())
+    }
+}
+
+/// The server's own words when it sent some (why it ended the session).
+fn said(e: postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
+    }
+}
