@@ -346,3 +346,58 @@ fn a_lost_connection_is_not_live_until_it_reconnects_and_the_screen_is_reread() 
         watch.poll(Instant::now()).contains(&Msg::LedgerChanged)
     });
 }
+
+/// The role SQL docs/ledger-v1.md gives, run as written.
+fn documented_role_sql() -> String {
+    let doc = include_str!("../../../docs/ledger-v1.md");
+    let (_, after) = doc
+        .split_once("<!-- service-role-sql: the tests run this block -->\n```sql\n")
+        .unwrap();
+    after.split_once("```").unwrap().0.to_string()
+}
+
+#[test]
+fn the_documented_service_role_writes_operations_but_never_decisions() {
+    let Some(db) = fresh_database("roles") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let mut owner = connect(&db);
+    owner.batch_execute(&documented_role_sql()).unwrap();
+    let denied = |c: &mut ::postgres::Client, sql: &str| {
+        let e = c.batch_execute(sql).unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some(&::postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{sql}: {e:?}"
+        );
+    };
+    let mut service = connect(&db);
+    service.batch_execute("SET ROLE payments_service").unwrap();
+    service
+        .batch_execute(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)
+             VALUES ('acme', 'charge', 'k-1', 'fp', 'unknown', 3, now(), now());
+             INSERT INTO events (op_id, at, event) VALUES (1, now(), 'timeout');
+             SELECT count(*) FROM decisions;",
+        )
+        .unwrap();
+    let decision = "INSERT INTO decisions (op_id, decision, from_state, to_state, operator, decided_at, op_version)
+                    VALUES (1, 'applied', 'unknown', 'completed', 'svc', now(), 0)";
+    denied(&mut service, decision);
+    let mut console = connect(&db);
+    console.batch_execute("SET ROLE settle_console").unwrap();
+    console
+        .batch_execute(&format!(
+            "{decision};
+             UPDATE operations SET state = 'completed', version = version + 1 WHERE id = 1;
+             INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by, status, decision_id)
+             VALUES (1, 'k-1', now(), 'ana', 'queued', 1);"
+        ))
+        .unwrap();
+    denied(&mut console, "DELETE FROM events");
+    denied(&mut service, "UPDATE decisions SET note = 'x'");
+    service
+        .batch_execute("UPDATE retry_requests SET status = 'claimed'")
+        .unwrap();
+}
