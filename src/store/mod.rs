@@ -151,6 +151,14 @@ impl Ledger {
         dispatch!(&self.backend, db => db.path())
     }
 
+    /// The schema version this binary writes for this ledger's backend.
+    pub fn schema_version(&self) -> i64 {
+        match &self.backend {
+            Backend::Sqlite(_) => sqlite::schema::SCHEMA_VERSION,
+            Backend::Postgres(_) => postgres::schema::SCHEMA_VERSION,
+        }
+    }
+
     /// The local file that holds the ledger, or None when a server holds
     /// it: the watcher checks the file's identity only for a file.
     pub fn file(&self) -> Option<&Path> {
