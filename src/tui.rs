@@ -76,7 +76,8 @@ pub fn run(
         .clone()
         .unwrap_or_else(|_| "(none)".to_string());
     let mut app = App::new(
-        ledger_path.display().to_string(),
+        // The ledger's own name: a PostgreSQL address may hold a password.
+        look.path().display().to_string(),
         operator,
         ledger.as_ref().is_none_or(Ledger::is_read_only),
         keymap,
