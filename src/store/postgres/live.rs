@@ -115,13 +115,43 @@ impl Pg {
         Ok(())
     }
 
-    /// A new connection in place of the lost one, set up as the first was.
+    /// Runs a read, and once more on a new connection when the server had
+    /// closed this one (a restart, a failover, an idle timeout): after the
+    /// watcher says live again the console rereads its screen through the
+    /// reader's connection, which died too. Reads only: a read retried
+    /// cannot do anything twice, a write could.
+    #[allow(dead_code, reason = "the reads call it as they are built")]
+    pub(super) fn read_reconnecting<T>(
+        &self,
+        doing: &str,
+        mut read: impl FnMut(&mut postgres::Client) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<T> {
+        if self.client.borrow().is_closed() {
+            self.reconnect()?;
+        }
+        let first = read(&mut self.client.borrow_mut());
+        match first {
+            Err(_) if self.client.borrow().is_closed() => {
+                self.reconnect()?;
+                read(&mut self.client.borrow_mut()).map_err(|e| self.err(doing, e))
+            }
+            other => other.map_err(|e| self.err(doing, e)),
+        }
+    }
+
+    /// A new connection in place of the lost one, set up as the first was
+    /// (it LISTENs again on the next [`Pg::data_version`]).
     fn reconnect(&self) -> Result<()> {
         let mut client = self
             .address
             .connect_within(self.tls.clone(), CONNECT_WAIT)?;
         schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
         *self.client.borrow_mut() = client;
+        // Held by data_version when it is the one reconnecting; it resets
+        // the flag itself then.
+        if let Ok(mut live) = self.live.try_borrow_mut() {
+            live.listening = false;
+        }
         Ok(())
     }
 

@@ -401,3 +401,35 @@ fn the_documented_service_role_writes_operations_but_never_decisions() {
         .batch_execute("UPDATE retry_requests SET status = 'claimed'")
         .unwrap();
 }
+
+#[test]
+fn a_read_on_a_connection_the_server_closed_runs_again_on_a_new_one() {
+    let Some(db) = fresh_database("read reconnect") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let super::super::Backend::Postgres(pg) = &ledger.backend else {
+        panic!("a PostgreSQL address opened another backend");
+    };
+    let pid = |pg: &super::Pg| {
+        pg.read_reconnecting("asking its pid", |c| {
+            c.query_one("SELECT pg_backend_pid()", &[])
+                .map(|r| r.get::<_, i32>(0))
+        })
+        .unwrap()
+    };
+    let before = pid(pg);
+    scalar_i64(
+        &db,
+        &format!("SELECT count(pg_terminate_backend({before}))"),
+    );
+    let after = pid(pg);
+    assert_ne!(before, after, "the read ran on a new connection");
+    // The new connection is set up as the first: still read-only.
+    let write = pg
+        .read_reconnecting("writing", |c| c.batch_execute("CREATE TABLE x (y int)"))
+        .unwrap_err()
+        .to_string();
+    assert!(write.contains("read-only transaction"), "{write}");
+}
