@@ -169,17 +169,17 @@ fn notify() -> Vec<(String, &'static str, String)> {
         .collect()
 }
 
-/// Every trigger settle installs: its name, its table, and the statements
-/// that (re)create it. DROP then CREATE rather than CREATE OR REPLACE
-/// TRIGGER, which PostgreSQL before 14 lacks.
+/// Every trigger settle installs: its name and the statement that creates
+/// it. Adoption creates only the missing ones: replacing one that exists
+/// (DROP, or CREATE OR REPLACE TRIGGER, which PostgreSQL before 14 lacks)
+/// would lock the table against every reader.
 pub(super) fn triggers() -> Vec<(String, String)> {
     append_only()
         .into_iter()
         .map(|(n, t, body)| (n.to_string(), t, body))
         .chain(notify())
-        .map(|(name, table, body)| {
-            let sql =
-                format!("DROP TRIGGER IF EXISTS {name} ON {table};\nCREATE TRIGGER {name} {body};");
+        .map(|(name, _table, body)| {
+            let sql = format!("CREATE TRIGGER {name} {body}");
             (name, sql)
         })
         .collect()

@@ -273,7 +273,7 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
     }
     tx.batch_execute(SERVICE_TABLES).map_err(err)?;
     tx.batch_execute(CONSOLE_TABLES).map_err(err)?;
-    for (_, sql) in settle_steps() {
+    for (_, sql) in settle_steps(&objects::names()) {
         tx.batch_execute(&sql).map_err(err)?;
     }
     set_version(&mut tx).map_err(err)?;
@@ -332,7 +332,7 @@ fn adopt(
     if !found.needs_upgrade() {
         return Ok(None);
     }
-    let steps = settle_steps();
+    let steps = settle_steps(&found.missing);
     let total = steps.len() + 2;
     progress(Progress {
         step: "adding the console tables".to_string(),
@@ -393,21 +393,25 @@ fn adoption_line(shown: &Path, found: &Inspection) -> String {
     )
 }
 
-/// The statements that bring settle's indexes and triggers into a ledger,
-/// each with the step name progress reports show. All idempotent.
-fn settle_steps() -> Vec<(String, String)> {
+/// The statements that bring the `missing` of settle's indexes and
+/// triggers into a ledger, each with the step name progress reports show.
+/// The trigger functions are always (re)created: that takes no table lock.
+fn settle_steps(missing: &[String]) -> Vec<(String, String)> {
+    let is_missing = |name: &str| missing.iter().any(|m| m == name);
     let mut steps: Vec<(String, String)> = objects::indexes()
         .into_iter()
+        .filter(|(name, _)| is_missing(name))
         .map(|(name, on)| {
             (
                 format!("building index {name}"),
-                format!("CREATE INDEX IF NOT EXISTS {name} ON {on}"),
+                format!("CREATE INDEX {name} ON {on}"),
             )
         })
         .collect();
     let triggers: Vec<String> = objects::triggers()
         .into_iter()
-        .map(|(_, sql)| sql)
+        .filter(|(name, _)| is_missing(name))
+        .map(|(_, sql)| sql + ";")
         .collect();
     steps.push((
         "installing the append-only and notification triggers".to_string(),
