@@ -115,13 +115,17 @@ impl Watch {
         if self.replaced {
             return out;
         }
-        let stamp = stamp(&self.path);
-        let ask_anyway = now >= self.ask_anyway_at;
-        if self.opened.is_some() && stamp == self.stamp && !ask_anyway && !self.lost {
-            return out;
+        // A file's commits show on disk first; a server's ledger has no
+        // file, and asking it costs nothing until a notice arrives.
+        if self.opened.is_some() {
+            let stamp = stamp(&self.path);
+            let ask_anyway = now >= self.ask_anyway_at;
+            if stamp == self.stamp && !ask_anyway && !self.lost {
+                return out;
+            }
+            self.stamp = stamp;
+            self.ask_anyway_at = now + ASK_ANYWAY_EVERY;
         }
-        self.stamp = stamp;
-        self.ask_anyway_at = now + ASK_ANYWAY_EVERY;
         match self.ledger.data_version() {
             Ok(v) => {
                 if std::mem::take(&mut self.lost) {
