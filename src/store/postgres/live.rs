@@ -26,6 +26,11 @@ const PING_WAIT: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub(super) struct Live {
     listening: bool,
+    /// The NOTIFY triggers are installed (an unadopted database has none,
+    /// and listening to it would hear nothing while claiming to be live).
+    notifying: bool,
+    /// When to look for the triggers again while they are missing.
+    look_for_triggers_at: Instant,
     heard: i64,
     pinged_at: Instant,
     down: Option<Down>,
@@ -42,6 +47,8 @@ impl Default for Live {
     fn default() -> Live {
         Live {
             listening: false,
+            notifying: false,
+            look_for_triggers_at: Instant::now(),
             heard: 0,
             pinged_at: Instant::now(),
             down: None,
@@ -71,8 +78,19 @@ impl Pg {
             live.listening = false;
             live.heard += 1;
         }
-        match self.hear(&mut live, now) {
-            Ok(()) => Ok(live.heard),
+        match self
+            .hear(&mut live, now)
+            .and_then(|()| self.triggers_installed(&mut live, now))
+        {
+            Ok(true) => Ok(live.heard),
+            Ok(false) => Err(Error::Postgres {
+                path: self.shown.clone(),
+                doing: "listening for changes".to_string(),
+                problem: "the ledger has no change notifications until it is adopted \
+                          (`settle adopt`, or open it writable)"
+                    .to_string(),
+                code: None,
+            }),
             Err(why) => {
                 let e = self.lost(&why);
                 live.down = Some(Down {
@@ -137,6 +155,39 @@ impl Pg {
             }
             other => other.map_err(|e| self.err(doing, e)),
         }
+    }
+
+    /// Whether the NOTIFY triggers exist; looked for again every
+    /// [`PING_EVERY`] until they do (another process may adopt the ledger).
+    /// Once there, they stay: dropping one is an edit a repair reports.
+    fn triggers_installed(
+        &self,
+        live: &mut Live,
+        now: Instant,
+    ) -> std::result::Result<bool, String> {
+        if live.notifying || now < live.look_for_triggers_at {
+            return Ok(live.notifying);
+        }
+        live.look_for_triggers_at = now + PING_EVERY;
+        let names: Vec<String> = objects::NOTIFYING_TABLES
+            .iter()
+            .map(|t| format!("settle_notify_{t}"))
+            .collect();
+        let found: i64 = self
+            .client
+            .borrow_mut()
+            .query_one(
+                "SELECT count(*) FROM pg_trigger WHERE tgname = ANY($1)",
+                &[&names],
+            )
+            .map_err(said)?
+            .get(0);
+        live.notifying = found == names.len() as i64;
+        if live.notifying {
+            // What was written before the triggers existed was not heard.
+            live.heard += 1;
+        }
+        Ok(live.notifying)
     }
 
     /// A new connection in place of the lost one, set up as the first was

@@ -433,3 +433,23 @@ fn a_read_on_a_connection_the_server_closed_runs_again_on_a_new_one() {
         .to_string();
     assert!(write.contains("read-only transaction"), "{write}");
 }
+
+#[test]
+fn an_unadopted_ledger_is_not_live_until_another_process_adopts_it() {
+    use crate::app::Msg;
+    use crate::watch::Watch;
+    let Some(db) = service_database("not live") else {
+        return;
+    };
+    let (watching, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let mut watch = Watch::new(watching, None, Instant::now());
+    let first = watch.poll(Instant::now());
+    assert!(
+        matches!(&first[..], [Msg::LiveLost(why)] if why.contains("no change notifications until it is adopted")),
+        "{first:?}"
+    );
+    drop(Ledger::open(&db, Access::ReadWrite).unwrap());
+    eventually("live once adopted", || {
+        watch.poll(Instant::now()).contains(&Msg::LiveRestored)
+    });
+}
