@@ -191,8 +191,10 @@ impl Pg {
     }
 
     /// A new connection in place of the lost one, set up as the first was
-    /// (it LISTENs again on the next [`Pg::data_version`]).
-    fn reconnect(&self) -> Result<()> {
+    /// (timeouts, a READ ONLY session for a read-only ledger; it LISTENs
+    /// again on the next [`Pg::data_version`]). Every reconnection in the
+    /// backend goes through here, so none loses the session's settings.
+    pub(super) fn reconnect(&self) -> Result<()> {
         let mut client = self
             .address
             .connect_within(self.tls.clone(), CONNECT_WAIT)?;

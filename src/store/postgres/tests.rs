@@ -4,6 +4,19 @@
 
 use super::testing::{connect, fresh_database};
 
+impl super::Pg {
+    /// Connects to `address` without checking or adopting its schema: for
+    /// tests that build the tables as a service would. Here rather than in
+    /// `testing.rs`, which integration tests include and which therefore
+    /// cannot name the crate's types.
+    #[allow(dead_code, reason = "the read tests (branch pgread) call it")]
+    pub(crate) fn connect_for_test(address: &std::path::Path, read_only: bool) -> super::Pg {
+        let address = super::Address::parse(address).expect("a test address");
+        super::Pg::connect(&address, read_only, crate::store::BUSY_TIMEOUT)
+            .expect("connecting to the test database")
+    }
+}
+
 #[test]
 fn the_harness_hands_each_test_its_own_empty_database_on_a_socket_only_server() {
     let Some(a) = fresh_database("harness a") else {
