@@ -6,9 +6,17 @@
 //! names the ledger as `user@host:port/db`.
 
 mod address;
+mod cells;
+mod clusters;
 mod decide;
+mod filter;
+mod history;
 mod read;
 pub mod schema;
+#[cfg(test)]
+mod same_contract;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -73,7 +81,13 @@ impl Pg {
 
     fn connect(address: &Address, read_only: bool, wait: Duration) -> Result<Pg> {
         let tls = address.tls()?;
-        let client = address.connect(tls.clone())?;
+        let mut client = address.connect(tls.clone())?;
+        client
+            .batch_execute(&format!(
+                "SET statement_timeout = {}",
+                read::STATEMENT_TIMEOUT_MS
+            ))
+            .map_err(|e| pg_error(Path::new(address.shown()), "connecting", e))?;
         Ok(Pg {
             client: RefCell::new(client),
             shown: PathBuf::from(address.shown()),
@@ -104,7 +118,6 @@ impl Pg {
     /// A PostgreSQL error said as settle's: the SQLSTATE kept for callers
     /// that retry, the text sanitised (a server message may quote ledger
     /// text), a cancelled statement as [`Error::Interrupted`].
-    #[allow(dead_code, reason = "the reading parts are being built")]
     fn err(&self, doing: &str, e: postgres::Error) -> Error {
         pg_error(&self.shown, doing, e)
     }

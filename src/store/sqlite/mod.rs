@@ -10,6 +10,7 @@ mod derived;
 pub(super) mod import;
 mod lookup;
 mod read;
+pub(super) use read::age_bucket;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
