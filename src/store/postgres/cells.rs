@@ -52,7 +52,10 @@ enum Value {
     /// Anything else (a fraction, bytes, a type settle does not know): the
     /// text shown and how it is flagged where a text cell is fine with it
     /// (`None`) or not.
-    Other { shown: String, flag: Option<String> },
+    Other {
+        shown: String,
+        flag: Option<String>,
+    },
 }
 
 /// A timestamp as the ledger's text: RFC 3339 in UTC with `Z`, whole
@@ -88,8 +91,12 @@ fn decode(raw: &Raw<'_>) -> Value {
             _ => unreadable(),
         },
         Type::INT8 => i64::from_sql(ty, bytes).map_or_else(|_| unreadable(), Value::Int),
-        Type::INT4 => i32::from_sql(ty, bytes).map_or_else(|_| unreadable(), |n| Value::Int(n.into())),
-        Type::INT2 => i16::from_sql(ty, bytes).map_or_else(|_| unreadable(), |n| Value::Int(n.into())),
+        Type::INT4 => {
+            i32::from_sql(ty, bytes).map_or_else(|_| unreadable(), |n| Value::Int(n.into()))
+        }
+        Type::INT2 => {
+            i16::from_sql(ty, bytes).map_or_else(|_| unreadable(), |n| Value::Int(n.into()))
+        }
         Type::BOOL => bool::from_sql(ty, bytes).map_or_else(
             |_| unreadable(),
             |b| Value::Other {
@@ -222,7 +229,11 @@ impl<'r> Cells<'r> {
     }
 
     /// An integer or NULL: anything else is flagged and reads as `None`.
-    pub fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>, postgres::Error> {
+    pub fn opt_int(
+        &mut self,
+        i: usize,
+        column: &'static str,
+    ) -> Result<Option<i64>, postgres::Error> {
         Ok(match self.value(i)? {
             Value::Null => None,
             Value::Int(n) => Some(n),

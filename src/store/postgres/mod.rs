@@ -12,9 +12,9 @@ mod decide;
 mod filter;
 mod history;
 mod read;
-pub mod schema;
 #[cfg(test)]
 mod same_contract;
+pub mod schema;
 #[cfg(test)]
 pub(crate) mod testing;
 

@@ -29,7 +29,13 @@ pub fn fresh_database(name_hint: &str) -> Option<PathBuf> {
     let base = test_server()?;
     let hint: String = name_hint
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .take(30)
         .collect();
     let name = format!(
