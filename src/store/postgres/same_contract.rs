@@ -221,21 +221,22 @@ fn pages_streams_and_counts_are_the_same_on_both_backends() {
                     "{filter:?} sorted {sort}, backwards: {backwards}"
                 );
             }
-            let stream = |ledger: &dyn Fn(&mut dyn FnMut(OperationRow)) -> u64| {
-                let mut rows = Vec::new();
-                let n = ledger(&mut |r| rows.push(r));
-                assert_eq!(n as usize, rows.len());
-                rows
-            };
-            let sqlite_rows = stream(&|each| {
-                b.sqlite
-                    .for_each_sorted_row(&query, *sort, now(), |r| Ok(each(r)))
-                    .unwrap()
-            });
-            let pg_rows = stream(&|each| {
-                b.pg.for_each_sorted_row(&query, *sort, now(), |r| Ok(each(r)))
-                    .unwrap()
-            });
+            let (mut sqlite_rows, mut pg_rows) = (Vec::new(), Vec::new());
+            let n = b
+                .sqlite
+                .for_each_sorted_row(&query, *sort, now(), |r| {
+                    sqlite_rows.push(r);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(n as usize, sqlite_rows.len());
+            let n =
+                b.pg.for_each_sorted_row(&query, *sort, now(), |r| {
+                    pg_rows.push(r);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(n as usize, pg_rows.len());
             assert_eq!(pg_rows, sqlite_rows, "stream of {filter:?} sorted {sort}");
         }
         for seek in [
