@@ -237,6 +237,9 @@ impl<'r> Cells<'r> {
         Ok(match self.value(i)? {
             Value::Null => None,
             Value::Int(n) => Some(n),
+            // Digits in a text column read as the number, as SQLite's
+            // column affinity stores them; any other text is flagged.
+            Value::Text(t) if t.parse::<i64>().is_ok() => t.parse().ok(),
             Value::Text(t) | Value::Time(t) => {
                 self.flag(column, format!("text \"{}\"", sanitize(&cap(&t))));
                 None

@@ -13,6 +13,8 @@ mod filter;
 mod history;
 mod read;
 #[cfg(test)]
+mod read_tests;
+#[cfg(test)]
 mod same_contract;
 pub mod schema;
 #[cfg(test)]
@@ -137,15 +139,24 @@ impl Pg {
 /// [`Pg::err`] for code that has no `Pg` at hand (connecting).
 pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
     let code = e.code().map(|c| c.code().to_string());
-    if code.as_deref() == Some("57014") {
-        return Error::Interrupted {
-            doing: doing.to_string(),
-        };
-    }
-    let problem = match e.as_db_error() {
+    let mut problem = match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => e.to_string(),
     };
+    if code.as_deref() == Some("57014") {
+        // The same SQLSTATE for a cancel and for the statement timeout:
+        // a cancel means a newer read took this one's place (dropped
+        // silently), a timeout must be said, or the screen waits forever.
+        if !problem.contains("statement timeout") {
+            return Error::Interrupted {
+                doing: doing.to_string(),
+            };
+        }
+        problem = format!(
+            "stopped after {} s (the statement timeout); narrow the filter",
+            read::STATEMENT_TIMEOUT_MS / 1000
+        );
+    }
     Error::Postgres {
         path: shown.to_path_buf(),
         doing: doing.to_string(),
