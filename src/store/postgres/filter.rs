@@ -170,7 +170,9 @@ fn glob_like(pattern: &str) -> String {
 /// column (`COLLATE "C"`) finds the matches, whatever the pattern.
 fn pattern_sql(column: &str, pattern: &Pattern, values: &mut Params) -> String {
     match pattern {
-        Pattern::Exact(v) => format!("{column} = {}", param(values, v.clone())),
+        // Equality means the same under any deterministic collation; said
+        // in "C", the one index per column (`COLLATE "C"`) serves it too.
+        Pattern::Exact(v) => format!("{column} COLLATE \"C\" = {}", param(values, v.clone())),
         Pattern::Glob(v) => {
             let like = format!("{column} LIKE {}", param(values, glob_like(v)));
             match prefix_range(v) {

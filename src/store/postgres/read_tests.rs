@@ -130,3 +130,122 @@ fn cells_outside_the_contract_are_flagged_on_their_row() {
     assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
     assert!(!counts.estimated, "a small ledger is counted exactly");
 }
+
+/// Times the console's reads on a large ledger named by `SETTLE_BENCH_PG`
+/// (a LEDGER address). Prints, asserts nothing about time: run it by hand,
+/// `cargo test --release --lib bench_reads -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement on a ledger you provide, not a test"]
+fn bench_reads() {
+    let Ok(address) = std::env::var("SETTLE_BENCH_PG") else {
+        eprintln!("skipped: set SETTLE_BENCH_PG to a large ledger's address");
+        return;
+    };
+    let pg = Pg::connect_for_test(std::path::Path::new(&address), true);
+    let now = Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap();
+    let time = |what: &str, read: &dyn Fn() -> String| {
+        let mut runs: Vec<Duration> = (0..5)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                let said = read();
+                let took = start.elapsed();
+                if what.is_empty() {
+                    eprintln!("{said}");
+                }
+                took
+            })
+            .collect();
+        runs.sort();
+        eprintln!("{what:<40} median {:>9.2?}  ({})", runs[2], read());
+    };
+    let q = |f: &str| Query::parse(f).unwrap();
+    let last = pg.page(&q(""), Seek::First, 50, now).unwrap()[49].id;
+    time("first page (50)", &|| {
+        pg.page(&q(""), Seek::First, 50, now)
+            .unwrap()
+            .len()
+            .to_string()
+    });
+    time("next page (50)", &|| {
+        pg.page(&q(""), Seek::After(last), 50, now)
+            .unwrap()
+            .len()
+            .to_string()
+    });
+    time("last page (50)", &|| {
+        pg.page(&q(""), Seek::Last, 50, now)
+            .unwrap()
+            .len()
+            .to_string()
+    });
+    time("queue page (50)", &|| {
+        pg.page(&Query::queue(), Seek::First, 50, now)
+            .unwrap()
+            .len()
+            .to_string()
+    });
+    for filter in [
+        "account:acct-7",
+        "account:acct-7*",
+        "err:reset",
+        "attempts>2",
+        "state:unknown",
+    ] {
+        time(&format!("page of {filter:?}"), &|| {
+            pg.page(&q(filter), Seek::First, 50, now)
+                .unwrap()
+                .len()
+                .to_string()
+        });
+    }
+    use crate::domain::{Sort, SortColumn};
+    for column in [
+        SortColumn::Account,
+        SortColumn::Updated,
+        SortColumn::Attempts,
+    ] {
+        let sort = Sort {
+            column,
+            descending: true,
+        };
+        time(&format!("queue sorted by {}", column.as_str()), &|| {
+            pg.sorted_page(&Query::queue(), sort, Seek::First, 50, now)
+                .unwrap()
+                .len()
+                .to_string()
+        });
+    }
+    time("count queue", &|| {
+        pg.count(&Query::queue(), now).unwrap().to_string()
+    });
+    time("count account:acct-7*", &|| {
+        pg.count(&q("account:acct-7*"), now).unwrap().to_string()
+    });
+    time("count err:reset", &|| {
+        pg.count(&q("err:reset"), now).unwrap().to_string()
+    });
+    time("state_counts", &|| {
+        let c = pg.state_counts(now).unwrap();
+        format!(
+            "total {} estimated {} queue {}",
+            c.total,
+            c.estimated,
+            c.queue()
+        )
+    });
+    time("clusters of the queue", &|| {
+        pg.clusters(&Query::queue(), now, 5)
+            .unwrap()
+            .groups()
+            .count()
+            .to_string()
+    });
+    time("detail", &|| {
+        pg.detail(last).unwrap().attempts.len().to_string()
+    });
+    time("list --all (stream)", &|| {
+        pg.for_each_row(&q(""), now, |_| Ok(()))
+            .unwrap()
+            .to_string()
+    });
+}
