@@ -212,6 +212,15 @@ impl Pg {
     /// above [`EXACT_COUNTS_UP_TO`] the other states and the total come
     /// from the planner's statistics and say so (`estimated`).
     pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        self.state_counts_up_to(now, EXACT_COUNTS_UP_TO)
+    }
+
+    /// [`Pg::state_counts`], counting exactly up to `exact_up_to` rows.
+    pub(super) fn state_counts_up_to(
+        &self,
+        now: DateTime<Utc>,
+        exact_up_to: i64,
+    ) -> Result<StateCounts> {
         let failed = |e| self.err("counting states", e);
         let mut client = self.client.borrow_mut();
         let size: i64 = client
@@ -229,7 +238,7 @@ impl Pg {
         // rare state outside the queue may be missing: an estimate. Never
         // analysed (no statistics): counted.
         let mut others: Vec<(String, i64)> = Vec::new();
-        if size > EXACT_COUNTS_UP_TO {
+        if size > exact_up_to {
             let rows = client
                 .query(
                     "SELECT u.v, u.f FROM pg_stats s,

@@ -249,3 +249,37 @@ fn bench_reads() {
             .to_string()
     });
 }
+
+#[test]
+fn a_large_ledger_estimates_the_states_outside_the_queue_and_counts_the_queue() {
+    let Some((pg, mut service)) = ledger("estimate") else {
+        return;
+    };
+    service
+        .batch_execute(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+                 max_attempts, lease_expires_at, created_at, updated_at)
+             SELECT 'acme', 'charge', 'c-' || n,
+                 'fp', CASE WHEN n <= 10 THEN 'completed' WHEN n <= 15 THEN 'not_applied'
+                            ELSE 'reserved' END,
+                 3, CASE WHEN n = 16 THEN '2026-01-01T00:00:00Z'::timestamptz END,
+                 '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+             FROM generate_series(1, 17) n;
+             ANALYZE operations;",
+        )
+        .unwrap();
+    let now = Utc.with_ymd_and_hms(2026, 6, 1, 12, 0, 0).unwrap();
+    let exact = pg.state_counts(now).unwrap();
+    assert!(!exact.estimated);
+    // As if the ledger were above the threshold: the statistics of this
+    // small table are complete, so the estimate comes out right.
+    let estimated = pg.state_counts_up_to(now, 0).unwrap();
+    assert!(estimated.estimated);
+    assert_eq!(estimated.by_state, exact.by_state);
+    assert_eq!(estimated.total, 20);
+    assert_eq!(
+        estimated.stale_reserved, 2,
+        "a passed lease is stale, a missing one too"
+    );
+    assert!(estimated.is_estimate(&State::Completed) && !estimated.is_estimate(&State::Unknown));
+}
