@@ -356,6 +356,18 @@ impl App {
         true
     }
 
+    /// `≈` when `list`'s count is the database's estimate: an unfiltered
+    /// list is counted by the state counts' total (see `effects::count`),
+    /// which PostgreSQL estimates on a large ledger; empty otherwise.
+    pub fn approx(&self, list: &ListState) -> &'static str {
+        let estimated = self.counts.as_ref().is_some_and(|c| c.estimated);
+        if estimated && list.query.is_empty() {
+            "≈"
+        } else {
+            ""
+        }
+    }
+
     /// The counts the header shows, for the lists' current queries.
     pub(super) fn count_request(&self) -> Effect {
         Effect::Count(vec![
