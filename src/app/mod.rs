@@ -26,6 +26,7 @@ pub mod model;
 pub mod msg;
 mod navigation;
 pub mod pane;
+pub mod probe;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod update;
@@ -45,5 +46,7 @@ mod bulk_tests;
 mod drill_tests;
 #[cfg(test)]
 mod late_tests;
+#[cfg(test)]
+mod probe_tests;
 #[cfg(test)]
 mod tests;

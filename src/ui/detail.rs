@@ -142,6 +142,8 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
 
     decision_lines(theme, detail, &mut out);
     out.push(Line::raw(""));
+    probe_lines(theme, detail, &mut out);
+    out.push(Line::raw(""));
 
     out.push(heading(theme, "Params"));
     match &op.params {
@@ -210,6 +212,25 @@ fn decision_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'st
             clean(&r.requested_by),
             clean(&r.status)
         )));
+    }
+}
+
+/// The Probes section: what the receivers answered, newest last, each
+/// with what its lookup printed (untrusted: sanitised, one line).
+fn probe_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
+    out.push(heading(theme, "Probes"));
+    if detail.probes.is_empty() {
+        out.push(Line::styled("  none", theme.dim()));
+    }
+    for p in &detail.probes {
+        out.push(Line::raw(format!(
+            "  {} {}",
+            short_time(&p.probe.probed_at),
+            labels::probe_line(p)
+        )));
+        if let Some(output) = labels::probe_output(p) {
+            out.push(Line::styled(format!("    output: {output}"), theme.dim()));
+        }
     }
 }
 
