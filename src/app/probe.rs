@@ -110,8 +110,8 @@ pub(super) fn probe(app: &mut App) -> Vec<Effect> {
     }
     if let Some(selection) = &app.selection {
         let filter = shown_filter(&selection.filter);
-        app.info(format!("listing the rows matching {filter}…"));
         let query = Box::new(selection.query.clone());
+        app.info(format!("listing the rows matching {filter}…"));
         app.probing = Some(Probing::Listing { filter });
         return vec![Effect::ListProbeTargets(query)];
     }

@@ -101,8 +101,11 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     }
     malformed_lines(theme, detail, &mut out);
     out.push(Line::raw(""));
-    // What the events prove comes first: it is what the operator decides on.
+    // What the events prove comes first, then what the receivers said when
+    // asked: it is what the operator decides on.
     evidence_lines(app, theme, detail, &mut out);
+    out.push(Line::raw(""));
+    probe_lines(theme, detail, &mut out);
 
     out.push(Line::raw(""));
     out.extend([
@@ -141,8 +144,6 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     timeline_lines(theme, detail, &mut out);
 
     decision_lines(theme, detail, &mut out);
-    out.push(Line::raw(""));
-    probe_lines(theme, detail, &mut out);
     out.push(Line::raw(""));
 
     out.push(heading(theme, "Params"));
