@@ -9,11 +9,11 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
+use crate::app::probe::ProbeNews;
 use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
     PageRows, PageSource,
 };
-use crate::app::probe::ProbeNews;
 use crate::domain::{DecisionDraft, DecisionId, OperationId, SortKey};
 use crate::error::{Error, Result};
 use crate::export::{self, FileFormat, Written};

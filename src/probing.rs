@@ -94,12 +94,7 @@ pub fn outcome_of(outcome: &LookupOutcome) -> ProbeOutcome {
 /// words; for an unknown answer it is the reason (which begins with how it
 /// ended: "exit 1: …", "timed out after 10 s (killed)", "exit 0 but no
 /// result id …"), or why nothing ran.
-pub fn new_probe(
-    op: &Operation,
-    lookup: &Lookup,
-    operator: &str,
-    at: DateTime<Utc>,
-) -> NewProbe {
+pub fn new_probe(op: &Operation, lookup: &Lookup, operator: &str, at: DateTime<Utc>) -> NewProbe {
     let ran = lookup.ran.as_ref();
     let exit = match (&lookup.outcome, ran) {
         (LookupOutcome::Unknown { why }, _) => why.clone(),
@@ -119,7 +114,9 @@ pub fn new_probe(
         output: ran.and_then(output),
         operator: operator.to_string(),
         probed_at: format_time(at),
-        duration_ms: ran.map_or(0, |r| i64::try_from(r.duration.as_millis()).unwrap_or(i64::MAX)),
+        duration_ms: ran.map_or(0, |r| {
+            i64::try_from(r.duration.as_millis()).unwrap_or(i64::MAX)
+        }),
     }
 }
 

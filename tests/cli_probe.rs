@@ -123,9 +123,18 @@ fn a_hanging_lookup_is_killed_at_its_timeout_and_reads_unknown() {
     let r = receivers(dir.path(), "sleep 600", 1);
 
     let out = probe(&ledger, &r, &["3"]);
-    assert_eq!(code(&out), 6, "unknown has its own status: {}", stderr(&out));
+    assert_eq!(
+        code(&out),
+        6,
+        "unknown has its own status: {}",
+        stderr(&out)
+    );
     assert!(stdout(&out).contains("unknown"), "{}", stdout(&out));
-    assert!(stdout(&out).contains("timed out after 1 s"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("timed out after 1 s"),
+        "{}",
+        stdout(&out)
+    );
     assert!(stderr(&out).contains("1 of 1 lookups read unknown"));
     assert_eq!(
         query_text(
@@ -178,11 +187,19 @@ fn a_filter_needs_a_limit_or_all_before_any_receiver_is_asked() {
 
     let refused = probe(&ledger, &r, &["--filter", "type:place_order"]);
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--limit N"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--limit N"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(stderr(&refused).contains("--all"), "{}", stderr(&refused));
     assert_eq!(probes(&ledger), 0);
 
-    let limited = probe(&ledger, &r, &["--filter", "type:place_order", "--limit", "2"]);
+    let limited = probe(
+        &ledger,
+        &r,
+        &["--filter", "type:place_order", "--limit", "2"],
+    );
     assert_eq!(code(&limited), 0, "{}", stderr(&limited));
     assert_eq!(stdout(&limited).lines().count(), 2, "{}", stdout(&limited));
     assert!(stderr(&limited).contains("more not probed"));
@@ -218,7 +235,10 @@ fn a_ledger_that_cannot_be_written_is_refused_before_any_lookup_runs() {
     let out = probe(&ledger, &r, &["2"]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("not writable"), "{}", stderr(&out));
-    assert!(!ran.exists(), "no lookup may run when its probe cannot be recorded");
+    assert!(
+        !ran.exists(),
+        "no lookup may run when its probe cannot be recorded"
+    );
 }
 
 #[test]
@@ -226,10 +246,20 @@ fn without_a_receivers_file_nothing_is_probed() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = demo_ledger(dir.path());
     let out = bin()
-        .args(["probe", ledger.to_str().unwrap(), "2", "--operator", "alice"])
+        .args([
+            "probe",
+            ledger.to_str().unwrap(),
+            "2",
+            "--operator",
+            "alice",
+        ])
         .env("XDG_CONFIG_HOME", dir.path())
         .output()
         .unwrap();
     assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(stderr(&out).contains("no receivers file"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no receivers file"),
+        "{}",
+        stderr(&out)
+    );
 }

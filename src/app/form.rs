@@ -142,14 +142,20 @@ impl DecisionForm {
         };
         match (self.kind, newest) {
             (DecisionKind::Applied, Some(p)) if p.probe.outcome == ProbeOutcome::Found => {
-                fill(&mut self.result_id, p.probe.result_id.clone().unwrap_or_default());
+                fill(
+                    &mut self.result_id,
+                    p.probe.result_id.clone().unwrap_or_default(),
+                );
                 fill(&mut self.evidence, labels::probe_evidence(p));
             }
             (DecisionKind::NotApplied, Some(p)) if p.probe.outcome == ProbeOutcome::NotFound => {
                 fill(&mut self.evidence, labels::probe_evidence(p));
             }
             (DecisionKind::Applied, _) => {
-                fill(&mut self.result_id, committed_result(detail).unwrap_or_default());
+                fill(
+                    &mut self.result_id,
+                    committed_result(detail).unwrap_or_default(),
+                );
             }
             _ => {}
         }

@@ -161,7 +161,9 @@ pub(super) fn targets_listed(app: &mut App, ids: Vec<OperationId>) -> Vec<Effect
         return Vec::new();
     };
     if ids.is_empty() {
-        app.info(format!("no row of the queue matches {filter}: nothing to probe"));
+        app.info(format!(
+            "no row of the queue matches {filter}: nothing to probe"
+        ));
         return Vec::new();
     }
     let n = ids.len();

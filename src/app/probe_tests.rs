@@ -16,7 +16,11 @@ fn asked_probe(effects: &[Effect]) -> Option<Vec<OperationId>> {
 }
 
 fn status(h: &Harness) -> String {
-    h.app.status.as_ref().map(|s| s.text.clone()).unwrap_or_default()
+    h.app
+        .status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
 }
 
 fn probed(op: OperationId, outcome: ProbeOutcome) -> Msg {
@@ -64,7 +68,11 @@ fn p_probes_the_selected_row_and_the_status_line_counts_the_answers() {
     h.keys("j");
     let again = update(&mut h.app, Intent::Probe);
     assert!(asked_probe(&again).is_none());
-    assert!(status(&h).starts_with("still probing 1/1"), "{}", status(&h));
+    assert!(
+        status(&h).starts_with("still probing 1/1"),
+        "{}",
+        status(&h)
+    );
 
     apply(
         &mut h.app,
@@ -102,7 +110,9 @@ fn every_matching_row_is_probed_only_after_a_second_p_with_the_count_shown() {
     let n = ids.len();
     assert_eq!(Some(n as i64), h.app.queue.count);
     assert!(
-        status(&h).starts_with(&format!("probe all {n} rows matching this list? p runs {n}")),
+        status(&h).starts_with(&format!(
+            "probe all {n} rows matching this list? p runs {n}"
+        )),
         "{}",
         status(&h)
     );
@@ -125,7 +135,10 @@ fn a_read_only_console_refuses_p_saying_why() {
     h.app.read_only = true;
     assert!(update(&mut h.app, Intent::Probe).is_empty());
     let s = h.app.status.clone().unwrap();
-    assert!(s.error && s.text.contains("needs a writable ledger"), "{s:?}");
+    assert!(
+        s.error && s.text.contains("needs a writable ledger"),
+        "{s:?}"
+    );
 }
 
 #[test]

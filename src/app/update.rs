@@ -4,7 +4,6 @@
 //! decisions) and returns the effects the shell must perform.
 
 use super::bulk;
-use super::probe;
 use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
@@ -18,6 +17,7 @@ use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
     resort, scroll_detail, show_view, toggle_detail,
 };
+use super::probe;
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::Sort;
 use crate::intent::{Intent, View};

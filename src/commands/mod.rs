@@ -16,6 +16,7 @@ mod init;
 mod list;
 mod output;
 mod probe;
+mod receiver;
 mod show;
 
 use std::path::Path;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Demo { dir, no_console }) => {
             demo::run(dir, no_console, config.for_demo(), now)
         }
+        Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
     }

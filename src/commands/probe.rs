@@ -52,9 +52,9 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
         tally.count(&p.lookup.outcome);
         let printed = match args.format {
             ProbeFormat::Table => emit_page(|out| writeln!(out, "{}", table_line(&p))),
-            ProbeFormat::Jsonl => emit_page(|out| {
-                writeln!(out, "{}", json_safe(&json_row(&p, probe_id).to_string()))
-            }),
+            ProbeFormat::Jsonl => {
+                emit_page(|out| writeln!(out, "{}", json_safe(&json_row(&p, probe_id).to_string())))
+            }
             ProbeFormat::Json => {
                 if let Some(slot) = position(p.op).and_then(|i| json_rows.get_mut(i)) {
                     *slot = Some(json_row(&p, probe_id));

@@ -12,9 +12,7 @@ use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
-use crate::domain::{
-    DecisionKind, Malformed, OperationDetail, Probe, age, evidence, format_time,
-};
+use crate::domain::{DecisionKind, Malformed, OperationDetail, Probe, age, evidence, format_time};
 use crate::error::Result;
 use crate::export::{decision_json, malformed_json};
 use crate::labels;

@@ -30,7 +30,11 @@ pub struct ProbeJob {
 }
 
 /// The ids of the rows `query` matches, for `p` to confirm their count.
-pub fn list_targets(ledger: &Ledger, query: &Query, now: DateTime<Utc>) -> Result<Vec<OperationId>> {
+pub fn list_targets(
+    ledger: &Ledger,
+    query: &Query,
+    now: DateTime<Utc>,
+) -> Result<Vec<OperationId>> {
     probing::matching(ledger, query, now)
 }
 

@@ -7,6 +7,7 @@
 //! dispatches, and the rules stay in `domain`.
 
 pub mod postgres;
+pub mod receiver;
 pub mod sqlite;
 
 use std::path::Path;
@@ -15,8 +16,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, OpTypeContract,
-    OperationDetail, OperationId, OperationRow, Sort, SortKey,
+    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
+    OpTypeContract, OperationDetail, OperationId, OperationRow, Sort, SortKey,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -291,6 +292,12 @@ impl Ledger {
     /// Judges a draft against the rules on the current row, writing nothing.
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         dispatch!(&self.backend, db => db.judge_decision(draft, now))
+    }
+
+    /// Appends what a receiver said to a probe (`settle_probes`); returns
+    /// the probe's id.
+    pub fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
+        dispatch!(&mut self.backend, db => db.record_probe(probe))
     }
 
     /// Adds operations (and op type contracts) to the ledger.

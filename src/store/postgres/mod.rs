@@ -7,8 +7,13 @@
 
 mod address;
 mod decide;
+mod probes;
 mod read;
 pub mod schema;
+#[cfg(test)]
+pub mod testing;
+#[cfg(test)]
+mod tests;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

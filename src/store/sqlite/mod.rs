@@ -4,11 +4,13 @@
 //! calls it; it returns [`crate::domain`] types and never a row.
 
 pub(super) mod chain;
+mod columns;
 mod decide;
 mod decide_bulk;
 mod derived;
 pub(super) mod import;
 mod lookup;
+mod probes;
 mod read;
 pub mod schema;
 
