@@ -159,7 +159,7 @@ const EXPORT: Words = words(
 const PROBE: Words = words(
     "probe",
     "probe",
-    "ask the receiver whether the effect exists (row, marked, or all matching); recorded",
+    "ask the receiver if the effect exists; recorded as a probe",
 );
 const WRITE_EXPORT: Words = words("confirm", "write", "write the file (never over one)");
 

@@ -19,9 +19,10 @@ use crate::probing::{self, Probed};
 use crate::query::Query;
 use crate::receivers::LookupOutcome;
 use crate::store::Ledger;
-use crate::text::{fit, json_safe, sanitize};
+use crate::text::{json_safe, pad, sanitize};
 
-/// Columns of the key in the table: a long key is cut, saying so with `…`.
+/// Most columns of the key in the table: a longer key is cut, saying so
+/// with `…`.
 const KEY_WIDTH: usize = 40;
 
 pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
@@ -41,6 +42,12 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
     let mut failed = None;
     let mut json_rows: Vec<Option<Value>> = vec![None; ops.len()];
     let position = |op: &Operation| ops.iter().position(|o| o.id == op.id);
+    let key_width = ops
+        .iter()
+        .map(|o| unicode_width::UnicodeWidthStr::width(sanitize(&o.idem_key).as_ref()))
+        .max()
+        .unwrap_or(0)
+        .min(KEY_WIDTH);
     probing::probe_all(&mut ledger, &receivers, &ops, &operator, &Utc::now, |p| {
         let probe_id = match p.recorded {
             Ok(id) => id,
@@ -51,7 +58,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
         };
         tally.count(&p.lookup.outcome);
         let printed = match args.format {
-            ProbeFormat::Table => emit_page(|out| writeln!(out, "{}", table_line(&p))),
+            ProbeFormat::Table => emit_page(|out| writeln!(out, "{}", table_line(&p, key_width))),
             ProbeFormat::Jsonl => {
                 emit_page(|out| writeln!(out, "{}", json_safe(&json_row(&p, probe_id).to_string())))
             }
@@ -131,11 +138,11 @@ fn targets(ledger: &Ledger, args: &ProbeArgs, now: DateTime<Utc>) -> Result<Vec<
 
 /// `#42     k-42                 found      report-77`: id, key, outcome
 /// and the result id or why, sanitised.
-fn table_line(p: &Probed<'_>) -> String {
+fn table_line(p: &Probed<'_>, key_width: usize) -> String {
     format!(
-        "#{:<6} {} {:<9}  {}",
-        p.op.id,
-        fit(&sanitize(&p.op.idem_key), KEY_WIDTH),
+        "{:<7} {}  {:<9}  {}",
+        format!("#{}", p.op.id),
+        pad(&sanitize(&p.op.idem_key), key_width),
         outcome_word(&p.lookup.outcome),
         sanitize(&answer(&p.lookup.outcome))
     )
@@ -154,8 +161,9 @@ fn answer(outcome: &LookupOutcome) -> String {
     }
 }
 
-/// One probe for scripts; texts sanitised like the table's (a lookup's
-/// words are untrusted, and a C1 control survives JSON escaping).
+/// One probe for scripts, with exact values: what a lookup said is
+/// already sanitised by the runner, and the line is written through
+/// [`json_safe`], so no control reaches a terminal raw.
 fn json_row(p: &Probed<'_>, probe_id: i64) -> Value {
     let ran = p.lookup.ran.as_ref();
     json!({
@@ -171,7 +179,7 @@ fn json_row(p: &Probed<'_>, probe_id: i64) -> Value {
             _ => None,
         },
         "exit": ran.map(|r| r.exit.to_string()),
-        "command": ran.map(|r| sanitize(&r.command).into_owned()),
+        "command": ran.map(|r| r.command.clone()),
         "duration_ms": ran.map(|r| r.duration.as_millis()),
         "probe_id": probe_id,
     })
