@@ -2,8 +2,9 @@
 //! the signals. It turns terminal events into intents through the keymap,
 //! feeds them to the pure [`app::update`], hands the effects to the
 //! workers (reads to the [`Reader`], decisions to the [`Writer`], counts to
-//! the [`Counter`]) and feeds their answers back through [`app::apply`] as
-//! they arrive on one channel: the screen's thread never waits on SQL. The
+//! the [`Counter`], lookups to a prober thread of their own) and feeds
+//! their answers back through [`app::apply`] as they arrive on one
+//! channel: the screen's thread never waits on SQL or a receiver. The
 //! [`Watch`] notices other processes' commits and a replaced ledger file.
 //! It draws only when something changed. The terminal is restored on quit,
 //! on error, on panic and on SIGTERM, SIGINT, SIGHUP and SIGQUIT (then it

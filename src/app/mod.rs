@@ -10,7 +10,8 @@
 //!   `decisions`.
 //! - [`clusters`] (the Clusters view: the queue grouped, Enter filters
 //!   the queue to a group), [`window`] (paging math), [`form`] (the decision form), [`layout`],
-//!   [`drills`] (the Drills view's rows, open case, filter and sort).
+//!   [`drills`] (the Drills view's rows, open case, filter and sort),
+//!   [`probe`] (`p`: asking the receivers, with a progress line).
 
 pub mod bulk;
 pub mod clusters;
