@@ -150,9 +150,10 @@ fn a_hanging_lookup_never_holds_the_keyboard_and_escapes_stay_visible_text() {
     // stand-ins in the detail, never acted on.
     only(&mut screen, "rpt-2026-W48-acme");
     screen.send("\r");
-    screen.wait_for("Probes", WAIT);
+    screen.wait_for("#1 detail", WAIT);
     screen.send("p");
     screen.wait_for("probed 1 of 1 · 1 found", WAIT);
+    screen.wait_for("Probes", WAIT);
     let text = screen.wait_for("␛[2J", WAIT);
     assert!(text.contains("found rep-1"), "{text}");
     assert!(text.contains("Queue 1 operation "), "not cleared: {text}");
