@@ -147,6 +147,9 @@ pub struct App {
     pub recording: Option<DecisionForm>,
     /// `*`: every row a list's query matches, to decide on all at once.
     pub selection: Option<super::bulk::Selection>,
+    /// `p` on many rows: listing them, waiting for the confirming `p`, or
+    /// running their lookups.
+    pub probing: Option<super::probe::Probing>,
     pub quit: bool,
 }
 
@@ -189,6 +192,7 @@ impl App {
             pending_undo: None,
             recording: None,
             selection: None,
+            probing: None,
             quit: false,
         }
     }
