@@ -18,12 +18,12 @@ use crate::screen::{header_count, prompt, row_ids, selected_id, shows};
 use crate::term::{Term, cpu_percent, rss_mib};
 
 /// A figure that takes longer than this is reported as "> 60 s".
-const LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 /// Adoption builds indexes over the whole ledger: minutes at 10M.
 const ADOPTION_LIMIT: Duration = Duration::from_secs(900);
 /// Time between typed keys: a fast typist.
 const TYPING: Duration = Duration::from_millis(80);
-const SETTLE_BIN: &str = env!("CARGO_BIN_EXE_settle");
+pub(crate) const SETTLE_BIN: &str = env!("CARGO_BIN_EXE_settle");
 
 /// One printed line: the figure, what settle did, the floor or anchor.
 pub struct Figure {
@@ -97,12 +97,12 @@ pub fn fmt(d: Duration) -> String {
     }
 }
 
-fn fmt_opt(d: Option<Duration>) -> String {
+pub(crate) fn fmt_opt(d: Option<Duration>) -> String {
     d.map(fmt)
         .unwrap_or_else(|| format!("> {} s", LIMIT.as_secs()))
 }
 
-fn median(v: &[Duration]) -> Duration {
+pub(crate) fn median(v: &[Duration]) -> Duration {
     let mut v = v.to_vec();
     v.sort();
     v.get(v.len() / 2).copied().unwrap_or_default()
@@ -118,7 +118,7 @@ fn pct(v: Option<f64>) -> String {
         .unwrap_or_else(|| "n/a".into())
 }
 
-fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -128,7 +128,7 @@ fn now_rfc3339() -> String {
 
 /// The queue's rows under an extra condition, newest first, as the issue's
 /// floor reads them (rowid walk); the elapsed time is the anchor.
-fn queue_where(conn: &Connection, extra: &str, limit: usize) -> (Vec<i64>, Duration) {
+pub(crate) fn queue_where(conn: &Connection, extra: &str, limit: usize) -> (Vec<i64>, Duration) {
     let sql = format!(
         "SELECT id FROM operations WHERE {QUEUE_WHERE} {extra} ORDER BY id DESC LIMIT {limit}"
     );
@@ -143,12 +143,12 @@ fn queue_where(conn: &Connection, extra: &str, limit: usize) -> (Vec<i64>, Durat
     (ids, start.elapsed())
 }
 
-fn open_ro(path: &Path) -> Connection {
+pub(crate) fn open_ro(path: &Path) -> Connection {
     Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap()
 }
 
 /// Wall time of a process, or None past the limit.
-fn run_timed(cmd: &mut Command) -> Option<(Duration, bool)> {
+pub(crate) fn run_timed(cmd: &mut Command) -> Option<(Duration, bool)> {
     let start = Instant::now();
     let mut child = cmd
         .stdout(Stdio::null())
@@ -169,7 +169,7 @@ fn run_timed(cmd: &mut Command) -> Option<(Duration, bool)> {
 }
 
 /// Time to the first line and to the end of a command's stdout.
-fn stream_timed(cmd: &mut Command) -> (Option<Duration>, Option<Duration>) {
+pub(crate) fn stream_timed(cmd: &mut Command) -> (Option<Duration>, Option<Duration>) {
     let start = Instant::now();
     let Ok(mut child) = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn() else {
         return (None, None);
@@ -209,22 +209,22 @@ fn stream_timed(cmd: &mut Command) -> (Option<Duration>, Option<Duration>) {
     (first, (ok && all <= LIMIT).then_some(all))
 }
 
-struct Expect {
-    n: i64,
-    queue: Vec<i64>,
-    oldest_queue: i64,
-    unknown: u64,
+pub(crate) struct Expect {
+    pub n: i64,
+    pub queue: Vec<i64>,
+    pub oldest_queue: i64,
+    pub unknown: u64,
     /// Rows in the triage queue.
-    queue_total: i64,
+    pub queue_total: i64,
 }
 
-fn settle(args: &[&str]) -> Term {
+pub(crate) fn settle(args: &[&str]) -> Term {
     Term::spawn(Path::new(SETTLE_BIN), args)
 }
 
 /// Starts settle on `work` and waits for the queue and its counts; the
 /// time to rows and to counts, or None past the limit.
-fn start_console(work: &str, e: &Expect) -> (Term, Option<Duration>, Option<Duration>) {
+pub(crate) fn start_console(work: &str, e: &Expect) -> (Term, Option<Duration>, Option<Duration>) {
     let mut t = settle(&[work]);
     let rows = t
         .until(LIMIT, |s| shows(s, &e.queue))
@@ -236,7 +236,11 @@ fn start_console(work: &str, e: &Expect) -> (Term, Option<Duration>, Option<Dura
 }
 
 /// Presses `key` and times until `pred` holds.
-fn press(t: &mut Term, key: &str, pred: impl FnMut(&vt100::Screen) -> bool) -> Option<Duration> {
+pub(crate) fn press(
+    t: &mut Term,
+    key: &str,
+    pred: impl FnMut(&vt100::Screen) -> bool,
+) -> Option<Duration> {
     let sent = t.key(key);
     t.until(LIMIT, pred).map(|i| i - sent)
 }
@@ -260,7 +264,11 @@ fn j_latencies(t: &mut Term) -> Option<(Duration, Duration)> {
 
 /// Typing a filter: the time from the last key to the expected rows, and the
 /// longest time a key waited to be echoed in the prompt.
-fn type_filter(t: &mut Term, text: &str, expected: &[i64]) -> (Option<Duration>, Option<Duration>) {
+pub(crate) fn type_filter(
+    t: &mut Term,
+    text: &str,
+    expected: &[i64],
+) -> (Option<Duration>, Option<Duration>) {
     let keys: Vec<char> = std::iter::once('/').chain(text.chars()).collect();
     let mut sent: Vec<Instant> = Vec::new();
     let mut seen: Vec<Option<Instant>> = vec![None; keys.len()];
@@ -368,7 +376,7 @@ CREATE INDEX settle_events_op ON events (op_id, id);
 ROLLBACK;";
 
 /// The query `settle list --queue --all --format jsonl` answers, in SQL.
-fn list_sql() -> String {
+pub(crate) fn list_sql() -> String {
     format!(
         "SELECT o.id, o.state, o.account, o.op_type, o.idem_key, \
          (SELECT count(*) FROM attempts a WHERE a.op_id = o.id) AS attempts, o.max_attempts, \

@@ -7,12 +7,15 @@
 //! through its binary and CLI, so it survives refactors of the library.
 //!
 //! `cargo bench --bench console -- --ops 1000000,10000000`
-//! (`--generate-only` builds the cached ledgers and stops.)
+//! (`--generate-only` builds the cached ledgers and stops; `--pg` adds the
+//! PostgreSQL figures, `--pg-only` measures only those.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod figures;
 mod floor;
 mod foreign;
+mod pg;
+mod pg_load;
 mod screen;
 mod term;
 
@@ -22,6 +25,8 @@ struct Args {
     ops: Vec<u64>,
     generate_only: bool,
     floor: Option<PathBuf>,
+    sqlite: bool,
+    postgres: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -29,6 +34,8 @@ fn parse_args() -> Result<Args, String> {
         ops: vec![1_000_000, 10_000_000],
         generate_only: false,
         floor: None,
+        sqlite: true,
+        postgres: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -44,6 +51,11 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--ops {v}: {e}"))?;
             }
             "--generate-only" => args.generate_only = true,
+            "--pg" => args.postgres = true,
+            "--pg-only" => {
+                args.postgres = true;
+                args.sqlite = false;
+            }
             "--floor" => args.floor = Some(it.next().ok_or("--floor needs a ledger")?.into()),
             // cargo bench passes --bench to every harness=false target.
             "--bench" => {}
@@ -84,8 +96,19 @@ fn main() {
     }
     let mut columns = Vec::new();
     for (n, pristine) in &ledgers {
-        eprintln!("measuring {n} operations");
-        columns.push((*n, figures::measure(&dir, *n, pristine)));
+        let mut column = Vec::new();
+        if args.sqlite {
+            eprintln!("measuring {n} operations");
+            column = figures::measure(&dir, *n, pristine);
+        }
+        if args.postgres {
+            eprintln!("measuring {n} operations on PostgreSQL");
+            match pg::measure(*n, pristine) {
+                Ok(figs) => column.extend(figs),
+                Err(e) => eprintln!("console bench: PostgreSQL: {e}"),
+            }
+        }
+        columns.push((*n, column));
     }
     figures::print_table(&columns);
 }

@@ -1,0 +1,216 @@
+//! The PostgreSQL column of the console benchmark (issue 10): the same
+//! foreign ledger, loaded into a throwaway cluster with plain SQL as a
+//! service would have written it ([`crate::pg_load`]), then the real
+//! `settle` against it, each figure beside `psql` doing the same work.
+//! The cluster is the tests' (`src/store/postgres/testing.rs`), started
+//! with fsync on for this run so a decision's commit costs what it costs
+//! in production; it is removed when the benchmark ends.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::figures::{
+    Expect, Figure, LIMIT, SETTLE_BIN, fmt_opt, list_sql, now_rfc3339, open_ro, queue_where,
+    run_timed, start_console, stream_timed, type_filter,
+};
+
+#[path = "../../src/store/postgres/testing.rs"]
+mod cluster;
+
+/// `psql` with the address's connection settings, quiet and unaligned.
+fn psql(address: &str, sql: &str) -> Command {
+    let mut cmd = Command::new("psql");
+    cmd.args([
+        "-X",
+        "-q",
+        "-A",
+        "-t",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-d",
+        address,
+        "-c",
+        sql,
+    ]);
+    cmd
+}
+
+/// The ratio of ours to theirs, as "2.1x".
+fn ratio(ours: Option<Duration>, theirs: Option<Duration>) -> String {
+    match (ours, theirs) {
+        (Some(a), Some(b)) if !b.is_zero() => format!("{:.1}x", a.as_secs_f64() / b.as_secs_f64()),
+        _ => "n/a".into(),
+    }
+}
+
+fn p99(v: &mut [Duration]) -> Option<Duration> {
+    v.sort();
+    v.get((v.len() * 99 / 100).min(v.len().saturating_sub(1)))
+        .copied()
+}
+
+/// Measures settle on a PostgreSQL copy of `pristine` (`n` operations).
+pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
+    let mut out = Vec::new();
+    let mut fig = |name: &'static str, value: String, anchor: String| {
+        eprintln!("  {name}: {value}   [{anchor}]");
+        out.push(Figure {
+            name,
+            value,
+            anchor,
+        });
+    };
+    let db = cluster::fresh_database(&format!("bench {n}"))
+        .ok_or("no PostgreSQL server binaries: install the postgresql package")?;
+    let address = db.to_str().ok_or("address is not UTF-8")?.to_string();
+    let mut admin = cluster::connect(&db);
+    // One statement each: ALTER SYSTEM may not run in a transaction block.
+    for sql in ["ALTER SYSTEM SET fsync = on", "SELECT pg_reload_conf()"] {
+        admin
+            .batch_execute(sql)
+            .map_err(|e| format!("turning fsync on: {e}"))?;
+    }
+    drop(admin);
+    eprintln!("  loading {n} operations into PostgreSQL with COPY");
+    let secs = crate::pg_load::load(pristine, &address)?;
+    eprintln!("  loaded in {secs:.0} s");
+
+    // What the screen must show: the same rows as the SQLite ledger's.
+    let conn = open_ro(pristine);
+    let (queue, _) = queue_where(&conn, "", 100);
+    let (by_account, _) = queue_where(&conn, "AND account = 'acct-0042'", 100);
+    let decide_ids: Vec<i64> = conn
+        .prepare("SELECT id FROM operations WHERE +state = 'unknown' AND id < ?1 ORDER BY id DESC LIMIT 200")
+        .and_then(|mut s| s.query_map([n as i64 - 1000], |r| r.get(0))?.collect())
+        .unwrap_or_default();
+    drop(conn);
+    let e = Expect {
+        n: n as i64,
+        queue,
+        oldest_queue: 0,
+        unknown: 0,
+        queue_total: 0,
+    };
+
+    let adopt = run_timed(Command::new(SETTLE_BIN).args(["adopt", &address]));
+    fig(
+        "PostgreSQL: settle adopt of the service's database",
+        fmt_opt(adopt.filter(|(_, ok)| *ok).map(|(d, _)| d)),
+        format!("COPY of the service rows: {secs:.0} s"),
+    );
+
+    // The first frame with the queue's rows, three runs; the last stays.
+    let mut starts = Vec::new();
+    let mut session = None;
+    for _ in 0..3 {
+        let (t, rows, _) = start_console(&address, &e);
+        starts.push(rows);
+        if let Some(old) = session.replace(t) {
+            old.quit();
+        }
+    }
+    let Some(mut t) = session else {
+        return Err("the console never started".into());
+    };
+    let first_sql = format!(
+        "SELECT id FROM operations WHERE state IN ('unknown','exhausted','conflict') \
+         OR (state = 'reserved' AND lease_expires_at < '{}') ORDER BY id DESC LIMIT 100",
+        now_rfc3339()
+    );
+    let psql_first = run_timed(&mut psql(&address, &first_sql)).map(|(d, _)| d);
+    let best = starts.iter().flatten().min().copied();
+    fig(
+        "PostgreSQL: start to first frame with Queue rows (best of 3)",
+        fmt_opt(best),
+        format!(
+            "psql, the queue's first 100 ids: {} ({})",
+            fmt_opt(psql_first),
+            ratio(best, psql_first)
+        ),
+    );
+
+    let (last_key, gap) = type_filter(&mut t, "account:acct-0042", &by_account);
+    let psql_filter = run_timed(&mut psql(
+        &address,
+        &first_sql.replace("ORDER BY", "AND account = 'acct-0042' ORDER BY"),
+    ))
+    .map(|(d, _)| d);
+    fig(
+        "PostgreSQL: typing /account:acct-0042: last key to rows",
+        format!("{} (longest key wait {})", fmt_opt(last_key), fmt_opt(gap)),
+        format!(
+            "psql, same rows: {} ({})",
+            fmt_opt(psql_filter),
+            ratio(last_key, psql_filter)
+        ),
+    );
+    t.quit();
+
+    // Decisions: the whole `settle decide` process beside psql running the
+    // same transaction, 50 each.
+    let (ours, theirs) = decide_ids.split_at(decide_ids.len() / 2);
+    let mut times = Vec::new();
+    let began = Instant::now();
+    for id in ours.iter().take(50) {
+        if began.elapsed() > LIMIT {
+            break;
+        }
+        let id = id.to_string();
+        if let Some((d, true)) = run_timed(Command::new(SETTLE_BIN).args([
+            "decide",
+            &address,
+            &id,
+            "--applied",
+            "--result-id",
+            &format!("bench-{id}"),
+            "--operator",
+            "bench",
+        ])) {
+            times.push(d);
+        }
+    }
+    let mut shell = Vec::new();
+    let began = Instant::now();
+    for id in theirs.iter().take(50) {
+        if began.elapsed() > LIMIT {
+            break;
+        }
+        let sql = format!(
+            "BEGIN;
+             SELECT version FROM operations WHERE id = {id} FOR UPDATE;
+             INSERT INTO decisions (op_id, decision, from_state, to_state, result_id, operator, decided_at, op_version)
+               SELECT id, 'applied', state, 'completed', 'anchor-{id}', 'bench', now(), version FROM operations WHERE id = {id};
+             UPDATE operations SET state = 'completed', result_id = 'anchor-{id}', version = version + 1, updated_at = now() WHERE id = {id};
+             COMMIT;"
+        );
+        if let Some((d, true)) = run_timed(&mut psql(&address, &sql)) {
+            shell.push(d);
+        }
+    }
+    let (ours_p99, theirs_p99) = (p99(&mut times), p99(&mut shell));
+    fig(
+        "PostgreSQL: settle decide, p99 of 50 processes",
+        fmt_opt(ours_p99),
+        format!(
+            "psql, same transaction: {} ({})",
+            fmt_opt(theirs_p99),
+            ratio(ours_p99, theirs_p99)
+        ),
+    );
+
+    let (first, all) = stream_timed(
+        Command::new(SETTLE_BIN).args(["list", &address, "--queue", "--all", "--format", "jsonl"]),
+    );
+    let (_, psql_all) = stream_timed(&mut psql(&address, &list_sql()));
+    fig(
+        "PostgreSQL: settle list --queue --all --format jsonl: first line / all",
+        format!("{} / {}", fmt_opt(first), fmt_opt(all)),
+        format!(
+            "psql -A -t -c, same query: {} ({})",
+            fmt_opt(psql_all),
+            ratio(all, psql_all)
+        ),
+    );
+    Ok(out)
+}
