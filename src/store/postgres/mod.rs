@@ -9,6 +9,7 @@ mod address;
 mod decide;
 mod probes;
 mod read;
+mod retries;
 pub mod schema;
 
 use std::cell::RefCell;

@@ -12,6 +12,7 @@ pub(super) mod import;
 mod lookup;
 mod probes;
 mod read;
+mod retries;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
