@@ -16,6 +16,7 @@ mod init;
 mod list;
 mod output;
 mod show;
+mod worker;
 
 use std::path::Path;
 
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Demo { dir, no_console }) => {
             demo::run(dir, no_console, config.for_demo(), now)
         }
+        Some(Command::Worker(args)) => worker::run(&args, &config),
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
     }

@@ -176,7 +176,7 @@ pub struct RetryClaim {
 /// recorded as `failed`, never run).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Claimed {
-    Run(RetryClaim),
+    Run(Box<RetryClaim>),
     Refused(RetryFinished),
 }
 
@@ -260,7 +260,8 @@ mod tests {
     #[test]
     fn each_rule_refuses_or_lets_the_retry_run() {
         type Change = fn(&mut OperationDetail);
-        let cases: Vec<(&str, Change, bool, Result<i64, (Rule, Option<State>)>)> = vec![
+        type Want = Result<i64, (Rule, Option<State>)>;
+        let cases: Vec<(&str, Change, bool, Want)> = vec![
             (
                 "fresh, one attempt used",
                 |d| d.attempts = attempts(1),

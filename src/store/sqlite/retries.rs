@@ -127,7 +127,7 @@ fn claim_in(
          WHERE id = ?3",
     )?
     .execute(params![worker, expires, request_id])?;
-    Ok(Some(Claimed::Run(RetryClaim {
+    Ok(Some(Claimed::Run(Box::new(RetryClaim {
         request_id,
         worker: worker.to_string(),
         run: runs + 1,
@@ -135,7 +135,7 @@ fn claim_in(
         attempt,
         allowance: retry_run::allowance(detail.operation.max_attempts, extra != 0),
         operation: detail.operation,
-    })))
+    }))))
 }
 
 /// Records a retry the rules refused: the request `failed` with the reason,
