@@ -8,7 +8,9 @@ use chrono::{DateTime, Utc};
 use ratatui::style::Color;
 
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
-use crate::domain::{Decision, OperationDetail, State, format_time, human_duration};
+use crate::domain::{
+    Decision, OperationDetail, OperationRow, RetryRequest, State, format_time, human_duration,
+};
 use crate::text::sanitize;
 
 fn clean(text: &str) -> String {
@@ -88,6 +90,56 @@ pub fn decision_line(d: &Decision) -> String {
         line.push_str(&part);
     }
     line
+}
+
+/// A retry request's progress in one line, as `show` and the console's
+/// detail print it: `retry request 3 by alice: claimed by host:42 (run 2,
+/// until 10:15:00Z)`, or `done: report-1`, `failed: key expired ...`.
+/// A request settle's worker never touched reads as its status alone.
+pub fn retry_request_line(r: &RetryRequest) -> String {
+    let p = &r.progress;
+    let mut line = format!(
+        "retry request {} by {}: {}",
+        r.id,
+        clean(&r.requested_by),
+        clean(&r.status)
+    );
+    if r.status == "claimed" {
+        if let Some(by) = &p.claimed_by {
+            line.push_str(&format!(" by {}", clean(by)));
+        }
+        let until = p
+            .claim_expires_at
+            .as_deref()
+            .map(|t| format!(", until {}", clean(t)))
+            .unwrap_or_default();
+        line.push_str(&format!(" (run {}{until})", p.runs));
+    } else if p.runs > 1 {
+        line.push_str(&format!(" after {} runs", p.runs));
+    }
+    if let Some(outcome) = &p.outcome {
+        line.push_str(&format!(": {}", clean(outcome)));
+    }
+    line
+}
+
+/// A `retry_pending` row's request status as the list shows it in place of
+/// the last event: `retry queued`, `retry running` (claimed by a worker).
+pub fn retry_status(status: &str) -> String {
+    match status {
+        "claimed" => "retry running".to_string(),
+        other => format!("retry {}", clean(other)),
+    }
+}
+
+/// What a list shows as the last thing that happened to a row: a
+/// `retry_pending` row's request progress (a worker writes no event until
+/// the retry ends), else its last event as stored (sanitise it to show it).
+pub fn last_happened(row: &OperationRow) -> Option<String> {
+    row.retry_status
+        .as_deref()
+        .map(retry_status)
+        .or_else(|| row.last_event.clone())
 }
 
 /// How much of one long value (parameters, an event's detail, an error, a
