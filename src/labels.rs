@@ -281,6 +281,41 @@ mod tests {
     use crate::domain::{DecisionId, OperationId};
 
     #[test]
+    fn a_retry_requests_progress_reads_in_one_clean_line() {
+        use crate::domain::{RetryProgress, RetryRequest};
+        let mut r = RetryRequest {
+            id: 3,
+            op_id: OperationId(7),
+            idem_key: "k".into(),
+            requested_at: "2026-11-30T10:00:00Z".into(),
+            requested_by: "alice".into(),
+            status: "queued".into(),
+            decision_id: DecisionId(1),
+            progress: RetryProgress::default(),
+        };
+        assert_eq!(retry_request_line(&r), "retry request 3 by alice: queued");
+        r.status = "claimed".into();
+        r.progress = RetryProgress {
+            claimed_by: Some("host\u{1b}[2J:42".into()),
+            claim_expires_at: Some("2026-11-30T10:01:00Z".into()),
+            runs: 2,
+            ..RetryProgress::default()
+        };
+        let line = retry_request_line(&r);
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(
+            line.ends_with("(run 2, until 2026-11-30T10:01:00Z)"),
+            "{line}"
+        );
+        r.status = "failed".into();
+        r.progress.outcome = Some("exit 1: \u{7}no".into());
+        let line = retry_request_line(&r);
+        assert!(line.contains("failed after 2 runs: exit 1:"), "{line}");
+        assert!(!line.contains('\u{7}'), "{line:?}");
+        assert_eq!(retry_status("claimed"), "retry running");
+    }
+
+    #[test]
     fn only_a_stale_reservation_gets_the_stale_label() {
         assert_eq!(state_label(&State::Reserved, true), "reserved (stale)");
         assert_eq!(state_label(&State::Reserved, false), "reserved");

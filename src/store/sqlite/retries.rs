@@ -356,3 +356,131 @@ fn end_request(
     .execute(params![status, at, outcome, worker, request_id])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use chrono::{DateTime, TimeZone, Utc};
+
+    use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
+    use crate::domain::{OperationId, State};
+    use crate::query::Query;
+    use crate::store::{Ledger, Seek};
+
+    /// The sample's retry_pending operation, with its queued request.
+    const PENDING: OperationId = OperationId(15);
+
+    fn t(seconds: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
+    }
+
+    fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<RetryClaim> {
+        match ledger
+            .claim_retry(worker, Duration::from_secs(10), t(at))
+            .unwrap()
+        {
+            Some(Claimed::Run(c)) => Some(*c),
+            Some(Claimed::Refused(r)) => panic!("refused: {r:?}"),
+            None => None,
+        }
+    }
+
+    fn completed(at: i64) -> RetryRun {
+        RetryRun {
+            end: RetryEnd::Completed {
+                result_id: "refund-1".into(),
+            },
+            started_at: t(at),
+            ended_at: t(at),
+            command: Some("/bin/retry".into()),
+            exit: "exit 0".into(),
+        }
+    }
+
+    fn list_status(ledger: &Ledger) -> Option<String> {
+        let rows = ledger
+            .page(&Query::default(), Seek::First, 100, t(0))
+            .unwrap();
+        rows.into_iter()
+            .find(|r| r.id == PENDING)
+            .and_then(|r| r.retry_status)
+    }
+
+    #[test]
+    fn a_lapsed_claim_taken_by_another_worker_records_nothing_for_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
+        assert_eq!(list_status(&ledger).as_deref(), Some("queued"));
+
+        let first = claim(&mut ledger, "a", 1).unwrap();
+        assert_eq!(first.operation.id, PENDING);
+        assert_eq!((first.run, first.attempt), (1, 2));
+        assert_eq!(list_status(&ledger).as_deref(), Some("claimed"));
+        assert!(claim(&mut ledger, "b", 5).is_none(), "the lease holds");
+
+        let second = claim(&mut ledger, "b", 12).unwrap();
+        assert_eq!((second.run, second.attempt), (2, 2));
+        let before = ledger.detail(PENDING).unwrap();
+        let lost = ledger.finish_retry(&first, &completed(13), t(13)).unwrap();
+        assert!(
+            matches!(&lost, Finish::Lost { held, .. } if held == "claimed by b"),
+            "{lost:?}"
+        );
+        assert_eq!(ledger.detail(PENDING).unwrap(), before, "nothing written");
+
+        let done = ledger.finish_retry(&second, &completed(14), t(14)).unwrap();
+        let Finish::Recorded(done) = done else {
+            panic!("{done:?}")
+        };
+        assert_eq!(
+            (done.status, done.to_state),
+            ("done", Some(State::Completed))
+        );
+        let after = ledger.detail(PENDING).unwrap();
+        assert_eq!(after.operation.result_id.as_deref(), Some("refund-1"));
+        assert_eq!(after.operation.version, before.operation.version + 1);
+        let request = after.retry_requests.last().unwrap();
+        assert_eq!(request.status, "done");
+        assert_eq!(request.progress.claimed_by.as_deref(), Some("b"));
+        assert_eq!(request.progress.runs, 2);
+        assert_eq!(list_status(&ledger), None, "no longer retry_pending");
+        assert!(
+            claim(&mut ledger, "c", 30).is_none(),
+            "a done request is never claimed"
+        );
+    }
+
+    #[test]
+    fn a_failed_last_attempt_exhausts_the_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ledger = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
+        let c = claim(&mut ledger, "a", 1).unwrap();
+        let run = RetryRun {
+            end: RetryEnd::Failed {
+                why: "exit 1: \u{1b}[31mboom".into(),
+                timed_out: false,
+            },
+            ..completed(2)
+        };
+        // The sample's operation allows three attempts; make this the last.
+        let c = RetryClaim {
+            allowance: c.attempt,
+            ..c
+        };
+        let Finish::Recorded(done) = ledger.finish_retry(&c, &run, t(2)).unwrap() else {
+            panic!("lost")
+        };
+        assert_eq!(
+            (done.status, done.to_state),
+            ("failed", Some(State::Exhausted))
+        );
+        let detail = ledger.detail(PENDING).unwrap();
+        let words: Vec<&str> = detail.events.iter().map(|e| e.event.as_str()).collect();
+        assert!(
+            words.ends_with(&["retry_sent", "provider_error", "budget_exhausted"]),
+            "{words:?}"
+        );
+        assert_eq!(detail.attempts.last().unwrap().outcome.as_str(), "error");
+    }
+}
