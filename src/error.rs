@@ -146,6 +146,12 @@ pub enum Error {
         conflicted: usize,
     },
 
+    /// The reference receiver's answer when it is not "yes", carried in
+    /// its exit status as the receivers contract says (3: no record of the
+    /// key, or refused as a conflict; 4: cannot tell).
+    #[error("{message}")]
+    ReceiverAnswer { code: i32, message: String },
+
     /// Operator input that does not make sense (a bad filter, a bad flag
     /// combination the parser could not catch).
     #[error("{0}")]
@@ -167,6 +173,7 @@ impl Error {
             Error::BulkIncomplete { .. } => 4,
             Error::VersionConflict { .. } => 4,
             Error::Busy { .. } => 5,
+            Error::ReceiverAnswer { code, .. } => *code,
             _ => 1,
         }
     }

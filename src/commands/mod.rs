@@ -15,6 +15,7 @@ mod drill;
 mod init;
 mod list;
 mod output;
+mod receiver;
 mod show;
 mod worker;
 
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> Result<()> {
             demo::run(dir, no_console, config.for_demo(), now)
         }
         Some(Command::Worker(args)) => worker::run(&args, &config),
+        Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
     }

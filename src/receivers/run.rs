@@ -133,18 +133,22 @@ pub fn run(action: &Action, subject: &Subject, attempt: Option<i64>) -> Ran {
 /// one channel, so nothing polls.
 fn supervise(mut child: Child, timeout: Duration, started: Instant) -> (Exit, Captured, Captured) {
     let (tx, rx) = mpsc::channel();
+    // A stream that is not piped (never, as spawned above) counts as read.
+    let (mut stdout, mut stderr) = (Some(Captured::default()), Some(Captured::default()));
     if let Some(out) = child.stdout.take() {
         let tx = tx.clone();
         std::thread::spawn(move || tx.send(Event::Stdout(drain(out))));
+        stdout = None;
     }
     if let Some(err) = child.stderr.take() {
         let tx = tx.clone();
         std::thread::spawn(move || tx.send(Event::Stderr(drain(err))));
+        stderr = None;
     }
     let pid = child.id();
     std::thread::spawn(move || tx.send(Event::Exited(child.wait())));
 
-    let (mut status, mut stdout, mut stderr) = (None, None, None);
+    let mut status = None;
     let mut timed_out = false;
     let deadline = started + timeout;
     while status.is_none() || stdout.is_none() || stderr.is_none() {

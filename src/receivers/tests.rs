@@ -129,36 +129,48 @@ fn alive(pid: &str) -> Option<char> {
     (state != 'Z' && state != 'X').then_some(state)
 }
 
-fn wait_for_file(path: &Path) -> String {
-    // The script writes its pids before it hangs; the kill comes later.
-    std::fs::read_to_string(path).unwrap().trim().to_string()
+/// [`alive`] once the process had a few seconds to finish dying: a killed
+/// process closes its pipes (which ends the run) a moment before the
+/// kernel marks it a zombie. A process never killed stays alive throughout.
+fn alive_after_a_while(pid: &str) -> Option<char> {
+    for _ in 0..100 {
+        alive(pid)?;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    alive(pid)
 }
 
 #[test]
 fn a_hanging_lookup_is_killed_with_what_it_started_and_reads_unknown() {
     let kit = Kit::new();
     let pids = kit.path("pids");
-    let r = kit.receivers(
-        &format!(
-            "sleep 1000 & echo $$ $! > {p}.tmp; mv {p}.tmp {p}; wait",
-            p = pids.display()
-        ),
-        0.5,
+    let body = format!(
+        "sleep 1000 & echo $$ $! > {p}.tmp; mv {p}.tmp {p}; wait",
+        p = pids.display()
     );
-    let l = lookup(&r, &subject("k"));
-    assert!(
-        unknown(&l).starts_with("timed out after 0.5 s"),
-        "{:?}",
-        l.outcome
-    );
-    assert_eq!(
-        l.ran.unwrap().exit,
-        Exit::TimedOut(Duration::from_millis(500))
-    );
-    let line = wait_for_file(&pids);
-    let (script, sleeper) = line.split_once(' ').unwrap();
-    assert_eq!(alive(script), None, "the script itself is gone");
-    assert_eq!(alive(sleeper), None, "what it started is gone too");
+    // The script writes its pids before it hangs; on a loaded machine the
+    // kill may come first, so try again with more time until it has.
+    for timeout_s in [0.5, 2.0, 8.0, 30.0] {
+        let l = lookup(&kit.receivers(&body, timeout_s), &subject("k"));
+        assert!(
+            unknown(&l).starts_with("timed out after"),
+            "{:?}",
+            l.outcome
+        );
+        assert!(matches!(l.ran.unwrap().exit, Exit::TimedOut(_)));
+        let Ok(line) = std::fs::read_to_string(&pids) else {
+            continue;
+        };
+        let (script, sleeper) = line.trim().split_once(' ').unwrap();
+        assert_eq!(alive(script), None, "the script itself is reaped");
+        assert_eq!(
+            alive_after_a_while(sleeper),
+            None,
+            "what it started is gone too"
+        );
+        return;
+    }
+    panic!("the script never got to write its pids");
 }
 
 #[test]
@@ -237,7 +249,12 @@ fn lookup_all_reports_every_subject_once() {
 #[test]
 fn lookup_all_starts_nothing_new_once_told_to_stop() {
     let kit = Kit::new();
-    let mut r = kit.receivers(r#"echo "eff-$SETTLE_KEY""#, 10.0);
+    // Only the first answers at once; one started before the stop arrived
+    // hangs until its timeout, long after the stop is set.
+    let mut r = kit.receivers(
+        r#"[ "$SETTLE_KEY" = k0 ] || sleep 1000; echo "eff-$SETTLE_KEY""#,
+        1.0,
+    );
     r.concurrency = 1;
     let subjects: Vec<Subject> = (0..20).map(|i| subject(&format!("k{i}"))).collect();
     let mut seen = 0;
@@ -248,4 +265,18 @@ fn lookup_all_starts_nothing_new_once_told_to_stop() {
     // One worker: the first result, and at most the one it had started
     // while the stop was on its way.
     assert!((1..=2).contains(&seen), "{seen}");
+}
+
+#[test]
+fn an_exit_reads_as_what_happened() {
+    assert_eq!(
+        Exit::TimedOut(Duration::from_millis(500)).to_string(),
+        "timed out after 0.5 s (killed)"
+    );
+    assert_eq!(
+        Exit::TimedOut(Duration::from_secs(10)).to_string(),
+        "timed out after 10 s (killed)"
+    );
+    assert_eq!(Exit::Code(3).to_string(), "exit 3");
+    assert_eq!(Exit::Signal(9).to_string(), "killed by signal 9");
 }

@@ -7,6 +7,7 @@
 //! dispatches, and the rules stay in `domain`.
 
 pub mod postgres;
+pub mod receiver;
 pub mod sqlite;
 
 use std::path::Path;

@@ -11,6 +11,10 @@ mod probes;
 mod read;
 mod retries;
 pub mod schema;
+#[cfg(test)]
+pub mod testing;
+#[cfg(test)]
+mod tests;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
