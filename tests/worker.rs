@@ -1,18 +1,16 @@
-//! `settle worker` through the real binary (issue 11 point 3): a queued
-//! same-key retry runs once against a receiver and settles the operation;
-//! two worker processes share 200 requests without running one twice; a
-//! worker killed mid-retry leaves its claim to lapse and another finishes
-//! it as a replay; SIGTERM lets a running retry finish; a rule that no
-//! longer holds refuses the retry without running it.
-//!
-//! The receiver is a shell script keeping the receiver's side in files: one
-//! line per run in `runs.log`, one file per effect in `effects/` (created
-//! with O_EXCL, so a second run of a key replays the first effect).
+//! `settle worker` through the real binaries (issue 11 point 3), against
+//! the reference receiver (`settle receiver`, its own SQLite database): a
+//! queued same-key retry of an effect that exists completes with the
+//! receiver's result and no second effect; two worker processes share 200
+//! requests without running one twice; a worker killed mid-retry leaves its
+//! claim to lapse and another finishes it as a replay; SIGTERM lets a
+//! running retry finish; a rule that no longer holds refuses the retry
+//! without running it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,12 +19,13 @@ use common::{bin, code, query_i64, query_text, settle, sql, state, stderr, stdou
 use settle::domain::{DecisionDraft, DecisionKind, OperationId};
 use settle::store::{Access, Ledger};
 
-/// A receiver and a ledger in one temp folder.
+/// A ledger, the reference receiver's database, and receivers files
+/// pointing at it, in one temp folder.
 struct Setup {
     _dir: tempfile::TempDir,
     root: PathBuf,
     ledger: PathBuf,
-    receivers: PathBuf,
+    receiver_db: PathBuf,
 }
 
 impl Setup {
@@ -35,38 +34,6 @@ impl Setup {
     fn new(n: usize) -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
-        std::fs::create_dir(root.join("effects")).unwrap();
-        let script = root.join("receiver.sh");
-        std::fs::write(
-            &script,
-            format!(
-                r#"#!/bin/sh
-D='{}'
-echo "$SETTLE_KEY $SETTLE_ATTEMPT" >> "$D/runs.log"
-if ! (set -C; echo "eff-$SETTLE_KEY" > "$D/effects/$SETTLE_KEY") 2>/dev/null; then
-  echo "$SETTLE_KEY" >> "$D/replays.log"
-fi
-if [ -f "$D/slow" ]; then echo $$ > "$D/slow.pid"; sleep "$(cat "$D/slow")"; fi
-cat "$D/effects/$SETTLE_KEY"
-"#,
-                root.display()
-            ),
-        )
-        .unwrap();
-        Command::new("chmod")
-            .arg("+x")
-            .arg(&script)
-            .status()
-            .unwrap();
-        let receivers = root.join("receivers.toml");
-        std::fs::write(
-            &receivers,
-            format!(
-                "[receivers.place_order]\nretry = [\"{}\"]\ntimeout_s = 60\n",
-                script.display()
-            ),
-        )
-        .unwrap();
         let ledger = root.join("ledger.db");
         let conn = sql(&ledger);
         conn.execute_batch(common::SERVICE_SCHEMA).unwrap();
@@ -99,9 +66,9 @@ cat "$D/effects/$SETTLE_KEY"
             .unwrap();
         Setup {
             _dir: dir,
+            receiver_db: root.join("receiver.db"),
             root,
             ledger,
-            receivers,
         }
     }
 
@@ -127,36 +94,66 @@ cat "$D/effects/$SETTLE_KEY"
         }
     }
 
-    fn worker(&self, extra: &[&str]) -> Command {
+    /// A receivers file running `settle receiver retry` on this setup's
+    /// database, replying `delay_ms` after the effect is committed.
+    fn receivers(&self, delay_ms: u64) -> PathBuf {
+        let path = self.root.join(format!("receivers-{delay_ms}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[receivers.place_order]\nretry = [{:?}, \"receiver\", \"retry\", \"--db\", {:?}, \"--reply-delay-ms\", \"{delay_ms}\"]\ntimeout_s = 60\n",
+                env!("CARGO_BIN_EXE_settle"),
+                self.receiver_db.to_str().unwrap()
+            ),
+        )
+        .unwrap();
+        path
+    }
+
+    fn worker(&self, delay_ms: u64, extra: &[&str]) -> Command {
         let mut cmd = bin();
         cmd.arg("worker")
             .arg(&self.ledger)
             .arg("--receivers")
-            .arg(&self.receivers)
+            .arg(self.receivers(delay_ms))
             .args(extra);
         cmd
     }
 
-    fn spawn_worker(&self, extra: &[&str]) -> Child {
-        self.worker(extra)
+    fn spawn_worker(&self, delay_ms: u64, extra: &[&str]) -> Child {
+        self.worker(delay_ms, extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
     }
 
-    fn lines(&self, file: &str) -> Vec<String> {
-        std::fs::read_to_string(self.root.join(file))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
+    /// A count in the receiver's database; 0 until the receiver has
+    /// created it and its tables.
+    fn at_receiver(&self, q: &str) -> i64 {
+        if !self.receiver_db.exists() {
+            return 0;
+        }
+        sql(&self.receiver_db)
+            .query_row(q, [], |r| r.get(0))
+            .unwrap_or(0)
     }
 
-    fn effects(&self) -> usize {
-        std::fs::read_dir(self.root.join("effects"))
+    /// The receiver's retry calls, as `key answer` in order.
+    fn calls(&self) -> Vec<String> {
+        if !self.receiver_db.exists() {
+            return Vec::new();
+        }
+        let conn = sql(&self.receiver_db);
+        let mut stmt = conn
+            .prepare(
+                "SELECT idem_key || ' ' || answer FROM calls WHERE command = 'retry' ORDER BY id",
+            )
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
             .unwrap()
-            .count()
+            .map(Result::unwrap)
+            .collect()
     }
 
     fn request(&self, column: &str) -> String {
@@ -186,15 +183,6 @@ fn signal(child: &Child, sig: &str) {
     assert!(ok.success());
 }
 
-/// Kills the process group of a receiver left sleeping by a killed worker.
-fn kill_receiver(pid_file: &Path) {
-    if let Ok(pid) = std::fs::read_to_string(pid_file) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", pid.trim())])
-            .status();
-    }
-}
-
 #[test]
 fn a_queued_retry_of_an_effect_that_exists_completes_with_the_receivers_result() {
     let s = Setup::new(1);
@@ -209,9 +197,23 @@ fn a_queued_retry_of_an_effect_that_exists_completes_with_the_receivers_result()
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(state(&s.ledger, 1), "retry_pending");
     // The first attempt did reach the receiver: the effect exists.
-    std::fs::write(s.root.join("effects/k-1"), "eff-k-1\n").unwrap();
+    let out = settle(&[
+        "receiver",
+        "record",
+        "--db",
+        s.receiver_db.to_str().unwrap(),
+        "--account",
+        "acme",
+        "--op-type",
+        "place_order",
+        "--key",
+        "k-1",
+        "--result-id",
+        "eff-k-1",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
 
-    let out = s.worker(&["--once"]).output().unwrap();
+    let out = s.worker(0, &["--once"]).output().unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let said = stdout(&out);
     assert!(said.contains("request 1 operation 1: done"), "{said}");
@@ -224,9 +226,12 @@ fn a_queued_retry_of_an_effect_that_exists_completes_with_the_receivers_result()
     );
     assert_eq!(s.request("status"), "done");
     assert_eq!(s.request("outcome"), "eff-k-1");
-    assert_eq!(s.effects(), 1, "the retry made no second effect");
-    assert_eq!(s.lines("replays.log"), ["k-1"]);
-    assert_eq!(s.lines("runs.log"), ["k-1 2"], "run once, as attempt 2");
+    assert_eq!(
+        s.at_receiver("SELECT count(*) FROM effects"),
+        1,
+        "no second effect"
+    );
+    assert_eq!(s.calls(), ["k-1 replay"]);
     assert_eq!(
         query_text(
             &s.ledger,
@@ -248,19 +253,23 @@ fn a_queued_retry_of_an_effect_that_exists_completes_with_the_receivers_result()
 fn two_workers_run_each_of_200_requests_exactly_once() {
     let s = Setup::new(200);
     s.queue_all(200);
-    let a = s.spawn_worker(&["--once", "--concurrency", "2", "--name", "a"]);
-    let b = s.spawn_worker(&["--once", "--concurrency", "2", "--name", "b"]);
+    let a = s.spawn_worker(0, &["--once", "--concurrency", "2", "--name", "a"]);
+    let b = s.spawn_worker(0, &["--once", "--concurrency", "2", "--name", "b"]);
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert_eq!(code(&a), 0, "{}", stderr(&a));
     assert_eq!(code(&b), 0, "{}", stderr(&b));
 
-    let mut runs = s.lines("runs.log");
-    assert_eq!(runs.len(), 200, "every request ran exactly once");
-    runs.sort();
-    runs.dedup();
-    assert_eq!(runs.len(), 200, "no key ran twice");
-    assert_eq!(s.effects(), 200);
-    assert!(s.lines("replays.log").is_empty());
+    let calls = s.calls();
+    assert_eq!(calls.len(), 200, "every request ran exactly once");
+    assert!(
+        calls.iter().all(|c| c.ends_with(" effect")),
+        "no replay: {calls:?}"
+    );
+    assert_eq!(
+        s.at_receiver("SELECT count(DISTINCT idem_key) FROM effects"),
+        200
+    );
+    assert_eq!(s.at_receiver("SELECT count(*) FROM effects"), 200);
     let q = |q: &str| query_i64(&s.ledger, q);
     assert_eq!(
         q("SELECT count(*) FROM retry_requests WHERE status = 'done' AND runs = 1"),
@@ -283,19 +292,18 @@ fn two_workers_run_each_of_200_requests_exactly_once() {
 fn a_worker_killed_mid_retry_leaves_its_claim_to_lapse_and_another_replays_it() {
     let s = Setup::new(1);
     s.queue_all(1);
-    std::fs::write(s.root.join("slow"), "30").unwrap();
-    let mut first = s.spawn_worker(&["--lease-s", "1", "--name", "first"]);
-    wait_for("the first run to reach the receiver", || {
-        s.root.join("slow.pid").exists()
+    // The receiver commits the effect, then holds its reply back: the
+    // worker is killed before it hears it.
+    let mut first = s.spawn_worker(20_000, &["--lease-s", "1", "--name", "first"]);
+    wait_for("the first run to commit at the receiver", || {
+        s.at_receiver("SELECT count(*) FROM effects") == 1
     });
     first.kill().unwrap(); // SIGKILL: nothing recorded, the claim stays
     first.wait().unwrap();
-    kill_receiver(&s.root.join("slow.pid"));
     assert_eq!(s.request("status"), "claimed");
     assert_eq!(s.request("claimed_by"), "first");
 
-    std::fs::remove_file(s.root.join("slow")).unwrap();
-    let second = s.spawn_worker(&["--lease-s", "1", "--name", "second"]);
+    let second = s.spawn_worker(0, &["--lease-s", "1", "--name", "second"]);
     wait_for("the second worker to finish the request", || {
         s.request("status") == "done"
     });
@@ -311,12 +319,15 @@ fn a_worker_killed_mid_retry_leaves_its_claim_to_lapse_and_another_replays_it() 
     assert_eq!(s.request("claimed_by"), "second");
     assert_eq!(s.request("runs"), "2");
     assert_eq!(state(&s.ledger, 1), "completed");
-    assert_eq!(s.effects(), 1, "the second run replayed the first effect");
-    assert_eq!(s.lines("replays.log"), ["k-1"]);
     assert_eq!(
-        s.lines("runs.log"),
-        ["k-1 2", "k-1 2"],
-        "same key, same attempt"
+        s.at_receiver("SELECT count(*) FROM effects"),
+        1,
+        "one effect"
+    );
+    assert_eq!(
+        s.calls(),
+        ["k-1 effect", "k-1 replay"],
+        "the key made it a replay"
     );
     assert_eq!(
         query_i64(&s.ledger, "SELECT count(*) FROM attempts WHERE op_id = 1"),
@@ -329,9 +340,10 @@ fn a_worker_killed_mid_retry_leaves_its_claim_to_lapse_and_another_replays_it() 
 fn sigterm_lets_the_running_retry_finish_and_be_recorded() {
     let s = Setup::new(1);
     s.queue_all(1);
-    std::fs::write(s.root.join("slow"), "1").unwrap();
-    let worker = s.spawn_worker(&["--name", "w"]);
-    wait_for("the retry to start", || s.root.join("slow.pid").exists());
+    let worker = s.spawn_worker(1_000, &["--name", "w"]);
+    wait_for("the retry to reach the receiver", || {
+        s.at_receiver("SELECT count(*) FROM effects") == 1
+    });
     signal(&worker, "-TERM");
     let out = worker.wait_with_output().unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -356,13 +368,10 @@ fn a_retry_whose_key_expired_while_queued_is_refused_without_running() {
             [],
         )
         .unwrap();
-    let out = s.worker(&["--once"]).output().unwrap();
+    let out = s.worker(0, &["--once"]).output().unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains("failed"), "{}", stdout(&out));
-    assert!(
-        s.lines("runs.log").is_empty(),
-        "the receiver was never asked"
-    );
+    assert!(s.calls().is_empty(), "the receiver was never asked");
     assert_eq!(s.request("status"), "failed");
     assert!(
         s.request("outcome").contains("key expired"),
