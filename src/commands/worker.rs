@@ -114,7 +114,10 @@ impl Worker<'_> {
         )?;
         while !self.stopping() {
             let claimed = match ledger.claim_retry(&self.name, self.lease, Utc::now()) {
-                Err(Error::Busy { .. }) => None,
+                // Another writer held the lock past the busy timeout: the
+                // requests are still there, so look again rather than
+                // take "busy" for "nothing to do" (--once would exit).
+                Err(Error::Busy { .. }) => continue,
                 other => other?,
             };
             let line = match claimed {
