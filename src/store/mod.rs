@@ -153,12 +153,31 @@ impl Ledger {
         dispatch!(&self.backend, db => db.path())
     }
 
+    /// The schema version this binary writes for this ledger's backend.
+    pub fn schema_version(&self) -> i64 {
+        match &self.backend {
+            Backend::Sqlite(_) => sqlite::schema::SCHEMA_VERSION,
+            Backend::Postgres(_) => postgres::schema::SCHEMA_VERSION,
+        }
+    }
+
+    /// The local file that holds the ledger, or None when a server holds
+    /// it: the watcher checks the file's identity only for a file.
+    pub fn file(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite(db) => Some(db.path()),
+            Backend::Postgres(_) => None,
+        }
+    }
+
     pub fn is_read_only(&self) -> bool {
         dispatch!(&self.backend, db => db.is_read_only())
     }
 
     /// Changes whenever another connection commits; the console polls it to
-    /// show live changes without rereading anything.
+    /// show live changes without rereading anything. An error means the
+    /// ledger cannot tell now (a server's connection is lost: later calls
+    /// reconnect, and answer again once they have).
     pub fn data_version(&self) -> Result<i64> {
         dispatch!(&self.backend, db => db.data_version())
     }

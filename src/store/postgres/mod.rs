@@ -7,6 +7,8 @@
 
 mod address;
 mod decide;
+mod live;
+mod objects;
 mod probes;
 mod read;
 mod retries;
@@ -44,6 +46,11 @@ pub struct Pg {
     read_only: bool,
     /// How long a write waits for a row lock before [`Error::Busy`].
     wait: Duration,
+    /// The console's tables exist (a read-only look at a service's database
+    /// that was never adopted has none): reads of decisions need them.
+    console_tables: bool,
+    /// What the watching connection heard ([`live`]).
+    live: RefCell<live::Live>,
 }
 
 impl std::fmt::Debug for Pg {
@@ -87,6 +94,8 @@ impl Pg {
             tls,
             read_only,
             wait,
+            console_tables: true,
+            live: RefCell::default(),
         })
     }
 

@@ -3,9 +3,28 @@
 //! the first writable open (never on a read), the triggers that keep
 //! decisions append-only and tell listeners of changes.
 
-use super::Pg;
-use crate::error::Result;
+use std::path::Path;
+use std::time::Duration;
+
+use postgres::{Client, GenericClient};
+
+use super::{Pg, objects, pg_error};
+use crate::error::{Error, Result};
+use crate::store::sqlite::schema::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 use crate::store::{OpenReport, Progress};
+
+/// The schema version this binary writes and understands, kept in
+/// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
+/// `user_version` is another sequence).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// The advisory lock creation and adoption hold for their transaction: a
+/// second process adopting at the same time waits, then finds it done.
+const ADOPTION_LOCK: i64 = 0x05e7_71ea_d0b7;
+
+/// No statement holds the console longer than this; adoption lifts it for
+/// its index builds. `SETTLE_PG_STATEMENT_TIMEOUT_MS` lowers it (tests).
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// ledger-v1's tables as services create them in PostgreSQL, with native
 /// types. Times are `timestamptz`; `params` and `detail` stay `text` so a
@@ -107,27 +126,354 @@ CREATE TABLE IF NOT EXISTS settle_schema (
 );
 "#;
 
-/// Creates settle's schema in an empty database.
-pub(super) fn create(pg: &mut Pg) -> Result<()> {
-    Err(pg.not_yet("creating a ledger"))
+/// Sets up a new session: a statement timeout, a lock timeout of `wait`
+/// (a write waiting longer is [`Error::Busy`]), and for a read-only ledger a
+/// READ ONLY session, so nothing it runs can write, adoption included. Run
+/// again on every reconnection.
+pub(super) fn configure(
+    client: &mut Client,
+    shown: &Path,
+    read_only: bool,
+    wait: Duration,
+) -> Result<()> {
+    let timeout = std::env::var("SETTLE_PG_STATEMENT_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(STATEMENT_TIMEOUT.as_millis() as u64);
+    let mut sql = format!(
+        "SET statement_timeout = {timeout}; SET lock_timeout = {};",
+        wait.as_millis().max(1)
+    );
+    if read_only {
+        sql.push_str(" SET default_transaction_read_only = on;");
+    }
+    client
+        .batch_execute(&sql)
+        .map_err(|e| pg_error(shown, "setting up the session", e))
 }
 
-/// Checks the schema on open and adopts or migrates it when writable.
-pub(super) fn open(pg: &mut Pg, _progress: &mut dyn FnMut(Progress)) -> Result<OpenReport> {
-    Err(pg.not_yet("opening a ledger"))
+/// What the database holds, read without writing anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Inspection {
+    pub version: i64,
+    /// Console tables absent (adoption adds them).
+    pub missing_console_tables: Vec<&'static str>,
+    /// settle's indexes, triggers or decision columns absent.
+    pub missing: Vec<String>,
+}
+
+impl Inspection {
+    pub fn needs_upgrade(&self) -> bool {
+        self.version < SCHEMA_VERSION
+            || !self.missing_console_tables.is_empty()
+            || !self.missing.is_empty()
+    }
+}
+
+/// Columns settle adds to the console tables when a service's table lacks
+/// them: the decisions' extra attempt and chain, and a worker's progress
+/// on a retry request (the contract leaves a worker's own columns
+/// unguarded).
+const SETTLE_COLUMNS: [(&str, &str, &str); 7] = [
+    (
+        "decisions",
+        "extra_attempt",
+        "boolean NOT NULL DEFAULT false",
+    ),
+    ("decisions", "chain_hash", "text"),
+    ("retry_requests", "claimed_by", "text"),
+    ("retry_requests", "claim_expires_at", "timestamptz"),
+    ("retry_requests", "runs", "bigint NOT NULL DEFAULT 0"),
+    ("retry_requests", "finished_at", "timestamptz"),
+    ("retry_requests", "outcome", "text"),
+];
+
+/// Reads the schema and refuses what this binary cannot use: a newer
+/// version, a missing service table or column. Writes nothing.
+pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspection> {
+    let err = |e| pg_error(shown, "reading the schema", e);
+    let mut version = 0;
+    if !columns(db, "settle_schema").map_err(err)?.is_empty() {
+        version = db
+            .query_one("SELECT coalesce(max(version), 0) FROM settle_schema", &[])
+            .map_err(err)?
+            .get(0);
+    }
+    if version > SCHEMA_VERSION {
+        return Err(Error::ledger(
+            shown,
+            format!("schema version {version} is newer than this settle knows ({SCHEMA_VERSION})"),
+            "use a newer settle; this one will not read or write it",
+        ));
+    }
+    let mut missing_console_tables = Vec::new();
+    let mut missing = Vec::new();
+    for (table, required) in REQUIRED_COLUMNS {
+        let present = columns(db, table).map_err(err)?;
+        if present.is_empty() {
+            if CONSOLE_TABLE_NAMES.contains(table) {
+                missing_console_tables.push(*table);
+                continue;
+            }
+            return Err(Error::ledger(
+                shown,
+                format!("not a ledger-v1 database: table `{table}` is missing"),
+                if *table == "operations" {
+                    "check the address; `settle init LEDGER` creates a new, empty ledger"
+                } else {
+                    "create the table as ledger-v1 describes (docs/ledger-v1.md), then open it again"
+                },
+            ));
+        }
+        if let Some(col) = required.iter().find(|c| !present.iter().any(|p| p == *c)) {
+            return Err(Error::ledger(
+                shown,
+                format!("table `{table}` has no column `{col}` that ledger-v1 requires"),
+                "add the column as ledger-v1 describes (docs/ledger-v1.md), then open it again",
+            ));
+        }
+        missing.extend(
+            SETTLE_COLUMNS
+                .iter()
+                .filter(|(t, c, _)| t == table && !present.iter().any(|p| p == c))
+                .map(|(t, c, _)| format!("column {t}.{c}")),
+        );
+    }
+    let present = settle_objects(db).map_err(err)?;
+    missing.extend(
+        objects::names()
+            .into_iter()
+            .filter(|n| !present.contains(n)),
+    );
+    Ok(Inspection {
+        version,
+        missing_console_tables,
+        missing,
+    })
+}
+
+/// The columns of `table` as the search path finds it; none when absent.
+fn columns(
+    db: &mut impl GenericClient,
+    table: &str,
+) -> std::result::Result<Vec<String>, postgres::Error> {
+    let rows = db.query(
+        "SELECT attname::text FROM pg_attribute \
+         WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped",
+        &[&table],
+    )?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// The names of the indexes and triggers on the ledger's tables.
+fn settle_objects(
+    db: &mut impl GenericClient,
+) -> std::result::Result<Vec<String>, postgres::Error> {
+    let tables: Vec<&str> = REQUIRED_COLUMNS
+        .iter()
+        .map(|(t, _)| *t)
+        .chain(["settle_probes"])
+        .collect();
+    let rows = db.query(
+        "WITH t AS (SELECT to_regclass(name)::oid AS oid FROM unnest($1::text[]) AS name) \
+         SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+          WHERE i.indrelid IN (SELECT oid FROM t) \
+         UNION ALL \
+         SELECT tgname::text FROM pg_trigger \
+          WHERE NOT tgisinternal AND tgrelid IN (SELECT oid FROM t)",
+        &[&tables],
+    )?;
+    Ok(rows.iter().map(|r| r.get(0)).collect())
+}
+
+/// Creates settle's schema in an empty database; refuses one that already
+/// holds `operations`.
+pub(super) fn create(pg: &mut Pg) -> Result<()> {
+    let shown = pg.shown.clone();
+    let wait = pg.wait;
+    let client = pg.client.get_mut();
+    configure(client, &shown, false, wait)?;
+    let err = |e| pg_error(&shown, "creating the ledger schema", e);
+    let mut tx = client.transaction().map_err(err)?;
+    lock_schema(&mut tx).map_err(err)?;
+    if !columns(&mut tx, "operations").map_err(err)?.is_empty() {
+        return Err(Error::ledger(
+            &shown,
+            "already holds a ledger (table `operations` exists)",
+            "open it with `settle LEDGER`, or create the ledger in an empty database",
+        ));
+    }
+    tx.batch_execute(SERVICE_TABLES).map_err(err)?;
+    tx.batch_execute(CONSOLE_TABLES).map_err(err)?;
+    for (_, sql) in settle_steps(&objects::names()) {
+        tx.batch_execute(&sql).map_err(err)?;
+    }
+    set_version(&mut tx).map_err(err)?;
+    tx.commit().map_err(err).map_err(|e| busy(e, wait))
+}
+
+/// Checks the schema on open and, when writable, adopts a service's tables
+/// (or repairs settle's missing objects) in one transaction. A read-only
+/// open only reads: its session cannot write.
+pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<OpenReport> {
+    let shown = pg.shown.clone();
+    let (read_only, wait) = (pg.read_only, pg.wait);
+    let client = pg.client.get_mut();
+    configure(client, &shown, read_only, wait)?;
+    let found = inspect(client, &shown)?;
+    let mut report = OpenReport::default();
+    if !found.needs_upgrade() {
+        return Ok(report);
+    }
+    if read_only {
+        report.not_adopted = Some(if found.version < SCHEMA_VERSION {
+            format!(
+                "schema {} is older than {SCHEMA_VERSION}; shown read-only without adopting it",
+                found.version
+            )
+        } else {
+            "some of settle's tables, columns, indexes or triggers are missing; \
+             shown read-only without repairing it"
+                .to_string()
+        });
+        pg.console_tables = found.missing_console_tables.is_empty();
+        return Ok(report);
+    }
+    report.upgraded = adopt(client, &shown, progress).map_err(|e| busy(e, wait))?;
+    Ok(report)
+}
+
+/// Adds what `inspect` found missing, in one transaction under the adoption
+/// lock; never touches a service row. None when another process did it
+/// while this one waited for the lock.
+fn adopt(
+    client: &mut Client,
+    shown: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Option<String>> {
+    let err = |doing: &str, e| pg_error(shown, doing, e);
+    let mut tx = client
+        .transaction()
+        .map_err(|e| err("starting the adoption", e))?;
+    // Index builds on a big ledger take longer than a statement may; the
+    // lock timeout still bounds how long it waits for a service.
+    tx.batch_execute("SET LOCAL statement_timeout = 0")
+        .map_err(|e| err("starting the adoption", e))?;
+    lock_schema(&mut tx).map_err(|e| err("waiting for the adoption lock", e))?;
+    let found = inspect(&mut tx, shown)?;
+    if !found.needs_upgrade() {
+        return Ok(None);
+    }
+    let steps = settle_steps(&found.missing);
+    let total = steps.len() + 2;
+    progress(Progress {
+        step: "adding the console tables".to_string(),
+        done: 0,
+        total,
+    });
+    tx.batch_execute(CONSOLE_TABLES)
+        .map_err(|e| err("adding the console tables", e))?;
+    for (table, column, definition) in SETTLE_COLUMNS {
+        let doing = format!("adding {table}.{column}");
+        tx.batch_execute(&format!(
+            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
+        ))
+        .map_err(|e| err(&doing, e))?;
+    }
+    for (i, (step, sql)) in steps.into_iter().enumerate() {
+        progress(Progress {
+            step: step.clone(),
+            done: i + 1,
+            total,
+        });
+        tx.batch_execute(&sql).map_err(|e| err(&step, e))?;
+    }
+    progress(Progress {
+        step: "committing".to_string(),
+        done: total - 1,
+        total,
+    });
+    set_version(&mut tx).map_err(|e| err("setting the schema version", e))?;
+    tx.commit().map_err(|e| err("committing the adoption", e))?;
+    Ok(Some(adoption_line(shown, &found)))
+}
+
+/// The one line an adoption prints, naming everything it added.
+fn adoption_line(shown: &Path, found: &Inspection) -> String {
+    let mut added: Vec<String> = found
+        .missing_console_tables
+        .iter()
+        .map(|t| format!("table {t}"))
+        .collect();
+    let (verb, versions) = match found.version {
+        0 => ("adopted", format!(" (schema 0 -> {SCHEMA_VERSION})")),
+        SCHEMA_VERSION => ("repaired", String::new()),
+        v => ("upgraded", format!(" (schema {v} -> {SCHEMA_VERSION})")),
+    };
+    if found.version == 0 {
+        added.push(
+            "indexes, append-only triggers on the audit trail, change notifications".to_string(),
+        );
+    } else if !found.missing.is_empty() {
+        // Someone dropped settle's objects: name each, so an auditor sees it.
+        added.push(format!("the missing {}", found.missing.join(", ")));
+    }
+    format!(
+        "settle: {verb} {}{versions}: added {}; no service rows changed",
+        shown.display(),
+        added.join(", ")
+    )
+}
+
+/// The statements that bring the `missing` of settle's indexes and
+/// triggers into a ledger, each with the step name progress reports show.
+/// The trigger functions are always (re)created: that takes no table lock.
+fn settle_steps(missing: &[String]) -> Vec<(String, String)> {
+    let is_missing = |name: &str| missing.iter().any(|m| m == name);
+    let mut steps: Vec<(String, String)> = objects::indexes()
+        .into_iter()
+        .filter(|(name, _)| is_missing(name))
+        .map(|(name, on)| {
+            (
+                format!("building index {name}"),
+                format!("CREATE INDEX {name} ON {on}"),
+            )
+        })
+        .collect();
+    let triggers: Vec<String> = objects::triggers()
+        .into_iter()
+        .filter(|(name, _)| is_missing(name))
+        .map(|(_, sql)| sql + ";")
+        .collect();
+    steps.push((
+        "installing the append-only and notification triggers".to_string(),
+        format!("{}\n{}", objects::FUNCTIONS, triggers.join("\n")),
+    ));
+    steps
+}
+
+fn lock_schema(tx: &mut impl GenericClient) -> std::result::Result<(), postgres::Error> {
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ADOPTION_LOCK])
+        .map(|_| ())
+}
+
+fn set_version(tx: &mut impl GenericClient) -> std::result::Result<(), postgres::Error> {
+    tx.batch_execute(&format!(
+        "DELETE FROM settle_schema; INSERT INTO settle_schema (version) VALUES ({SCHEMA_VERSION})"
+    ))
+}
+
+/// A lock wait that ran out (`lock_not_available`) said as [`Error::Busy`].
+fn busy(e: Error, waited: Duration) -> Error {
+    match e {
+        Error::Postgres { path, code, .. } if code.as_deref() == Some("55P03") => {
+            Error::Busy { path, waited }
+        }
+        other => other,
+    }
 }
 
 impl Pg {
-    /// Changes whenever another connection commits to the ledger.
-    pub fn data_version(&self) -> Result<i64> {
-        Err(self.not_yet("watching for changes"))
-    }
-
-    /// Reads again which of settle's tables the database holds.
-    pub fn reinspect(&mut self) -> Result<()> {
-        Err(self.not_yet("reinspecting the schema"))
-    }
-
     /// Said by each part of the backend not built yet; goes away with the
     /// last of them.
     pub(super) fn not_yet(&self, doing: &str) -> crate::error::Error {

@@ -4,7 +4,7 @@
 
 /// Columns every ledger-v1 table must have, for validation. `extra_attempt`
 /// is the console's own addition and is added by adoption when missing.
-pub(super) const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
+pub(crate) const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
     (
         "operations",
         &[

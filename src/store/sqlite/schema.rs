@@ -8,7 +8,8 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::chain;
-use super::columns::{REQUIRED_COLUMNS, SETTLE_COLUMNS};
+pub(crate) use super::columns::REQUIRED_COLUMNS;
+use super::columns::SETTLE_COLUMNS;
 use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
 use crate::error::{Error, Result};
 
@@ -234,7 +235,7 @@ pub struct Progress {
     pub total: usize,
 }
 
-const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
+pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
 
 /// What the file holds, read without writing anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
