@@ -289,7 +289,8 @@ pub struct WorkerArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub concurrency: usize,
     /// How long a claim holds a request; one not finished by then may be claimed by another worker (whose run is then a replay under the same key). Keep it above the receiver's timeout.
-    #[arg(long, value_name = "S", default_value_t = 60)]
+    #[arg(long, value_name = "S", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub lease_s: u64,
     /// Who holds the claims (retry_requests.claimed_by) [default: HOST:PID].
     #[arg(long, value_name = "NAME")]

@@ -4,7 +4,8 @@
 //! record how it ended; the store judges the rules and keeps two workers
 //! off one request. One line per request finished goes to stdout from the
 //! main thread. SIGTERM or SIGINT stops claiming: the retries running
-//! finish and are recorded, then it exits 0. It never speaks SQL.
+//! finish and are recorded, then it exits 0 (a second signal exits at
+//! once). It never speaks SQL.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -47,11 +48,16 @@ pub fn run(args: &WorkerArgs, config: &Config) -> Result<()> {
     drop(super::open_for_writing(&args.ledger, wait)?);
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [SIGTERM, SIGINT] {
-        signal_hook::flag::register(signal, Arc::clone(&stop)).map_err(|source| Error::Io {
-            path: args.ledger.clone(),
-            doing: "catching SIGTERM and SIGINT".to_string(),
-            source,
-        })?;
+        // The first signal stops claiming; a second one, while retries
+        // still run, exits at once (status 1): their claims lapse and
+        // another worker replays them under the same key.
+        signal_hook::flag::register_conditional_shutdown(signal, 1, Arc::clone(&stop))
+            .and_then(|_| signal_hook::flag::register(signal, Arc::clone(&stop)))
+            .map_err(|source| Error::Io {
+                path: args.ledger.clone(),
+                doing: "catching SIGTERM and SIGINT".to_string(),
+                source,
+            })?;
     }
     let worker = Worker {
         ledger: &args.ledger,
