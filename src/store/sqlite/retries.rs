@@ -119,7 +119,10 @@ fn claim_in(
             return refuse(tx, request_id, worker, Some(&detail), &why, to_state, &at).map(Some);
         }
     };
-    let lease = chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::MAX);
+    // At most a year, so the instant stays a four-digit year that compares
+    // as text (an endless lease would never lapse anyway).
+    let year = chrono::Duration::days(365);
+    let lease = chrono::Duration::from_std(lease).map_or(year, |l| l.min(year));
     let expires = format_time(now.checked_add_signed(lease).unwrap_or(now));
     tx.prepare_cached(
         "UPDATE retry_requests SET status = 'claimed', claimed_by = ?1, claim_expires_at = ?2,
