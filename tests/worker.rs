@@ -387,3 +387,40 @@ fn a_retry_whose_key_expired_while_queued_is_refused_without_running() {
         1
     );
 }
+
+#[test]
+fn without_a_retry_for_the_op_type_nothing_is_sent_and_no_attempt_is_spent() {
+    let s = Setup::new(1);
+    s.queue_all(1);
+    let out = bin()
+        .args(["worker", s.ledger.to_str().unwrap(), "--once"])
+        .env("XDG_CONFIG_HOME", s.root.join("no-config"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "no receivers file is a usage error");
+    assert!(stderr(&out).contains("--receivers"), "{}", stderr(&out));
+    assert_eq!(s.request("status"), "queued", "nothing claimed");
+
+    let other = s.root.join("other.toml");
+    std::fs::write(
+        &other,
+        "[receivers.create_report]\nretry = [\"/bin/false\"]\n",
+    )
+    .unwrap();
+    let out = bin()
+        .arg("worker")
+        .arg(&s.ledger)
+        .args(["--once", "--receivers"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("(not run)"), "{}", stdout(&out));
+    assert_eq!(s.request("status"), "failed");
+    assert_eq!(state(&s.ledger, 1), "unknown");
+    assert_eq!(
+        query_i64(&s.ledger, "SELECT count(*) FROM attempts WHERE op_id = 1"),
+        1,
+        "only the service's own attempt"
+    );
+}

@@ -39,6 +39,13 @@ enum Report {
 
 pub fn run(args: &WorkerArgs, config: &Config) -> Result<()> {
     let receivers = Receivers::load_configured(config.receivers.as_deref())?;
+    if receivers.source.is_none() {
+        return Err(Error::Usage(
+            "no receivers file: the worker runs each op type's `retry` from it; \
+             give --receivers FILE, or write settle/receivers.toml under $XDG_CONFIG_HOME"
+                .to_string(),
+        ));
+    }
     if args.concurrency == 0 {
         return Err(Error::Usage("--concurrency must be at least 1".to_string()));
     }
@@ -209,14 +216,13 @@ fn finished_line(f: &RetryFinished, ran: Option<(&RetryRun, Duration)>) -> Strin
         Some(state) => format!("operation -> {state}"),
         None => "operation left as it is".to_string(),
     };
-    let how = match ran {
-        Some((run, took)) => format!(
-            " (attempt {}, {}, {:.1} s)",
-            f.attempt.unwrap_or_default(),
+    let how = match (f.attempt, ran) {
+        (Some(attempt), Some((run, took))) => format!(
+            " (attempt {attempt}, {}, {:.1} s)",
             sanitize(&run.exit),
             took.as_secs_f64()
         ),
-        None => " (not run)".to_string(),
+        _ => " (not run)".to_string(),
     };
     format!(
         "request {} operation {}: {}, {moved}: {}{how}",

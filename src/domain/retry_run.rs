@@ -187,7 +187,8 @@ pub struct RetryRun {
     pub started_at: DateTime<Utc>,
     pub ended_at: DateTime<Utc>,
     /// The command as one line, and how it ended in words (`exit 0`,
-    /// `timed out after 10 s (killed)`); `None` when nothing was configured.
+    /// `timed out after 10 s (killed)`). `None` when no retry is configured
+    /// for the op type: nothing was sent, so no attempt is recorded.
     pub command: Option<String>,
     pub exit: String,
 }

@@ -223,8 +223,21 @@ fn finish_in(
         .query_row([op.0], |r| Ok((r.get(0)?, r.get(1)?)))?;
     // A service may have written an attempt meanwhile; never collide with it.
     let attempt = claim.attempt.max(used + 1);
-    let to_state = retry_run::state_after(&run.end, attempt, claim.allowance);
-    record_attempt(tx, claim, run, attempt)?;
+    // Nothing was sent when no retry is configured for the op type: no
+    // attempt is spent, and the operation waits for a person again.
+    let sent = run.command.is_some();
+    let to_state = if sent {
+        record_attempt(tx, claim, run, attempt)?;
+        retry_run::state_after(&run.end, attempt, claim.allowance)
+    } else {
+        let why = match &run.end {
+            RetryEnd::Failed { why, .. } => why.as_str(),
+            _ => "nothing was run",
+        };
+        let detail = json!({ "request": claim.request_id, "worker": claim.worker, "why": why });
+        insert_event(tx, op, None, &at, "retry_refused", &detail)?;
+        State::Unknown
+    };
     // Someone else settled the operation while the retry ran: its attempt
     // and events are evidence, but the state they chose stands.
     let moved = (State::parse(&state) == State::RetryPending).then_some(to_state);
@@ -259,7 +272,7 @@ fn finish_in(
         status,
         to_state: moved,
         outcome,
-        attempt: Some(attempt),
+        attempt: sent.then_some(attempt),
     }))
 }
 
