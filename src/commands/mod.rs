@@ -15,6 +15,7 @@ mod drill;
 mod init;
 mod list;
 mod output;
+mod probe;
 mod receiver;
 mod show;
 mod worker;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::List(args)) => list::run(&args, &config, now),
         Some(Command::Show(args)) => show::run(&args, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
+        Some(Command::Probe(args)) => probe::run(&args, &config, now),
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::Drill { command }) => drill::run(command),
         Some(Command::Demo { dir, no_console }) => {

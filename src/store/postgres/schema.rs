@@ -24,7 +24,7 @@ const ADOPTION_LOCK: i64 = 0x05e7_71ea_d0b7;
 
 /// No statement holds the console longer than this; adoption lifts it for
 /// its index builds. `SETTLE_PG_STATEMENT_TIMEOUT_MS` lowers it (tests).
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// ledger-v1's tables as services create them in PostgreSQL, with native
 /// types. Times are `timestamptz`; `params` and `detail` stay `text` so a

@@ -13,6 +13,7 @@ mod lookup;
 mod probes;
 mod read;
 mod retries;
+pub(super) use read::age_bucket;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
