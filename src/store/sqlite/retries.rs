@@ -261,6 +261,9 @@ fn finish_in(
         insert_event(tx, op, None, &at, "budget_exhausted", &detail)?;
     }
     let (status, outcome) = match &run.end {
+        RetryEnd::Failed { why, .. } if !sent => ("failed", why.clone()),
+        // Nothing sent cannot have completed, whatever the caller says.
+        _ if !sent => ("failed", "no retry was sent".to_string()),
         RetryEnd::Completed { result_id } => ("done", result_id.clone()),
         RetryEnd::Refused => ("done", "refused by the receiver as a conflict".to_string()),
         RetryEnd::Failed { why, .. } => ("failed", why.clone()),

@@ -61,7 +61,7 @@ fn a_workers_claim_and_finish_show_in_the_list_and_the_detail() {
         },
         started_at: now(),
         ended_at: now(),
-        command: None,
+        command: Some("/bin/retry".into()),
         exit: "exit 0".into(),
     };
     h.ledger.finish_retry(&claim, &run, now()).unwrap();
