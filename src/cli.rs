@@ -98,6 +98,7 @@ impl Cli {
             _ => self.console.operator.operator.clone(),
         };
         let receivers = match &self.command {
+            Some(Command::Worker(args)) => args.receivers.receivers.clone(),
             Some(Command::Probe(args)) => args.receivers.receivers.clone(),
             _ => self.console.receivers.receivers.clone(),
         };
@@ -148,6 +149,8 @@ pub enum Command {
         #[arg(long)]
         no_console: bool,
     },
+    /// Carry out queued same-key retries: claim each request, run the receiver's retry, record how it ended. SIGTERM finishes the running retries and stops.
+    Worker(WorkerArgs),
     /// The reference receiver: a small receiver with its own SQLite
     /// database, whose lookup and retry follow the receivers contract (for
     /// the demo and tests; see the README's receivers section).
@@ -336,6 +339,27 @@ pub enum ProbeFormat {
     Table,
     Json,
     Jsonl,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// The ledger (SQLite file) whose retry_requests to drain.
+    pub ledger: PathBuf,
+    /// Run what is claimable now, then exit (without it: keep polling until SIGTERM or SIGINT).
+    #[arg(long)]
+    pub once: bool,
+    /// How many retries run at once, each on its own ledger connection.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub concurrency: usize,
+    /// How long a claim holds a request; one not finished by then may be claimed by another worker (whose run is then a replay under the same key). Keep it above the receiver's timeout.
+    #[arg(long, value_name = "S", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub lease_s: u64,
+    /// Who holds the claims (retry_requests.claimed_by) [default: HOST:PID].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub receivers: ReceiversArg,
 }
 
 #[derive(Debug, Args)]

@@ -54,6 +54,7 @@ pub fn operation_json(row: &OperationRow, now: DateTime<Utc>) -> Value {
         "max_attempts": row.max_attempts,
         "last_event": row.last_event,
         "last_error": row.last_error,
+        "retry_status": row.retry_status,
         "result_id": row.result_id,
         "lease_expires_at": row.lease_expires_at,
         "created_at": row.created_at,

@@ -9,7 +9,8 @@ use ratatui::style::Color;
 
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::{
-    Decision, OperationDetail, Probe, ProbeOutcome, State, format_time, human_duration,
+    Decision, OperationDetail, OperationRow, Probe, ProbeOutcome, RetryRequest, State, format_time,
+    human_duration,
 };
 use crate::text::sanitize;
 
@@ -90,6 +91,56 @@ pub fn decision_line(d: &Decision) -> String {
         line.push_str(&part);
     }
     line
+}
+
+/// A retry request's progress in one line, as `show` and the console's
+/// detail print it: `retry request 3 by alice: claimed by host:42 (run 2,
+/// until 10:15:00Z)`, or `done: report-1`, `failed: key expired ...`.
+/// A request settle's worker never touched reads as its status alone.
+pub fn retry_request_line(r: &RetryRequest) -> String {
+    let p = &r.progress;
+    let mut line = format!(
+        "retry request {} by {}: {}",
+        r.id,
+        clean(&r.requested_by),
+        clean(&r.status)
+    );
+    if r.status == "claimed" {
+        if let Some(by) = &p.claimed_by {
+            line.push_str(&format!(" by {}", clean(by)));
+        }
+        let until = p
+            .claim_expires_at
+            .as_deref()
+            .map(|t| format!(", until {}", clean(t)))
+            .unwrap_or_default();
+        line.push_str(&format!(" (run {}{until})", p.runs));
+    } else if p.runs > 1 {
+        line.push_str(&format!(" after {} runs", p.runs));
+    }
+    if let Some(outcome) = &p.outcome {
+        line.push_str(&format!(": {}", clean(outcome)));
+    }
+    line
+}
+
+/// A `retry_pending` row's request status as the list shows it in place of
+/// the last event: `retry queued`, `retry running` (claimed by a worker).
+pub fn retry_status(status: &str) -> String {
+    match status {
+        "claimed" => "retry running".to_string(),
+        other => format!("retry {}", clean(other)),
+    }
+}
+
+/// What a list shows as the last thing that happened to a row: a
+/// `retry_pending` row's request progress (a worker writes no event until
+/// the retry ends), else its last event as stored (sanitise it to show it).
+pub fn last_happened(row: &OperationRow) -> Option<String> {
+    row.retry_status
+        .as_deref()
+        .map(retry_status)
+        .or_else(|| row.last_event.clone())
 }
 
 /// A probe in one line, as `show` and the console's detail print it:
@@ -284,6 +335,41 @@ pub fn key_expiry_text(detail: &OperationDetail, now: DateTime<Utc>) -> String {
 mod tests {
     use super::*;
     use crate::domain::{DecisionId, OperationId};
+
+    #[test]
+    fn a_retry_requests_progress_reads_in_one_clean_line() {
+        use crate::domain::{RetryProgress, RetryRequest};
+        let mut r = RetryRequest {
+            id: 3,
+            op_id: OperationId(7),
+            idem_key: "k".into(),
+            requested_at: "2026-11-30T10:00:00Z".into(),
+            requested_by: "alice".into(),
+            status: "queued".into(),
+            decision_id: DecisionId(1),
+            progress: RetryProgress::default(),
+        };
+        assert_eq!(retry_request_line(&r), "retry request 3 by alice: queued");
+        r.status = "claimed".into();
+        r.progress = RetryProgress {
+            claimed_by: Some("host\u{1b}[2J:42".into()),
+            claim_expires_at: Some("2026-11-30T10:01:00Z".into()),
+            runs: 2,
+            ..RetryProgress::default()
+        };
+        let line = retry_request_line(&r);
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(
+            line.ends_with("(run 2, until 2026-11-30T10:01:00Z)"),
+            "{line}"
+        );
+        r.status = "failed".into();
+        r.progress.outcome = Some("exit 1: \u{7}no".into());
+        let line = retry_request_line(&r);
+        assert!(line.contains("failed after 2 runs: exit 1:"), "{line}");
+        assert!(!line.contains('\u{7}'), "{line:?}");
+        assert_eq!(retry_status("claimed"), "retry running");
+    }
 
     #[test]
     fn only_a_stale_reservation_gets_the_stale_label() {

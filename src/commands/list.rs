@@ -152,7 +152,7 @@ impl TableWidths {
             account: w(&|r| display_width(&r.account), 7, 24),
             op_type: w(&|r| display_width(&r.op_type), 4, 22),
             last_event: w(
-                &|r| display_width(r.last_event.as_deref().unwrap_or("-")),
+                &|r| display_width(labels::last_happened(r).as_deref().unwrap_or("-")),
                 10,
                 18,
             ),
@@ -203,7 +203,7 @@ impl TableWidths {
             pad(&sanitize(&row.account), self.account),
             pad(&sanitize(&row.op_type), self.op_type),
             pad(
-                &sanitize(row.last_event.as_deref().unwrap_or("-")),
+                &sanitize(labels::last_happened(row).as_deref().unwrap_or("-")),
                 self.last_event
             ),
             sanitize(&row.idem_key),

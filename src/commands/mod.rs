@@ -18,6 +18,7 @@ mod output;
 mod probe;
 mod receiver;
 mod show;
+mod worker;
 
 use std::path::Path;
 
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Demo { dir, no_console }) => {
             demo::run(dir, no_console, config.for_demo(), now)
         }
+        Some(Command::Worker(args)) => worker::run(&args, &config),
         Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),

@@ -186,10 +186,8 @@ fn history_text(o: &mut String, detail: &OperationDetail) {
         for r in &detail.retry_requests {
             let _ = writeln!(
                 o,
-                "  #{} {} by {} at {} (decision {})",
-                r.id,
-                s(&r.status),
-                s(&r.requested_by),
+                "  {} at {} (decision {})",
+                labels::retry_request_line(r),
                 s(&r.requested_at),
                 r.decision_id
             );
@@ -305,6 +303,11 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "requested_by": r.requested_by,
             "status": r.status,
             "decision_id": r.decision_id.0,
+            "claimed_by": r.progress.claimed_by,
+            "claim_expires_at": r.progress.claim_expires_at,
+            "runs": r.progress.runs,
+            "finished_at": r.progress.finished_at,
+            "outcome": r.progress.outcome,
         })).collect::<Vec<_>>(),
         "probes": detail.probes.iter().map(|Probe { id, probe: p }| json!({
             "id": id,

@@ -9,6 +9,7 @@ pub(crate) mod fixture;
 pub mod key_expiry;
 mod malformed;
 mod probe;
+pub mod retry_run;
 pub mod rules;
 mod sort;
 mod time;
@@ -411,6 +412,10 @@ pub struct OperationRow {
     pub created_at: String,
     pub updated_at: String,
     pub version: i64,
+    /// For a `retry_pending` operation, its newest retry request's status
+    /// (`queued`, `claimed`, `done`, `failed`), so the list shows a
+    /// worker's progress live; `None` otherwise.
+    pub retry_status: Option<String>,
     /// Cells that were not what their column allows; empty for a sound row.
     pub malformed: Vec<Malformed>,
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
+use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
     Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
     OpTypeContract, OperationDetail, OperationId, OperationRow, Sort, SortKey,
@@ -326,6 +327,34 @@ impl Ledger {
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
         dispatch!(&mut self.backend, db => db.import(operations, contracts))
+    }
+}
+
+impl Ledger {
+    /// Claims the oldest retry request a worker may run now (queued, or
+    /// claimed with a lease that has passed) for `worker` until
+    /// `now + lease`, judging the rules again on the fresh row in the same
+    /// transaction: a refused one is recorded as failed and returned as
+    /// such, never run. `None`: nothing to claim.
+    pub fn claim_retry(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Claimed>> {
+        dispatch!(&mut self.backend, db => db.claim_retry(worker, lease, now))
+    }
+
+    /// Records how a claimed retry ran (the attempt, its events, the
+    /// operation's state, the request's end) in one transaction, if the
+    /// claim is still this worker's; otherwise writes nothing.
+    pub fn finish_retry(
+        &mut self,
+        claim: &RetryClaim,
+        run: &RetryRun,
+        now: DateTime<Utc>,
+    ) -> Result<Finish> {
+        dispatch!(&mut self.backend, db => db.finish_retry(claim, run, now))
     }
 }
 

@@ -206,12 +206,7 @@ fn decision_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'st
         )));
     }
     for r in &detail.retry_requests {
-        out.push(Line::raw(format!(
-            "  retry request {} by {}: {}",
-            r.id,
-            clean(&r.requested_by),
-            clean(&r.status)
-        )));
+        out.push(Line::raw(format!("  {}", labels::retry_request_line(r))));
     }
 }
 

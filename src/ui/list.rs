@@ -147,8 +147,8 @@ fn table_row(
     let stale = row.is_stale_reservation(app.now);
     let state = labels::state_label(&row.state, stale);
     let marked = list.marks.contains(&row.id);
-    let last = row
-        .last_event
+    let happened = labels::last_happened(row);
+    let last = happened
         .as_deref()
         .or(row.last_error.as_deref())
         .unwrap_or("—");

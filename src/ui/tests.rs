@@ -481,6 +481,7 @@ fn header_says_not_live_when_polling_fails() {
 
 mod drill_compare;
 mod hostile_text;
+mod retry_progress;
 
 /// The Clusters view: the fixture's queue grouped, the cursor on the
 /// biggest receiver, the evil account's escape made visible.

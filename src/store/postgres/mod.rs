@@ -17,6 +17,7 @@ mod probes;
 mod read;
 #[cfg(test)]
 mod read_tests;
+mod retries;
 #[cfg(test)]
 mod same_contract;
 pub mod schema;

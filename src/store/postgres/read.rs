@@ -34,7 +34,9 @@ const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 /// and last error, each computed for this row alone.
 const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
     n.attempts, o.max_attempts, ev.event, le.error,
-    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version
+    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version,
+    CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
+        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END
     FROM operations o
     CROSS JOIN LATERAL (SELECT count(*) AS attempts FROM attempts a WHERE a.op_id = o.id) n
     LEFT JOIN LATERAL (SELECT a.error FROM attempts a WHERE a.op_id = o.id
@@ -431,6 +433,7 @@ fn operation_row(r: &Row) -> std::result::Result<OperationRow, postgres::Error> 
         created_at: c.time(11, "created_at")?,
         updated_at: c.time(12, "updated_at")?,
         version: c.int(13, "version")?,
+        retry_status: c.opt_text(14, "retry_requests.status")?,
         malformed: c.malformed,
     })
 }

@@ -12,6 +12,7 @@ pub(super) mod import;
 mod lookup;
 mod probes;
 mod read;
+mod retries;
 pub(super) use read::age_bucket;
 pub mod schema;
 
@@ -252,7 +253,13 @@ fn writable(path: &Path) -> bool {
     // The mode bits first: root may open anything, but a ledger someone made
     // read-only (chmod a-w) is meant to be left alone.
     let bits_ok = std::fs::metadata(path).is_ok_and(|m| !m.permissions().readonly());
-    let file_ok = bits_ok && std::fs::OpenOptions::new().append(true).open(path).is_ok();
+    // access(2), never open-and-close: closing any descriptor of the file
+    // drops every POSIX lock this process holds on it, including the locks
+    // of the process's other connections (SQLite's "how to corrupt" 2.2).
+    // A second connection opened while a first was in use let another
+    // process delete the WAL under it: two workers then each ran every
+    // retry request (issue 11 point 3).
+    let file_ok = bits_ok && rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok();
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

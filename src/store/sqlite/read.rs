@@ -32,7 +32,9 @@ pub(in crate::store) use clusters::age_bucket;
 /// primary-key lookup per row.
 const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
     coalesce(s.attempts, 0), o.max_attempts, s.last_event, s.last_error,
-    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version
+    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version,
+    CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
+        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END
     FROM operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id";
 
 /// The same row for a ledger shown read-only without adopting it (no
@@ -42,7 +44,8 @@ const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, 
     o.max_attempts,
     (SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1),
     (SELECT a.error FROM attempts a WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1),
-    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version
+    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version,
+    NULL
     FROM operations o";
 
 /// The direction to read in, whether the rows must be reversed into list
@@ -347,6 +350,7 @@ fn operation_row(r: &Row<'_>) -> rusqlite::Result<OperationRow> {
         created_at: c.time(11, "created_at")?,
         updated_at: c.time(12, "updated_at")?,
         version: c.int(13, "version")?,
+        retry_status: c.opt_text(14, "retry_requests.status")?,
         malformed: c.malformed,
     })
 }
