@@ -6,6 +6,7 @@
 //! backend is a submodule with one file per concern; this file only
 //! dispatches, and the rules stay in `domain`.
 
+mod chain;
 pub mod postgres;
 pub mod sqlite;
 
@@ -22,7 +23,7 @@ use crate::error::Result;
 use crate::query::Query;
 
 pub use crate::domain::{Seek, StateCounts};
-pub use sqlite::chain::ChainVerdict;
+pub use chain::ChainVerdict;
 pub use sqlite::import::{ImportReport, create_service_ledger};
 pub use sqlite::schema::{self as schema, Progress};
 
