@@ -6,9 +6,14 @@
 //! names the ledger as `user@host:port/db`.
 
 mod address;
+mod chain;
 mod decide;
+mod import;
 mod read;
+mod reread;
 pub mod schema;
+#[cfg(test)]
+pub mod testing;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,44 @@
+//! Test support: a fresh, empty PostgreSQL database per test, on the server
+//! `SETTLE_TEST_PG` names (a base address such as `host=/tmp/x
+//! user=postgres`). Without it a test says it skipped and returns. Only
+//! tests use this; the throwaway-cluster harness replaces it in one spot.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use postgres::{Client, NoTls};
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// The address (as the CLI takes a LEDGER) of a new empty database, or
+/// `None` when no server is configured.
+pub fn fresh_database(name_hint: &str) -> Option<PathBuf> {
+    let Ok(base) = std::env::var("SETTLE_TEST_PG") else {
+        eprintln!("skipped: no PostgreSQL (set SETTLE_TEST_PG)");
+        return None;
+    };
+    let hint: String = name_hint
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(30)
+        .collect();
+    let name = format!(
+        "t_{hint}_{}_{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut admin = Client::connect(&format!("{base} dbname=postgres"), NoTls)
+        .unwrap_or_else(|e| panic!("SETTLE_TEST_PG={base}: {e}"));
+    admin
+        .batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
+        ))
+        .unwrap_or_else(|e| panic!("creating database {name}: {e}"));
+    Some(PathBuf::from(format!("{base} dbname={name}")))
+}
