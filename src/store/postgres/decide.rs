@@ -36,9 +36,9 @@ const LOCK_NOT_AVAILABLE: &str = "55P03";
 /// connection broke during COMMIT: its id and its chain hash, which covers
 /// every column of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Written {
-    id: i64,
-    chain_hash: String,
+pub(super) struct Written {
+    pub(super) id: i64,
+    pub(super) chain_hash: String,
 }
 
 /// Why a decision transaction did not commit.
@@ -155,7 +155,14 @@ impl Pg {
             match outcome {
                 Ok(outcomes) => return Ok(outcomes),
                 Err(Failure::Settle(e)) => return Err(e),
-                Err(Failure::Pg(_, e)) if retryable(&e) && tries < ATTEMPTS => continue,
+                // A connection that died before COMMIT took the
+                // transaction with it: nothing was written, so run it
+                // again on a fresh one.
+                Err(Failure::Pg(_, e))
+                    if (retryable(&e) || self.client.get_mut().is_closed()) && tries < ATTEMPTS =>
+                {
+                    continue;
+                }
                 Err(Failure::Pg(doing, e)) => return Err(self.write_err(doing, e)),
                 Err(Failure::CommitLost { last, outcomes }) => {
                     return self.after_lost_commit(&last).map(|()| outcomes);
@@ -191,7 +198,7 @@ impl Pg {
     /// trail's write lock (held by the old transaction until it committed or
     /// rolled back, so what we read next is final), and looks for the newest
     /// decision written by its id and chain hash. Found: recorded (`Ok`).
-    fn after_lost_commit(&mut self, last: &Written) -> Result<()> {
+    pub(super) fn after_lost_commit(&mut self, last: &Written) -> Result<()> {
         let lost = |checked| Error::ConnectionLost {
             path: self.shown.clone(),
             checked,

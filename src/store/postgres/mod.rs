@@ -8,6 +8,8 @@
 mod address;
 mod chain;
 mod decide;
+#[cfg(test)]
+mod decide_tests;
 mod import;
 mod read;
 mod reread;

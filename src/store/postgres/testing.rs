@@ -35,10 +35,15 @@ pub fn fresh_database(name_hint: &str) -> Option<PathBuf> {
     );
     let mut admin = Client::connect(&format!("{base} dbname=postgres"), NoTls)
         .unwrap_or_else(|e| panic!("SETTLE_TEST_PG={base}: {e}"));
-    admin
-        .batch_execute(&format!(
-            "DROP DATABASE IF EXISTS {name}; CREATE DATABASE {name}"
-        ))
-        .unwrap_or_else(|e| panic!("creating database {name}: {e}"));
+    // One statement each: CREATE DATABASE refuses to run in the implicit
+    // transaction of a multi-statement batch.
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name}"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        admin
+            .batch_execute(&sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+    }
     Some(PathBuf::from(format!("{base} dbname={name}")))
 }
