@@ -76,7 +76,7 @@ fn fixture() -> (Vec<NewOperation>, Vec<OpTypeContract>) {
     let mut expired = op("k-expired", "pay", State::Unknown);
     expired.key_expires_at = Some("2026-11-06T11:59:00Z".into());
     let mut late = op("k-late", "pay", State::Exhausted);
-    late.deadline_at = Some("2026-11-06 11:00:00".into());
+    late.deadline_at = Some("2026-11-06T11:00:00Z".into());
     let mut done = op("k-done", "pay", State::Completed);
     done.result_id = Some("r-0".into());
     let ops = vec![
