@@ -113,6 +113,14 @@ pub enum Command {
     Decide(DecideArgs),
     /// The decisions, newest first.
     Audit(AuditArgs),
+    /// Copy a ledger into a new or empty one (SQLite or PostgreSQL, either
+    /// way): every table, in id order, decisions with their chain intact.
+    Copy {
+        /// The ledger to copy (read only).
+        source: PathBuf,
+        /// A new SQLite path, or a ledger holding no operations.
+        destination: PathBuf,
+    },
     /// Read retry-drill results, or bring their cases into a ledger.
     Drill {
         #[command(subcommand)]

@@ -8,6 +8,7 @@ mod adopt;
 mod audit;
 mod completions;
 mod console;
+mod copy;
 mod decide;
 mod decide_bulk;
 pub mod demo;
@@ -37,6 +38,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Show(args)) => show::run(&args, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
         Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::Copy {
+            source,
+            destination,
+        }) => copy::run(&source, &destination),
         Some(Command::Drill { command }) => drill::run(command),
         Some(Command::Demo { dir, no_console }) => {
             demo::run(dir, no_console, config.for_demo(), now)

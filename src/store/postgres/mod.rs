@@ -7,6 +7,7 @@
 
 mod address;
 mod chain;
+mod copy;
 mod decide;
 #[cfg(test)]
 mod decide_tests;

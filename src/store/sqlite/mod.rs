@@ -4,6 +4,7 @@
 //! calls it; it returns [`crate::domain`] types and never a row.
 
 pub(super) mod chain;
+mod copy;
 pub(super) mod decide;
 mod decide_bulk;
 mod derived;
