@@ -458,3 +458,48 @@ fn a_killed_connection_is_replaced_before_the_next_decision() {
     pg.record_decision(&d, now()).unwrap();
     assert_eq!(head(pg.verify_chain().unwrap()).0, 1);
 }
+
+#[test]
+fn a_ledger_copied_to_postgres_and_back_keeps_every_row_and_its_chain() {
+    let Some((_, pg)) = pg_ledger("copy", Duration::from_secs(5)) else {
+        return;
+    };
+    let mut pg = Ledger::from(pg);
+    let (dir, mut lite) = sqlite_ledger();
+    run_script(&mut lite);
+    let source_chain = head(lite.verify_chain().unwrap());
+    assert_eq!(source_chain.0, 4);
+
+    let there = lite.copy_into(&mut pg).unwrap();
+    let expected = [
+        ("op_types", 2),
+        ("operations", 7),
+        ("attempts", 7),
+        ("events", 1),
+        ("decisions", 4),
+        ("retry_requests", 1),
+    ];
+    assert_eq!(there.tables, expected);
+    assert_eq!(head(pg.verify_chain().unwrap()), source_chain);
+
+    let mut back = Ledger::create(&dir.path().join("back.db")).unwrap();
+    let returned = pg.copy_into(&mut back).unwrap();
+    assert_eq!(returned.tables, expected);
+    assert_eq!(head(back.verify_chain().unwrap()), source_chain);
+
+    // A second copy into a ledger that holds operations is refused.
+    let e = lite.copy_into(&mut pg).unwrap_err();
+    assert!(e.to_string().contains("is not empty"), "{e}");
+
+    // The copy goes on as a ledger: new operations get fresh ids (the
+    // identities moved past the copied ones) and decisions chain on.
+    let more = pg
+        .import(&[op("k-after-copy", "pay", State::Unknown)], &[])
+        .unwrap();
+    assert_eq!(more.inserted, 1);
+    let mut d = draft(8, DecisionKind::Applied, 0);
+    d.result_id = Some("r-8".into());
+    let receipt = pg.record_decision(&d, now()).unwrap();
+    assert_eq!(receipt.decision_id, DecisionId(5));
+    assert_eq!(head(pg.verify_chain().unwrap()).0, 5);
+}
