@@ -1,7 +1,9 @@
 //! Test support: a fresh, empty PostgreSQL database per test, on the server
 //! `SETTLE_TEST_PG` names (a base address such as `host=/tmp/x
 //! user=postgres`). Without it a test says it skipped and returns. Only
-//! tests use this; the throwaway-cluster harness replaces it in one spot.
+//! tests use this (and `tests/common/pg.rs` includes this file); the
+//! throwaway-cluster harness replaces it in one spot.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,4 +48,11 @@ pub fn fresh_database(name_hint: &str) -> Option<PathBuf> {
             .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
     }
     Some(PathBuf::from(format!("{base} dbname={name}")))
+}
+
+/// A plain client on `db` (an address from [`fresh_database`]), for writing
+/// rows the way a service would and reading them back.
+pub fn connect(db: &std::path::Path) -> Client {
+    Client::connect(&db.to_string_lossy(), NoTls)
+        .unwrap_or_else(|e| panic!("connecting to {}: {e}", db.display()))
 }
