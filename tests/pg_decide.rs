@@ -79,12 +79,12 @@ fn a_rule_refuses_with_exit_3_and_writes_nothing() {
     let Some(db) = ledger_with_one_unknown("cli refuse") else {
         return;
     };
-    // not_applied without evidence: a missing reply is not evidence.
+    // A same-key retry with no contract saying the receiver is idempotent.
     let out = settle(&[
         "decide",
         db.to_str().unwrap(),
         "1",
-        "--not-applied",
+        "--retry-same-key",
         "--expect-version",
         "3",
         "--operator",
