@@ -130,6 +130,11 @@ pub enum Command {
     Demo {
         /// Folder for the sample ledger and drill file [default: a new folder in the temp dir].
         dir: Option<PathBuf>,
+        /// Run the demo on this ledger instead (e.g. an empty PostgreSQL
+        /// database, postgres://…): the sample is built in the folder, then
+        /// copied into it.
+        #[arg(long, value_name = "ADDRESS")]
+        ledger: Option<PathBuf>,
         /// Print the queue and the commands to try instead of opening the console.
         #[arg(long)]
         no_console: bool,

@@ -85,6 +85,7 @@ pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<Demo> {
 /// ([`Config::for_demo`]).
 pub fn run(
     dir: Option<PathBuf>,
+    ledger: Option<PathBuf>,
     no_console: bool,
     config: Config,
     now: DateTime<Utc>,
@@ -96,8 +97,18 @@ pub fn run(
             std::process::id()
         ))
     });
-    let demo = build(&dir, now)?;
+    let mut demo = build(&dir, now)?;
     eprintln!("settle: sample ledger in {}", dir.display());
+    // Another ledger (PostgreSQL): the sample built as above, then copied
+    // across, so both backends start from the same rows and history.
+    let named = ledger.is_some();
+    if let Some(address) = ledger {
+        let (mut there, _) = Ledger::open_or_create(&address)?;
+        demo.ledger.copy_into(&mut there)?;
+        eprintln!("settle: sample copied into {}", there.path().display());
+        demo.ledger = there;
+        demo.ledger_path = address;
+    }
     if !no_console && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         // The console opens the ledger itself, with its own connections.
         drop(demo.ledger);
@@ -113,7 +124,12 @@ pub fn run(
         colour,
         now,
     )?;
-    let l = demo.ledger_path.display();
+    // An address may hold a password: the commands to try name it LEDGER.
+    let l = if named {
+        "LEDGER".to_string()
+    } else {
+        demo.ledger_path.display().to_string()
+    };
     let d = demo.drill_path.display();
     println!(
         "\nTry:\n  settle {l}                        the console\n  settle show {l} 1                 a committed effect with no reply\n  settle decide {l} 1 --applied --result-id report-8812 --operator you\n  settle decide {l} 2 --retry-same-key --operator you\n  settle decide {l} 3 --retry-same-key --operator you   (refused: key expired)\n  settle audit {l}\n  settle drill show {d}"

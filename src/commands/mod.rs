@@ -43,9 +43,11 @@ pub fn run(cli: Cli) -> Result<()> {
             destination,
         }) => copy::run(&source, &destination),
         Some(Command::Drill { command }) => drill::run(command),
-        Some(Command::Demo { dir, no_console }) => {
-            demo::run(dir, no_console, config.for_demo(), now)
-        }
+        Some(Command::Demo {
+            dir,
+            ledger,
+            no_console,
+        }) => demo::run(dir, ledger, no_console, config.for_demo(), now),
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
     }
