@@ -175,11 +175,18 @@ impl Pg {
     /// ledger's wait, or writers still in each other's way after
     /// [`ATTEMPTS`] runs, as [`Error::Busy`] (nothing written, try again).
     fn write_err(&self, doing: &str, e: postgres::Error) -> Error {
-        let code = e.code().map(|c| c.code());
-        if code == Some(LOCK_NOT_AVAILABLE) || retryable(&e) {
+        if e.code().map(|c| c.code()) == Some(LOCK_NOT_AVAILABLE) {
             return Error::Busy {
                 path: self.shown.clone(),
                 waited: self.wait,
+            };
+        }
+        if retryable(&e) {
+            // Not a wait that ran out: other writers kept getting in the
+            // way, so say "holds the lock" without a duration.
+            return Error::Busy {
+                path: self.shown.clone(),
+                waited: std::time::Duration::ZERO,
             };
         }
         super::pg_error(&self.shown, doing, e)

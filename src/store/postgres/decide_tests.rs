@@ -503,3 +503,47 @@ fn a_ledger_copied_to_postgres_and_back_keeps_every_row_and_its_chain() {
     assert_eq!(receipt.decision_id, DecisionId(5));
     assert_eq!(head(pg.verify_chain().unwrap()).0, 5);
 }
+
+#[test]
+fn a_deadlock_with_a_service_is_run_again_never_shown() {
+    let Some((address, mut pg)) = pg_ledger("deadlock", Duration::from_secs(60)) else {
+        return;
+    };
+    let (ops, contracts) = fixture();
+    pg.import(&ops, &contracts).unwrap();
+    let client = || postgres::Client::connect(address.to_str().unwrap(), postgres::NoTls).unwrap();
+    // A service holds operation 6's row...
+    let mut service = client();
+    let mut held = service.transaction().unwrap();
+    held.execute("SELECT 1 FROM operations WHERE id = 6 FOR UPDATE", &[])
+        .unwrap();
+    let decider = std::thread::spawn(move || {
+        let mut d = draft(6, DecisionKind::Applied, 0);
+        d.result_id = Some("r-6".into());
+        let result = pg.record_decision(&d, now());
+        (pg, result)
+    });
+    // ...the decider takes the trail's lock and waits for that row...
+    let mut watcher = client();
+    while watcher
+        .query_one("SELECT count(*) FROM pg_locks WHERE NOT granted", &[])
+        .unwrap()
+        .get::<_, i64>(0)
+        == 0
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // ...and the service now wants the trail: a cycle PostgreSQL breaks by
+    // aborting one of the two (40P01).
+    match held.batch_execute("LOCK TABLE decisions IN SHARE ROW EXCLUSIVE MODE") {
+        Ok(()) => held.commit().unwrap(),
+        Err(e) => {
+            assert_eq!(e.code().map(|c| c.code()), Some("40P01"), "{e:?}");
+            drop(held);
+        }
+    }
+    let (pg, result) = decider.join().unwrap();
+    let receipt = result.unwrap();
+    assert_eq!(receipt.new_version, 1);
+    assert_eq!(head(pg.verify_chain().unwrap()).0, 1);
+}
