@@ -11,7 +11,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use postgres::{Client, GenericClient};
 
 use super::Pg;
-use super::reread::{Lock, load_detail};
+use super::reread::load_detail;
 use crate::domain::rules::Rule;
 use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, format_time,
@@ -121,7 +121,7 @@ impl Pg {
             .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])
             .and_then(|r| r.try_get(0))
             .map_err(err)?;
-        let detail = load_detail(&mut *client, draft.op_id, Lock::None, console_tables)
+        let detail = load_detail(&mut *client, draft.op_id, console_tables)
             .map_err(err)?
             .ok_or_else(|| Error::NotFound {
                 path: self.shown.clone(),
@@ -309,14 +309,23 @@ fn decide_in(
     draft: &DecisionDraft,
     now: DateTime<Utc>,
 ) -> std::result::Result<(DecisionReceipt, Written), Failure> {
-    let detail = load_detail(tx, draft.op_id, Lock::ForUpdate, true)
+    let not_found = || {
+        Failure::Settle(Error::NotFound {
+            path: shown.to_path_buf(),
+            what: draft.op_id.to_string(),
+        })
+    };
+    // The row lock first, then the read: what is judged is what no other
+    // writer can change before we commit.
+    tx.query_opt(
+        "SELECT 1 FROM operations WHERE id = $1 FOR UPDATE",
+        &[&draft.op_id.0],
+    )
+    .map_err(pg("locking the operation"))?
+    .ok_or_else(not_found)?;
+    let detail = load_detail(tx, draft.op_id, true)
         .map_err(pg("reading the operation"))?
-        .ok_or_else(|| {
-            Failure::Settle(Error::NotFound {
-                path: shown.to_path_buf(),
-                what: draft.op_id.to_string(),
-            })
-        })?;
+        .ok_or_else(not_found)?;
     check_version(draft, &detail).map_err(Failure::Settle)?;
     let judged = judge(draft, &detail, now).map_err(Failure::Settle)?;
     // Stored and hashed at the second, the precision of settle's time text,

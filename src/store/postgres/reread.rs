@@ -1,8 +1,10 @@
 //! One operation's whole history as a decision reads it inside its own
-//! transaction: the operation (locked `FOR UPDATE` when deciding), its
-//! attempts, events, decisions, retry requests and contract, as the domain
-//! types the rules judge. Reads only; times come back in settle's text form
-//! ([`format_time`]) so the rules see what they see on SQLite.
+//! transaction (after locking the row): the operation, its attempts, events,
+//! decisions, retry requests and contract, as the domain types the rules
+//! judge. Reads only; times come back in settle's text form
+//! ([`format_time`]) so the rules see what they see on SQLite. The reading
+//! part's tolerant `history::load_detail` takes the same arguments and
+//! replaces this file once both are on main.
 
 use chrono::{DateTime, Utc};
 use postgres::{GenericClient, Row};
@@ -16,30 +18,15 @@ const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, pa
     result_id, max_attempts, deadline_at, lease_expires_at, key_expires_at, created_at,
     updated_at, version";
 
-/// Whether the operation row is locked until the transaction ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Lock {
-    /// `FOR UPDATE`: no other writer changes it before we commit.
-    ForUpdate,
-    /// A plain read, for a preview that writes nothing.
-    None,
-}
-
 /// The operation `id` with its history, or `None` when there is no such
 /// operation. `console_tables`: decisions, retry requests and op types
 /// exist (a read-only look at an unadopted database has none).
 pub(super) fn load_detail(
     c: &mut impl GenericClient,
     id: OperationId,
-    lock: Lock,
     console_tables: bool,
 ) -> Result<Option<OperationDetail>, postgres::Error> {
-    let for_update = if lock == Lock::ForUpdate {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
-    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1{for_update}");
+    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1");
     let Some(row) = c.query_opt(&sql, &[&id.0])? else {
         return Ok(None);
     };
