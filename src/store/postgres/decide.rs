@@ -315,10 +315,12 @@ fn decide_in(
             what: draft.op_id.to_string(),
         })
     };
+    // `::bigint` here and on the service's other columns: a service may have
+    // made its ids and versions `integer`, which an i64 cannot bind to.
     // The row lock first, then the read: what is judged is what no other
     // writer can change before we commit.
     tx.query_opt(
-        "SELECT 1 FROM operations WHERE id = $1 FOR UPDATE",
+        "SELECT 1 FROM operations WHERE id = $1::bigint FOR UPDATE",
         &[&draft.op_id.0],
     )
     .map_err(pg("locking the operation"))?
@@ -443,8 +445,8 @@ fn change_state(
         .query_opt(
             "UPDATE operations SET state = $1, result_id = $2, updated_at = $3,
                  version = version + 1
-             WHERE id = $4 AND version = $5
-             RETURNING version",
+             WHERE id = $4::bigint AND version = $5::bigint
+             RETURNING version::bigint",
             &[
                 &judged.to_state.as_str(),
                 &new_result_id(draft, detail),

@@ -53,7 +53,7 @@ impl Pg {
                      key_expires_at, created_at, updated_at, version)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0)
                  ON CONFLICT (account, op_type, idem_key) DO NOTHING
-                 RETURNING id",
+                 RETURNING id::bigint",
             )
             .map_err(err)?;
         let attempt_stmt = tx

@@ -26,7 +26,7 @@ pub(super) fn load_detail(
     id: OperationId,
     console_tables: bool,
 ) -> Result<Option<OperationDetail>, postgres::Error> {
-    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1");
+    let sql = format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1::bigint");
     let Some(row) = c.query_opt(&sql, &[&id.0])? else {
         return Ok(None);
     };
@@ -34,7 +34,7 @@ pub(super) fn load_detail(
     let attempts = c
         .query(
             "SELECT op_id, attempt, started_at, ended_at, outcome, error, response
-             FROM attempts WHERE op_id = $1 ORDER BY attempt",
+             FROM attempts WHERE op_id = $1::bigint ORDER BY attempt",
             &[&id.0],
         )?
         .iter()
@@ -42,7 +42,7 @@ pub(super) fn load_detail(
         .collect::<Result<_, _>>()?;
     let events = c
         .query(
-            "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = $1 ORDER BY id",
+            "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = $1::bigint ORDER BY id",
             &[&id.0],
         )?
         .iter()
