@@ -117,8 +117,11 @@ fn a_ledger_copied_to_postgres_and_back_verifies_at_every_stop() {
         stdout(&out)
     };
     let source_chain = verified(lite.to_str().unwrap());
-    let there = settle(&["copy", lite.to_str().unwrap(), db.to_str().unwrap()]);
+    // With a password in the address: it must never be printed.
+    let address = format!("{} password=s3cret", db.display());
+    let there = settle(&["copy", lite.to_str().unwrap(), &address]);
     assert_eq!(code(&there), 0, "{}", stderr(&there));
+    assert!(!stdout(&there).contains("s3cret") && !stderr(&there).contains("s3cret"));
     assert!(stdout(&there).contains("operations"), "{}", stdout(&there));
     assert_eq!(verified(db.to_str().unwrap()), source_chain);
     // A second copy into it is refused: it holds operations now.

@@ -18,9 +18,11 @@ pub fn run(source: &Path, destination: &Path) -> Result<()> {
     for (table, rows) in &report.tables {
         println!("{table:<15} {rows:>10}");
     }
+    // The ledgers as they name themselves: an address given on the
+    // command line may carry a password.
     println!(
         "copied {} to {}",
-        crate::text::sanitize(&source.display().to_string()),
+        crate::text::sanitize(&from.path().display().to_string()),
         crate::text::sanitize(&to.path().display().to_string())
     );
     let copied = to.verify_chain()?;
