@@ -23,6 +23,10 @@ pub struct Config {
     pub colour: bool,
     /// The keymap file to read, if any; `None` means the default keys.
     pub keymap: Option<PathBuf>,
+    /// The receivers file (`receivers.toml`) that probes and the worker
+    /// read through [`crate::receivers::Receivers::load_configured`];
+    /// `None`: no receiver is configured.
+    pub receivers: Option<PathBuf>,
 }
 
 /// What the command line said; `None` where a flag was not given.
@@ -31,6 +35,7 @@ pub struct Flags {
     pub operator: Option<String>,
     pub read_only: bool,
     pub keymap: Option<PathBuf>,
+    pub receivers: Option<PathBuf>,
 }
 
 /// What the process's environment says, read once so resolution is pure.
@@ -49,6 +54,9 @@ pub struct Environment {
 /// Operator name on decisions made in the demo when nobody is known: the
 /// demo's ledger is a throwaway sample, so deciding there is the point.
 pub const DEMO_OPERATOR: &str = "demo";
+
+/// The receivers file's name under `$XDG_CONFIG_HOME/settle/`.
+pub const RECEIVERS_FILE: &str = "receivers.toml";
 
 const NO_OPERATOR: &str = "no operator name: pass --operator NAME or set SETTLE_OPERATOR \
      (the account of this process's uid has no name)";
@@ -81,7 +89,10 @@ impl Config {
     /// The policy, in one place. Operator: `--operator`, else
     /// `SETTLE_OPERATOR`, else the account name; an empty name counts as
     /// none. Keymap: `--keymap`, else `settle/keymap` under the config home
-    /// when that file exists.
+    /// when that file exists; receivers the same way, with
+    /// `settle/receivers.toml` (a `--receivers` file that does not exist is
+    /// kept, so reading it fails saying so instead of silently running
+    /// nothing).
     pub fn resolve(flags: Flags, env: &Environment) -> Config {
         let named = |s: Option<&String>| {
             s.map(|s| s.trim().to_string())
@@ -98,16 +109,19 @@ impl Config {
             Err(why) if !flags.read_only => Some(format!("read-only: {why}")),
             _ => None,
         };
-        let keymap = flags.keymap.or_else(|| {
-            let default = env.config_home.as_ref()?.join("settle").join("keymap");
+        let in_config_home = |name: &str| {
+            let default = env.config_home.as_ref()?.join("settle").join(name);
             default.is_file().then_some(default)
-        });
+        };
+        let keymap = flags.keymap.or_else(|| in_config_home("keymap"));
+        let receivers = flags.receivers.or_else(|| in_config_home(RECEIVERS_FILE));
         Config {
             read_only: flags.read_only || operator.is_err(),
             operator,
             read_only_reason,
             colour: !env.no_color,
             keymap,
+            receivers,
         }
     }
 
@@ -240,6 +254,35 @@ mod tests {
         assert_eq!(
             Config::resolve(explicit, &with_home).keymap,
             Some(PathBuf::from("/elsewhere"))
+        );
+    }
+
+    #[test]
+    fn the_receivers_flag_wins_else_the_file_in_the_config_home() {
+        let dir = tempfile::tempdir().unwrap();
+        let with_home = Environment {
+            config_home: Some(dir.path().to_path_buf()),
+            ..Environment::default()
+        };
+        assert_eq!(
+            Config::resolve(Flags::default(), &with_home).receivers,
+            None
+        );
+        let file = dir.path().join("settle").join(RECEIVERS_FILE);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "").unwrap();
+        assert_eq!(
+            Config::resolve(Flags::default(), &with_home).receivers,
+            Some(file)
+        );
+        let missing = Flags {
+            receivers: Some("/missing.toml".into()),
+            ..Flags::default()
+        };
+        assert_eq!(
+            Config::resolve(missing, &with_home).receivers,
+            Some(PathBuf::from("/missing.toml")),
+            "a named file is kept even when missing, so loading it says so"
         );
     }
 

@@ -102,6 +102,17 @@ pub enum Error {
         hint: String,
     },
 
+    /// The receivers file (`receivers.toml`) could not be read or is not
+    /// a receivers file: the line and column when the parser knows them.
+    #[error("{path}{at}: {problem}\n  what to do: {hint}", path = path.display(),
+        at = position.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default())]
+    Receivers {
+        path: PathBuf,
+        position: Option<(usize, usize)>,
+        problem: String,
+        hint: String,
+    },
+
     /// Another process held the ledger's write lock for the whole busy
     /// timeout; nothing was written.
     #[error("{path}: {text}\n  what to do: try again once the other writer is done, or wait longer with --wait SECONDS",
@@ -154,6 +165,12 @@ pub enum Error {
         conflicted: usize,
     },
 
+    /// The reference receiver's answer when it is not "yes", carried in
+    /// its exit status as the receivers contract says (3: no record of the
+    /// key, or refused as a conflict; 4: cannot tell).
+    #[error("{message}")]
+    ReceiverAnswer { code: i32, message: String },
+
     /// Operator input that does not make sense (a bad filter, a bad flag
     /// combination the parser could not catch).
     #[error("{0}")]
@@ -175,6 +192,7 @@ impl Error {
             Error::BulkIncomplete { .. } => 4,
             Error::VersionConflict { .. } => 4,
             Error::Busy { .. } => 5,
+            Error::ReceiverAnswer { code, .. } => *code,
             _ => 1,
         }
     }

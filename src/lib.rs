@@ -20,6 +20,9 @@
 //!   the [`counter`], which run the blocking calls of [`effects`] and answer
 //!   with messages; the [`watch`] notices other processes' commits and a
 //!   ledger file deleted or replaced.
+//! - [`receivers`] reads `receivers.toml` and runs a receiver's `lookup`
+//!   and `retry` commands as child processes (timeout, output cap), turning
+//!   their exits into outcomes; it never touches the ledger.
 //! - [`text`] makes untrusted ledger text safe to print.
 
 pub mod app;
@@ -37,6 +40,7 @@ pub mod intent;
 pub mod keymap;
 pub mod labels;
 pub mod query;
+pub mod receivers;
 pub mod store;
 pub mod text;
 pub mod tui;

@@ -76,7 +76,8 @@ pub fn run(
         .clone()
         .unwrap_or_else(|_| "(none)".to_string());
     let mut app = App::new(
-        ledger_path.display().to_string(),
+        // The ledger's own name: a PostgreSQL address may hold a password.
+        look.path().display().to_string(),
         operator,
         ledger.as_ref().is_none_or(Ledger::is_read_only),
         keymap,
@@ -92,9 +93,14 @@ pub fn run(
         });
     }
     let opened = open_notices(adopting, report, config);
-    let opened_file = FileId::of(ledger_path)
-        .map_err(|why| Error::ledger(ledger_path, why, "check the path and open it again"))?;
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
+    let opened_file = match watching.file() {
+        Some(file) => Some(
+            FileId::of(file)
+                .map_err(|why| Error::ledger(file, why, "check the path and open it again"))?,
+        ),
+        None => None,
+    };
 
     let (wake_tx, wakes) = mpsc::channel::<Wake>();
     let writer = match ledger {

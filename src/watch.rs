@@ -1,10 +1,12 @@
-//! Watches the ledger for the console: other processes' commits (`PRAGMA
-//! data_version` on a read-only connection of its own) and the path still
-//! naming the file that was opened (device and inode: a deleted or replaced
-//! ledger must not look live nor take decisions into an unlinked inode,
-//! issue 9 point 9). Cheap when nothing happens: a poll is two `stat`s, and
-//! the ledger is asked only when the file or its WAL moved. Answers with
-//! [`Msg`]s for the model; never touches the terminal.
+//! Watches the ledger for the console: other processes' commits
+//! ([`Ledger::data_version`] on a read-only connection of its own) and, for
+//! a ledger file, the path still naming the file that was opened (device
+//! and inode: a deleted or replaced ledger must not look live nor take
+//! decisions into an unlinked inode, issue 9 point 9). Cheap when nothing
+//! happens: for a file a poll is two `stat`s, and the ledger is asked only
+//! when the file or its WAL moved; a server's ledger counts the change
+//! notices it heard without asking the server. Answers with [`Msg`]s for
+//! the model; never touches the terminal nor knows which database it is.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -57,7 +59,8 @@ fn stamp(path: &Path) -> Stamp {
 pub struct Watch {
     ledger: Ledger,
     path: PathBuf,
-    opened: FileId,
+    /// The file opened, for a ledger file; None when a server holds it.
+    opened: Option<FileId>,
     stamp: Stamp,
     version: Option<i64>,
     /// Asking for data_version failed; said once until it answers again.
@@ -68,9 +71,9 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Watches the file `opened` names, through `ledger` (a read-only
-    /// connection of its own).
-    pub fn new(ledger: Ledger, opened: FileId, now: Instant) -> Watch {
+    /// Watches the ledger through `ledger` (a read-only connection of its
+    /// own) and, for a ledger file, the file `opened` names.
+    pub fn new(ledger: Ledger, opened: Option<FileId>, now: Instant) -> Watch {
         let path = ledger.path().to_path_buf();
         Watch {
             stamp: stamp(&path),
@@ -87,8 +90,9 @@ impl Watch {
     /// Why the path no longer names the file that was opened, if it does
     /// not: checked again right before each decision is written.
     pub fn file_problem(&self) -> Option<String> {
+        let opened = self.opened?;
         match FileId::of(&self.path) {
-            Ok(id) if id == self.opened => None,
+            Ok(id) if id == opened => None,
             Ok(_) => Some("the ledger path now names another file (replaced or moved)".to_string()),
             Err(why) => Some(why),
         }
@@ -111,13 +115,17 @@ impl Watch {
         if self.replaced {
             return out;
         }
-        let stamp = stamp(&self.path);
-        let ask_anyway = now >= self.ask_anyway_at;
-        if stamp == self.stamp && !ask_anyway && !self.lost {
-            return out;
+        // A file's commits show on disk first; a server's ledger has no
+        // file, and asking it costs nothing until a notice arrives.
+        if self.opened.is_some() {
+            let stamp = stamp(&self.path);
+            let ask_anyway = now >= self.ask_anyway_at;
+            if stamp == self.stamp && !ask_anyway && !self.lost {
+                return out;
+            }
+            self.stamp = stamp;
+            self.ask_anyway_at = now + ASK_ANYWAY_EVERY;
         }
-        self.stamp = stamp;
-        self.ask_anyway_at = now + ASK_ANYWAY_EVERY;
         match self.ledger.data_version() {
             Ok(v) => {
                 if std::mem::take(&mut self.lost) {
@@ -149,7 +157,7 @@ mod tests {
         let path = dir.path().join("ledger.db");
         Ledger::create(&path).unwrap();
         let (ledger, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
-        let watch = Watch::new(ledger, FileId::of(&path).unwrap(), Instant::now());
+        let watch = Watch::new(ledger, Some(FileId::of(&path).unwrap()), Instant::now());
         (dir, path, watch)
     }
 

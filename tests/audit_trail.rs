@@ -244,15 +244,20 @@ fn a_schema_2_ledger_is_migrated_in_one_step_and_its_decisions_chained() {
     let out = settle(&["adopt", l.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("(schema 2 -> 4)")
-            && stdout(&out).contains("hash chain over the 6 decisions"),
+        stdout(&out).contains(&format!(
+            "(schema 2 -> {})",
+            settle::store::schema::SCHEMA_VERSION
+        )) && stdout(&out).contains("hash chain over the 6 decisions"),
         "{}",
         stdout(&out)
     );
     let out = verify(&l);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).starts_with("chain intact: 6 decisions"));
-    assert_eq!(query_i64(&l, "PRAGMA user_version"), 4);
+    assert_eq!(
+        query_i64(&l, "PRAGMA user_version"),
+        settle::store::schema::SCHEMA_VERSION
+    );
     for (id, recomputed, stored) in auditor_chain(&l) {
         assert_eq!(Some(recomputed), stored, "decision {id}");
     }

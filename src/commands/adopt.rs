@@ -19,8 +19,8 @@ pub fn run(path: &Path) -> Result<()> {
     let line = report.upgraded.unwrap_or_else(|| {
         format!(
             "settle: {} is already adopted (schema {}); nothing to do",
-            path.display(),
-            crate::store::schema::SCHEMA_VERSION
+            ledger.path().display(),
+            ledger.schema_version()
         )
     });
     emit(|out| writeln!(out, "{line}"))

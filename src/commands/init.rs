@@ -6,7 +6,9 @@ use crate::error::Result;
 use crate::store::Ledger;
 
 pub fn run(path: &Path) -> Result<()> {
-    Ledger::create(path)?;
-    println!("created {}", path.display());
+    // The ledger's own name for itself: a PostgreSQL address is shown
+    // without its password.
+    let ledger = Ledger::create(path)?;
+    println!("created {}", ledger.path().display());
     Ok(())
 }

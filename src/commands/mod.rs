@@ -16,6 +16,7 @@ mod drill;
 mod init;
 mod list;
 mod output;
+mod receiver;
 mod show;
 
 use std::path::Path;
@@ -48,6 +49,7 @@ pub fn run(cli: Cli) -> Result<()> {
             ledger,
             no_console,
         }) => demo::run(dir, ledger, no_console, config.for_demo(), now),
+        Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
         None => console::run(cli.console, &config),
     }
@@ -60,11 +62,14 @@ pub fn run(cli: Cli) -> Result<()> {
 pub fn open_for_reading(path: &Path) -> Result<Ledger> {
     let (ledger, report) = Ledger::open(path, Access::ReadOnly)?;
     if let Some(why) = report.not_adopted {
-        eprintln!(
-            "settle: {}: {why}; `settle adopt {}` brings it up to date",
-            path.display(),
-            path.display()
-        );
+        // The ledger's own name: a PostgreSQL address may hold a password.
+        let shown = ledger.path().display();
+        let adopt = if ledger.file().is_some() {
+            path.display().to_string()
+        } else {
+            "LEDGER".to_string()
+        };
+        eprintln!("settle: {shown}: {why}; `settle adopt {adopt}` brings it up to date");
     }
     Ok(ledger)
 }
@@ -123,7 +128,10 @@ pub fn open(path: &Path, read_only: bool) -> Result<Ledger> {
         eprintln!("{line}");
     }
     if let Some(why) = report.read_only_reason {
-        eprintln!("settle: {}: opened read-only: {why}", path.display());
+        eprintln!(
+            "settle: {}: opened read-only: {why}",
+            ledger.path().display()
+        );
     }
     Ok(ledger)
 }

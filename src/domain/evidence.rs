@@ -213,6 +213,7 @@ mod tests {
                 .collect(),
             decisions: vec![],
             retry_requests: vec![],
+            probes: vec![],
             contract: Some(OpTypeContract {
                 op_type: "create_report".into(),
                 idempotent: true,

@@ -42,6 +42,7 @@ pub(crate) fn detail(operation: Operation) -> OperationDetail {
         events: Vec::new(),
         decisions: Vec::new(),
         retry_requests: Vec::new(),
+        probes: Vec::new(),
         history_malformed: Vec::new(),
     }
 }

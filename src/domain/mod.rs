@@ -8,6 +8,7 @@ pub mod evidence;
 pub(crate) mod fixture;
 pub mod key_expiry;
 mod malformed;
+mod probe;
 pub mod rules;
 mod sort;
 mod time;
@@ -18,6 +19,7 @@ use chrono::{DateTime, Utc};
 
 pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters};
 pub use malformed::Malformed;
+pub use probe::{NewProbe, Probe, ProbeOutcome};
 pub use sort::{Sort, SortColumn, SortKey, SortValue};
 pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_time};
 
@@ -293,8 +295,26 @@ pub struct RetryRequest {
     pub idem_key: String,
     pub requested_at: String,
     pub requested_by: String,
+    /// `queued`, `claimed`, `done`, `failed` or `cancelled`.
     pub status: String,
     pub decision_id: DecisionId,
+    /// What the worker wrote of its progress (schema 5); all empty on a
+    /// ledger no worker of settle's has touched.
+    pub progress: RetryProgress,
+}
+
+/// A worker's columns of a retry request: who holds it, until when, how
+/// many times it ran, and how it ended.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RetryProgress {
+    pub claimed_by: Option<String>,
+    /// RFC 3339; a claim past this instant may be taken by another worker.
+    pub claim_expires_at: Option<String>,
+    /// How many times a worker claimed it (more than one: a claim lapsed).
+    pub runs: i64,
+    pub finished_at: Option<String>,
+    /// The result id, or why it failed or was refused.
+    pub outcome: Option<String>,
 }
 
 /// A receiver's contract: a row of `op_types`.
@@ -315,6 +335,8 @@ pub struct OperationDetail {
     pub events: Vec<Event>,
     pub decisions: Vec<Decision>,
     pub retry_requests: Vec<RetryRequest>,
+    /// What receivers said when asked by the key, oldest first.
+    pub probes: Vec<Probe>,
     /// `None` when `op_types` has no row for this operation's type.
     pub contract: Option<OpTypeContract>,
     /// Malformed cells in the attempts, events, decisions, retry requests

@@ -37,12 +37,15 @@ pub(crate) struct Table {
     /// Its `id` comes from an identity in PostgreSQL, to be moved past the
     /// copied ids.
     pub identity: bool,
+    /// Columns a ledger older than SQLite schema 5 lacks, with the value
+    /// that stands in for them (their column default).
+    pub added_later: &'static [(&'static str, &'static str)],
 }
 
 use Kind::{Bool, Int, Text, Time};
 
 /// Every table, in the order rows are copied (a row's references first).
-pub(crate) const TABLES: [Table; 6] = [
+pub(crate) const TABLES: [Table; 7] = [
     Table {
         name: "op_types",
         columns: &[
@@ -54,6 +57,7 @@ pub(crate) const TABLES: [Table; 6] = [
         order: "op_type",
         console: true,
         identity: false,
+        added_later: &[],
     },
     Table {
         name: "operations",
@@ -77,6 +81,7 @@ pub(crate) const TABLES: [Table; 6] = [
         order: "id",
         console: false,
         identity: true,
+        added_later: &[],
     },
     Table {
         name: "attempts",
@@ -92,6 +97,7 @@ pub(crate) const TABLES: [Table; 6] = [
         order: "op_id, attempt",
         console: false,
         identity: false,
+        added_later: &[],
     },
     Table {
         name: "events",
@@ -106,6 +112,7 @@ pub(crate) const TABLES: [Table; 6] = [
         order: "id",
         console: false,
         identity: true,
+        added_later: &[],
     },
     Table {
         name: "decisions",
@@ -128,6 +135,7 @@ pub(crate) const TABLES: [Table; 6] = [
         order: "id",
         console: true,
         identity: true,
+        added_later: &[],
     },
     Table {
         name: "retry_requests",
@@ -139,10 +147,42 @@ pub(crate) const TABLES: [Table; 6] = [
             ("requested_by", Text),
             ("status", Text),
             ("decision_id", Int),
+            ("claimed_by", Text),
+            ("claim_expires_at", Time),
+            ("runs", Int),
+            ("finished_at", Time),
+            ("outcome", Text),
         ],
         order: "id",
         console: true,
         identity: true,
+        added_later: &[
+            ("claimed_by", "NULL"),
+            ("claim_expires_at", "NULL"),
+            ("runs", "0"),
+            ("finished_at", "NULL"),
+            ("outcome", "NULL"),
+        ],
+    },
+    Table {
+        name: "settle_probes",
+        columns: &[
+            ("id", Int),
+            ("op_id", Int),
+            ("idem_key", Text),
+            ("command", Text),
+            ("outcome", Text),
+            ("result_id", Text),
+            ("exit", Text),
+            ("output", Text),
+            ("operator", Text),
+            ("probed_at", Time),
+            ("duration_ms", Int),
+        ],
+        order: "id",
+        console: true,
+        identity: true,
+        added_later: &[],
     },
 ];
 

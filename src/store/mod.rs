@@ -9,6 +9,7 @@
 mod chain;
 mod copy;
 pub mod postgres;
+pub mod receiver;
 pub mod sqlite;
 
 use std::path::Path;
@@ -17,8 +18,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, OpTypeContract,
-    OperationDetail, OperationId, OperationRow, Sort, SortKey,
+    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
+    OpTypeContract, OperationDetail, OperationId, OperationRow, Sort, SortKey,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -170,12 +171,31 @@ impl Ledger {
         dispatch!(&self.backend, db => db.path())
     }
 
+    /// The schema version this binary writes for this ledger's backend.
+    pub fn schema_version(&self) -> i64 {
+        match &self.backend {
+            Backend::Sqlite(_) => sqlite::schema::SCHEMA_VERSION,
+            Backend::Postgres(_) => postgres::schema::SCHEMA_VERSION,
+        }
+    }
+
+    /// The local file that holds the ledger, or None when a server holds
+    /// it: the watcher checks the file's identity only for a file.
+    pub fn file(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite(db) => Some(db.path()),
+            Backend::Postgres(_) => None,
+        }
+    }
+
     pub fn is_read_only(&self) -> bool {
         dispatch!(&self.backend, db => db.is_read_only())
     }
 
     /// Changes whenever another connection commits; the console polls it to
-    /// show live changes without rereading anything.
+    /// show live changes without rereading anything. An error means the
+    /// ledger cannot tell now (a server's connection is lost: later calls
+    /// reconnect, and answer again once they have).
     pub fn data_version(&self) -> Result<i64> {
         dispatch!(&self.backend, db => db.data_version())
     }
@@ -310,6 +330,12 @@ impl Ledger {
     /// Judges a draft against the rules on the current row, writing nothing.
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         dispatch!(&self.backend, db => db.judge_decision(draft, now))
+    }
+
+    /// Appends what a receiver said to a probe (`settle_probes`); returns
+    /// the probe's id.
+    pub fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
+        dispatch!(&mut self.backend, db => db.record_probe(probe))
     }
 
     /// Adds operations (and op type contracts) to the ledger.

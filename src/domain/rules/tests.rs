@@ -98,6 +98,7 @@ fn retry_pending(d: &mut OperationDetail, status: &str) {
         requested_by: "bob".into(),
         status: status.into(),
         decision_id: DecisionId(3),
+        progress: Default::default(),
     }];
 }
 

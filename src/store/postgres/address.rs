@@ -5,6 +5,7 @@
 
 use std::path::Path;
 use std::str::FromStr;
+use std::time::Duration;
 
 use postgres::config::Host;
 use postgres::{Client, Config};
@@ -92,6 +93,16 @@ impl Address {
         self.config
             .connect(tls)
             .map_err(|e| super::pg_error(Path::new(&self.shown), "connecting", e))
+    }
+
+    /// [`Address::connect`] giving up after `wait`: a reconnection on the
+    /// console's thread must not hang it.
+    pub(super) fn connect_within(&self, tls: MakeTlsConnector, wait: Duration) -> Result<Client> {
+        let mut config = self.config.clone();
+        config.connect_timeout(wait);
+        config
+            .connect(tls)
+            .map_err(|e| super::pg_error(Path::new(&self.shown), "reconnecting", e))
     }
 }
 

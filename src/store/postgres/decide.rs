@@ -196,7 +196,7 @@ impl Pg {
     /// its connection decides again without being restarted.
     fn reconnect_if_closed(&mut self) -> Result<()> {
         if self.client.get_mut().is_closed() {
-            *self.client.get_mut() = self.address.connect(self.tls.clone())?;
+            self.reconnect()?;
         }
         Ok(())
     }
@@ -210,10 +210,9 @@ impl Pg {
             path: self.shown.clone(),
             checked,
         };
-        let Ok(client) = self.address.connect(self.tls.clone()) else {
+        if self.reconnect().is_err() {
             return Err(lost(false));
-        };
-        *self.client.get_mut() = client;
+        }
         let wait_ms = self.wait.as_millis().clamp(1, i32::MAX as u128);
         let found = (|| -> std::result::Result<bool, postgres::Error> {
             let mut tx = self.client.get_mut().transaction()?;

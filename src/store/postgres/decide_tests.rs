@@ -11,7 +11,6 @@ use tempfile::TempDir;
 
 use super::address::Address;
 use super::decide::Written;
-use super::schema::{CONSOLE_TABLES, SERVICE_TABLES};
 use super::{Pg, testing};
 use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, NewAttempt, NewEvent, NewOperation, OpTypeContract,
@@ -24,15 +23,13 @@ fn now() -> DateTime<Utc> {
     parse_time("2026-11-06T12:00:00Z").unwrap()
 }
 
-/// A PostgreSQL ledger in a fresh database, or `None` without a server.
-/// The tables are made from the DDL directly until `Pg::create` is built.
+/// A PostgreSQL ledger made by `settle init`'s code in a fresh database
+/// (triggers and all), whose decisions wait up to `wait` for a lock; `None`
+/// without a server.
 fn pg_ledger(hint: &str, wait: Duration) -> Option<(PathBuf, Pg)> {
     let address = testing::fresh_database(hint)?;
-    let mut pg = Pg::connect(&Address::parse(&address).unwrap(), false, wait).unwrap();
-    pg.client
-        .get_mut()
-        .batch_execute(&format!("{SERVICE_TABLES}{CONSOLE_TABLES}"))
-        .unwrap();
+    let mut pg = Pg::create(&Address::parse(&address).unwrap()).unwrap();
+    pg.wait = wait;
     Some((address, pg))
 }
 
@@ -478,6 +475,7 @@ fn a_ledger_copied_to_postgres_and_back_keeps_every_row_and_its_chain() {
         ("events", 1),
         ("decisions", 4),
         ("retry_requests", 1),
+        ("settle_probes", 0),
     ];
     assert_eq!(there.tables, expected);
     assert_eq!(head(pg.verify_chain().unwrap()), source_chain);

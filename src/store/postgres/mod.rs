@@ -12,11 +12,16 @@ mod decide;
 #[cfg(test)]
 mod decide_tests;
 mod import;
+mod live;
+mod objects;
+mod probes;
 mod read;
 mod reread;
 pub mod schema;
 #[cfg(test)]
 pub mod testing;
+#[cfg(test)]
+mod tests;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -46,6 +51,11 @@ pub struct Pg {
     read_only: bool,
     /// How long a write waits for a row lock before [`Error::Busy`].
     wait: Duration,
+    /// The console's tables exist (a read-only look at a service's database
+    /// that was never adopted has none): reads of decisions need them.
+    console_tables: bool,
+    /// What the watching connection heard ([`live`]).
+    live: RefCell<live::Live>,
 }
 
 impl std::fmt::Debug for Pg {
@@ -89,6 +99,8 @@ impl Pg {
             tls,
             read_only,
             wait,
+            console_tables: true,
+            live: RefCell::default(),
         })
     }
 

@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use postgres::{GenericClient, Row};
 
 use crate::domain::{
-    Attempt, Decision, DecisionId, Event, OpTypeContract, Operation, OperationDetail, OperationId,
-    Outcome, RetryRequest, State, format_time,
+    Attempt, Decision, DecisionId, Event, NewProbe, OpTypeContract, Operation, OperationDetail,
+    OperationId, Outcome, Probe, ProbeOutcome, RetryProgress, RetryRequest, State, format_time,
 };
 
 const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
@@ -61,7 +61,8 @@ pub(super) fn load_detail(
             .collect::<Result<_, _>>()?;
         let retry_requests = c
             .query(
-                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id
+                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id,
+                     claimed_by, claim_expires_at, runs, finished_at, outcome
                  FROM retry_requests WHERE op_id = $1 ORDER BY id",
                 &[&id.0],
             )?
@@ -80,12 +81,26 @@ pub(super) fn load_detail(
     } else {
         (Vec::new(), Vec::new(), None)
     };
+    let probes = if console_tables {
+        c.query(
+            "SELECT id, op_id, idem_key, command, outcome, result_id, exit, output,
+                 operator, probed_at, duration_ms
+             FROM settle_probes WHERE op_id = $1 ORDER BY id",
+            &[&id.0],
+        )?
+        .iter()
+        .map(probe)
+        .collect::<Result<_, _>>()?
+    } else {
+        Vec::new()
+    };
     Ok(Some(OperationDetail {
         operation,
         attempts,
         events,
         decisions,
         retry_requests,
+        probes,
         contract,
         // PostgreSQL's typed columns hold no malformed cell.
         history_malformed: Vec::new(),
@@ -170,6 +185,31 @@ fn retry_request(r: &Row) -> Result<RetryRequest, postgres::Error> {
         requested_by: r.try_get(4)?,
         status: r.try_get(5)?,
         decision_id: DecisionId(r.try_get(6)?),
+        progress: RetryProgress {
+            claimed_by: r.try_get(7)?,
+            claim_expires_at: opt_time(r, 8)?,
+            runs: r.try_get(9)?,
+            finished_at: opt_time(r, 10)?,
+            outcome: r.try_get(11)?,
+        },
+    })
+}
+
+fn probe(r: &Row) -> Result<Probe, postgres::Error> {
+    Ok(Probe {
+        id: r.try_get(0)?,
+        probe: NewProbe {
+            op_id: OperationId(r.try_get(1)?),
+            idem_key: r.try_get(2)?,
+            command: r.try_get(3)?,
+            outcome: ProbeOutcome::parse(r.try_get(4)?),
+            result_id: r.try_get(5)?,
+            exit: r.try_get(6)?,
+            output: r.try_get(7)?,
+            operator: r.try_get(8)?,
+            probed_at: time(r, 9)?,
+            duration_ms: r.try_get(10)?,
+        },
     })
 }
 

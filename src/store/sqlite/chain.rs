@@ -47,7 +47,7 @@ pub(super) fn head(conn: &Connection) -> rusqlite::Result<String> {
 /// status moves a worker makes (ledger-v1: `queued` -> `claimed` -> `done`)
 /// and the console's cancel (`queued` -> `cancelled`) are the only updates
 /// `retry_requests` allows; columns outside the contract are not guarded.
-pub(super) fn append_only_triggers() -> [(&'static str, &'static str, &'static str); 5] {
+pub(super) fn append_only_triggers() -> [(&'static str, &'static str, &'static str); 7] {
     [
         (
             "settle_decisions_no_update",
@@ -76,9 +76,19 @@ pub(super) fn append_only_triggers() -> [(&'static str, &'static str, &'static s
         (
             "settle_retry_requests_forward",
             "BEFORE UPDATE OF status ON retry_requests WHEN NEW.status IS NOT OLD.status
-                AND NOT ((OLD.status = 'queued' AND NEW.status IN ('claimed', 'done', 'cancelled'))
-                      OR (OLD.status = 'claimed' AND NEW.status = 'done'))",
-            "SELECT RAISE(ABORT, 'retry_requests status only moves forward: queued -> claimed -> done, or queued -> cancelled');",
+                AND NOT ((OLD.status = 'queued' AND NEW.status IN ('claimed', 'done', 'failed', 'cancelled'))
+                      OR (OLD.status = 'claimed' AND NEW.status IN ('done', 'failed')))",
+            "SELECT RAISE(ABORT, 'retry_requests status only moves forward: queued -> claimed -> done or failed, or queued -> cancelled');",
+        ),
+        (
+            "settle_probes_no_update",
+            "BEFORE UPDATE ON settle_probes",
+            "SELECT RAISE(ABORT, 'probes are append-only: a receiver asked again is a new probe');",
+        ),
+        (
+            "settle_probes_no_delete",
+            "BEFORE DELETE ON settle_probes",
+            "SELECT RAISE(ABORT, 'probes are append-only: nothing is ever deleted from the evidence');",
         ),
     ]
 }

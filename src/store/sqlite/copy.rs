@@ -23,9 +23,32 @@ impl Sqlite {
             return Ok(0);
         }
         let doing = format!("reading {} for the copy", table.name);
+        // A ledger older than schema 5 (read as it is, never migrated by a
+        // copy) lacks the probes and the worker's columns.
+        let present: Vec<String> = self
+            .conn
+            .prepare("SELECT name FROM pragma_table_info(?1)")
+            .and_then(|mut stmt| {
+                stmt.query_map([table.name], |r| r.get(0))?
+                    .collect::<rusqlite::Result<_>>()
+            })
+            .map_err(|e| self.err(&doing, e))?;
+        if present.is_empty() {
+            return Ok(0);
+        }
+        let columns: Vec<String> = table
+            .columns
+            .iter()
+            .map(
+                |(name, _)| match table.added_later.iter().find(|(n, _)| n == name) {
+                    Some((_, default)) if !present.iter().any(|p| p == name) => default.to_string(),
+                    _ => name.to_string(),
+                },
+            )
+            .collect();
         let sql = format!(
             "SELECT {} FROM {} ORDER BY {}",
-            table.column_list(),
+            columns.join(", "),
             table.name,
             table.order
         );

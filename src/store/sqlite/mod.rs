@@ -4,12 +4,14 @@
 //! calls it; it returns [`crate::domain`] types and never a row.
 
 pub(super) mod chain;
+mod columns;
 mod copy;
 pub(super) mod decide;
 mod decide_bulk;
 mod derived;
 pub(super) mod import;
 mod lookup;
+mod probes;
 mod read;
 pub mod schema;
 

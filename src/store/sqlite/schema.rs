@@ -8,11 +8,13 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::chain;
+pub(crate) use super::columns::REQUIRED_COLUMNS;
+use super::columns::SETTLE_COLUMNS;
 use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
 use crate::error::{Error, Result};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Tables services write (ledger-v1). Required in every ledger.
 pub const SERVICE_TABLES: &str = r#"
@@ -80,13 +82,36 @@ CREATE TABLE IF NOT EXISTS retry_requests (
     requested_at TEXT NOT NULL,
     requested_by TEXT NOT NULL,
     status       TEXT NOT NULL,
-    decision_id  INTEGER NOT NULL
+    decision_id  INTEGER NOT NULL,
+    claimed_by       TEXT,
+    claim_expires_at TEXT,
+    runs             INTEGER NOT NULL DEFAULT 0,
+    finished_at      TEXT,
+    outcome          TEXT
 );
 CREATE TABLE IF NOT EXISTS op_types (
     op_type         TEXT PRIMARY KEY,
     idempotent      INTEGER NOT NULL,
     key_retention_s INTEGER,
     description     TEXT
+);
+"#;
+
+/// settle's own tables beyond the contract's (schema 5): the receivers'
+/// answers to probes, append-only like the decisions.
+const SETTLE_TABLES: &str = r#"
+CREATE TABLE IF NOT EXISTS settle_probes (
+    id          INTEGER PRIMARY KEY,
+    op_id       INTEGER NOT NULL,
+    idem_key    TEXT NOT NULL,
+    command     TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    result_id   TEXT,
+    exit        TEXT NOT NULL,
+    output      TEXT,
+    operator    TEXT NOT NULL,
+    probed_at   TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL
 );
 "#;
 
@@ -106,6 +131,7 @@ const CONSOLE_INDEXES: &[(&str, &str)] = &[
     ("settle_operations_account", "operations (account, id)"),
     ("settle_operations_type", "operations (op_type, id)"),
     ("settle_operations_key", "operations (idem_key, id)"),
+    ("settle_probes_op", "settle_probes (op_id, id)"),
 ];
 
 /// Indexes whose definition comes from the domain's rules (the queue), so
@@ -136,7 +162,7 @@ fn domain_indexes() -> Vec<(&'static str, String)> {
 fn console_steps() -> Vec<(String, String)> {
     let mut steps: Vec<(String, String)> = vec![(
         "creating settle's tables".to_string(),
-        DERIVED_TABLES.to_string(),
+        format!("{DERIVED_TABLES}{SETTLE_TABLES}"),
     )];
     let indexes = CONSOLE_INDEXES
         .iter()
@@ -181,6 +207,7 @@ fn console_object_names() -> Vec<String> {
     let mut names: Vec<String> = CONSOLE_INDEXES.iter().map(|(n, _)| n.to_string()).collect();
     names.extend(domain_indexes().into_iter().map(|(n, _)| n.to_string()));
     names.extend(derived_object_names());
+    names.push("settle_probes".to_string());
     names.extend(
         chain::append_only_triggers()
             .into_iter()
@@ -199,13 +226,6 @@ fn derived_object_names() -> Vec<String> {
     names
 }
 
-/// Columns settle adds to `decisions`, with their definition for a ledger
-/// whose table lacks them.
-const SETTLE_DECISION_COLUMNS: [(&str, &str); 2] = [
-    ("extra_attempt", "INTEGER NOT NULL DEFAULT 0"),
-    ("chain_hash", "TEXT"),
-];
-
 /// One step of a migration, for a progress line: `done` of `total` steps
 /// finished, `step` running now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -215,81 +235,7 @@ pub struct Progress {
     pub total: usize,
 }
 
-/// Columns every ledger-v1 table must have, for validation. `extra_attempt`
-/// is the console's own addition and is added by adoption when missing.
-const REQUIRED_COLUMNS: &[(&str, &[&str])] = &[
-    (
-        "operations",
-        &[
-            "id",
-            "account",
-            "op_type",
-            "idem_key",
-            "fingerprint",
-            "params",
-            "state",
-            "result_id",
-            "max_attempts",
-            "deadline_at",
-            "lease_expires_at",
-            "key_expires_at",
-            "created_at",
-            "updated_at",
-            "version",
-        ],
-    ),
-    (
-        "attempts",
-        &[
-            "op_id",
-            "attempt",
-            "started_at",
-            "ended_at",
-            "outcome",
-            "error",
-            "response",
-        ],
-    ),
-    (
-        "events",
-        &["id", "op_id", "attempt", "at", "event", "detail"],
-    ),
-    (
-        "decisions",
-        &[
-            "id",
-            "op_id",
-            "decision",
-            "from_state",
-            "to_state",
-            "result_id",
-            "evidence",
-            "note",
-            "operator",
-            "decided_at",
-            "op_version",
-            "undoes",
-        ],
-    ),
-    (
-        "retry_requests",
-        &[
-            "id",
-            "op_id",
-            "idem_key",
-            "requested_at",
-            "requested_by",
-            "status",
-            "decision_id",
-        ],
-    ),
-    (
-        "op_types",
-        &["op_type", "idempotent", "key_retention_s", "description"],
-    ),
-];
-
-const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
+pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
 
 /// What the file holds, read without writing anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,6 +245,9 @@ pub struct Inspection {
     pub missing_console_tables: Vec<&'static str>,
     /// Console indexes or columns absent (adoption adds them).
     pub needs_upgrade: bool,
+    /// `settle_probes` and the worker's `retry_requests` columns exist
+    /// (schema 5): reads may select them.
+    pub worker_columns: bool,
     /// The derived tables (operation summaries, state counts) exist and
     /// their triggers keep them current: reads may use them.
     pub derived: bool,
@@ -347,16 +296,19 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
     }
     let present = settle_objects(conn, path)?;
     let all_objects = console_object_names().iter().all(|n| present.contains(n));
-    let decision_columns = table_columns(conn, path, "decisions")?;
-    let has_settle_columns = missing_console_tables.contains(&"decisions")
-        || SETTLE_DECISION_COLUMNS
-            .iter()
-            .all(|(c, _)| decision_columns.iter().any(|p| p == c));
+    let mut has_settle_columns = true;
+    for (table, wanted) in SETTLE_COLUMNS {
+        let columns = table_columns(conn, path, table)?;
+        has_settle_columns &= missing_console_tables.contains(&table)
+            || wanted.iter().all(|(c, _)| columns.iter().any(|p| p == c));
+    }
+    let worker_columns = has_settle_columns && present.iter().any(|n| n == "settle_probes");
     // The derived tables arrived in schema 2; a read-only look at a schema 2
     // ledger may use them.
     let derived = user_version >= 2 && derived_object_names().iter().all(|n| present.contains(n));
     Ok(Inspection {
         user_version,
+        worker_columns,
         needs_upgrade: user_version < SCHEMA_VERSION
             || !missing_console_tables.is_empty()
             || !all_objects
@@ -420,15 +372,17 @@ pub fn upgrade(
         .collect();
     tx.execute_batch(CONSOLE_TABLES)
         .map_err(|e| sqlite(path, "adding the console tables", e))?;
-    let decision_columns = table_columns(&tx, path, "decisions")?;
-    for (column, definition) in SETTLE_DECISION_COLUMNS {
-        if !decision_columns.iter().any(|c| c == column) {
-            let doing = format!("adding decisions.{column}");
-            tx.execute_batch(&format!(
-                "ALTER TABLE decisions ADD COLUMN {column} {definition}"
-            ))
-            .map_err(|e| sqlite(path, &doing, e))?;
-            added.push(format!("column decisions.{column}"));
+    for (table, wanted) in SETTLE_COLUMNS {
+        let columns = table_columns(&tx, path, table)?;
+        for (column, definition) in wanted {
+            if !columns.iter().any(|c| c == column) {
+                let doing = format!("adding {table}.{column}");
+                tx.execute_batch(&format!(
+                    "ALTER TABLE {table} ADD COLUMN {column} {definition}"
+                ))
+                .map_err(|e| sqlite(path, &doing, e))?;
+                added.push(format!("column {table}.{column}"));
+            }
         }
     }
     let steps: Vec<(String, String)> = console_steps()
@@ -493,10 +447,14 @@ pub fn upgrade(
 /// counts a NULL state): `CREATE TRIGGER IF NOT EXISTS` would keep the old
 /// ones, so a ledger older than 4 loses them first.
 fn drop_outdated_triggers(tx: &Connection, path: &Path, user_version: i64) -> Result<()> {
-    if user_version >= 4 {
-        return Ok(());
-    }
-    for name in COUNT_TRIGGERS_BEFORE_4 {
+    // Schema 5 lets a worker's request end as `failed`.
+    let forward = (user_version < 5).then_some("settle_retry_requests_forward");
+    let counts = if user_version < 4 {
+        &COUNT_TRIGGERS_BEFORE_4[..]
+    } else {
+        &[]
+    };
+    for name in counts.iter().copied().chain(forward) {
         let doing = format!("replacing trigger {name}");
         tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {name};"))
             .map_err(|e| sqlite(path, &doing, e))?;
@@ -516,6 +474,9 @@ fn objects_added(user_version: i64, missing_objects: &[String]) -> Vec<String> {
     }
     if (2..4).contains(&user_version) {
         added.push("state counts that count a NULL state".to_string());
+    }
+    if user_version < 5 {
+        added.push("the probes table and the worker's progress on retry requests".to_string());
     }
     if user_version >= 3 && !missing_objects.is_empty() {
         // Someone dropped settle's objects (the append-only triggers, say):

@@ -7,8 +7,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params_from_iter};
 use super::cells::Cells;
 use super::seek_plan;
 use crate::domain::{
-    Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
-    OperationId, Outcome, RetryRequest, Seek, State,
+    Attempt, Decision, DecisionId, Event, Malformed, NewProbe, OpTypeContract, Operation,
+    OperationDetail, OperationId, Outcome, Probe, ProbeOutcome, RetryProgress, RetryRequest, Seek,
+    State,
 };
 use crate::error::{Error, Result};
 use crate::store::sqlite::Sqlite;
@@ -125,6 +126,9 @@ pub(in crate::store) fn load_detail(
     let events = flagged(events, &mut history_malformed, |e| {
         format!("event {}", e.id)
     });
+    // Schema 5's probes and worker columns; a read-only look at an older
+    // ledger has neither.
+    let worker_columns = console_tables && has_worker_columns(conn)?;
     let (decisions, retry_requests, contract) = if console_tables {
         let decisions = conn
             .prepare_cached(&format!(
@@ -136,10 +140,15 @@ pub(in crate::store) fn load_detail(
             format!("decision {}", d.id)
         });
         let retry_requests = conn
-            .prepare_cached(
-                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id
-                 FROM retry_requests WHERE op_id = ?1 ORDER BY id",
-            )?
+            .prepare_cached(if worker_columns {
+                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id,
+                    claimed_by, claim_expires_at, runs, finished_at, outcome
+                 FROM retry_requests WHERE op_id = ?1 ORDER BY id"
+            } else {
+                "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id,
+                    NULL, NULL, 0, NULL, NULL
+                 FROM retry_requests WHERE op_id = ?1 ORDER BY id"
+            })?
             .query_map([id.0], retry_request)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         let retry_requests = flagged(retry_requests, &mut history_malformed, |r| {
@@ -157,12 +166,28 @@ pub(in crate::store) fn load_detail(
     } else {
         (Vec::new(), Vec::new(), None)
     };
+    let probes = if worker_columns {
+        let probes = conn
+            .prepare_cached(
+                "SELECT id, op_id, idem_key, command, outcome, result_id, exit, output,
+                    operator, probed_at, duration_ms
+                 FROM settle_probes WHERE op_id = ?1 ORDER BY id",
+            )?
+            .query_map([id.0], probe)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        flagged(probes, &mut history_malformed, |p| {
+            format!("probe {}", p.id)
+        })
+    } else {
+        Vec::new()
+    };
     Ok(Some(OperationDetail {
         operation,
         attempts,
         events,
         decisions,
         retry_requests,
+        probes,
         contract,
         history_malformed,
     }))
@@ -266,8 +291,44 @@ fn retry_request(r: &Row<'_>) -> rusqlite::Result<(RetryRequest, Vec<Malformed>)
         requested_by: c.text(4, "requested_by")?,
         status: c.text(5, "status")?,
         decision_id: DecisionId(c.int(6, "decision_id")?),
+        progress: RetryProgress {
+            claimed_by: c.opt_text(7, "claimed_by")?,
+            claim_expires_at: c.opt_time(8, "claim_expires_at")?,
+            runs: c.opt_int(9, "runs")?.unwrap_or(0),
+            finished_at: c.opt_time(10, "finished_at")?,
+            outcome: c.opt_text(11, "outcome")?,
+        },
     };
     Ok((row, c.malformed))
+}
+
+fn probe(r: &Row<'_>) -> rusqlite::Result<(Probe, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Probe {
+        id: c.int(0, "id")?,
+        probe: NewProbe {
+            op_id: OperationId(c.int(1, "op_id")?),
+            idem_key: c.text(2, "idem_key")?,
+            command: c.text(3, "command")?,
+            outcome: ProbeOutcome::parse(&c.text(4, "outcome")?),
+            result_id: c.opt_text(5, "result_id")?,
+            exit: c.text(6, "exit")?,
+            output: c.opt_text(7, "output")?,
+            operator: c.text(8, "operator")?,
+            probed_at: c.time(9, "probed_at")?,
+            duration_ms: c.opt_int(10, "duration_ms")?.unwrap_or(0),
+        },
+    };
+    Ok((row, c.malformed))
+}
+
+/// Whether the ledger has schema 5's probes table (and with it the
+/// worker's retry columns: one migration adds both).
+fn has_worker_columns(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settle_probes')",
+    )?
+    .query_row([], |r| r.get(0))
 }
 
 fn contract(r: &Row<'_>) -> rusqlite::Result<(OpTypeContract, Vec<Malformed>)> {

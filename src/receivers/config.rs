@@ -1,0 +1,338 @@
+//! The receivers file (`receivers.toml`): which command asks a receiver
+//! whether an operation's effect exists (`lookup`) and which re-sends it
+//! with the same key (`retry`), per op type. Parsing and checking only:
+//! nothing here runs a command (that is [`super::run`]).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Result};
+
+/// Timeout of an action whose receiver gives no `timeout_s`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Actions run at once when the file gives no `concurrency`.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+/// The entry used for an op type that has none of its own.
+pub const DEFAULT_ENTRY: &str = "*";
+
+/// Longest `timeout_s` accepted: a lookup that may take more than an hour
+/// is a typo, and a console waiting on it would look hung.
+const MAX_TIMEOUT_S: f64 = 3600.0;
+/// Most actions at once: each is a process and three threads.
+const MAX_CONCURRENCY: i64 = 64;
+
+/// The receivers, as read from one file (or none: every lookup is then
+/// unknown and every retry fails, saying why).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receivers {
+    /// The file they came from; `None` when no file is configured.
+    pub source: Option<PathBuf>,
+    /// How many actions run at once ([`super::lookup_all`]; the worker may
+    /// use it as its default).
+    pub concurrency: usize,
+    by_type: BTreeMap<String, Receiver>,
+}
+
+/// What to run for one op type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Receiver {
+    pub lookup: Option<Action>,
+    pub retry: Option<Action>,
+}
+
+/// One command: a program and its arguments, run directly (no shell), and
+/// how long it may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    /// Never empty; `argv[0]` is the program (looked up in `PATH` when it
+    /// has no slash).
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+}
+
+impl Action {
+    /// The command as one line for a person: arguments that need it are
+    /// quoted the way a POSIX shell reads them, so it can be pasted to run
+    /// by hand. Not sanitised: the caller prints it through `text`.
+    pub fn display(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The file's shape. Unknown keys are refused, so `timout_s` is an error
+/// with its line rather than a silent 10 s default.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    concurrency: Option<Spanned<i64>>,
+    #[serde(default)]
+    receivers: BTreeMap<String, RawReceiver>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReceiver {
+    lookup: Option<Spanned<Vec<String>>>,
+    retry: Option<Spanned<Vec<String>>>,
+    timeout_s: Option<Spanned<f64>>,
+}
+
+const HINT: &str = "see the receivers section of the README: \
+    [receivers.OP_TYPE] with lookup = [\"program\", \"arg\"], retry = [...], timeout_s = 10";
+
+impl Receivers {
+    /// No file: every lookup is unknown, every retry fails, and both say
+    /// how to configure one.
+    pub fn none() -> Receivers {
+        Receivers {
+            source: None,
+            concurrency: DEFAULT_CONCURRENCY,
+            by_type: BTreeMap::new(),
+        }
+    }
+
+    /// The configured file ([`crate::config::Config::receivers`]), or
+    /// [`Receivers::none`] when there is none.
+    pub fn load_configured(path: Option<&Path>) -> Result<Receivers> {
+        path.map_or_else(|| Ok(Receivers::none()), Receivers::load)
+    }
+
+    /// Reads and checks `path`. A missing file, bad TOML, an unknown key, an
+    /// empty command or a timeout out of range is an error naming the file,
+    /// the line and what to write instead.
+    pub fn load(path: &Path) -> Result<Receivers> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Receivers {
+            path: path.to_path_buf(),
+            position: None,
+            problem: format!("cannot read the receivers file: {e}"),
+            hint: "check the path given to --receivers, or write settle/receivers.toml \
+                   under $XDG_CONFIG_HOME (~/.config)"
+                .to_string(),
+        })?;
+        Receivers::parse(path, &text)
+    }
+
+    /// [`Receivers::load`] on text already read; `path` is for messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Receivers> {
+        let bad = |span: Option<Range<usize>>, problem: String| Error::Receivers {
+            path: path.to_path_buf(),
+            position: span.map(|s| line_col(text, s.start)),
+            problem,
+            hint: HINT.to_string(),
+        };
+        let raw: RawFile =
+            toml::from_str(text).map_err(|e| bad(e.span(), e.message().trim().to_string()))?;
+        let concurrency = match raw.concurrency {
+            None => DEFAULT_CONCURRENCY,
+            Some(c) if (1..=MAX_CONCURRENCY).contains(c.get_ref()) => *c.get_ref() as usize,
+            Some(c) => {
+                return Err(bad(
+                    Some(c.span()),
+                    format!(
+                        "concurrency must be 1 to {MAX_CONCURRENCY}, not {}",
+                        c.get_ref()
+                    ),
+                ));
+            }
+        };
+        let mut by_type = BTreeMap::new();
+        for (op_type, r) in raw.receivers {
+            let timeout = match r.timeout_s {
+                None => DEFAULT_TIMEOUT,
+                Some(t) if *t.get_ref() > 0.0 && *t.get_ref() <= MAX_TIMEOUT_S => {
+                    Duration::from_secs_f64(*t.get_ref())
+                }
+                Some(t) => {
+                    return Err(bad(
+                        Some(t.span()),
+                        format!(
+                            "receivers.{op_type}.timeout_s must be more than 0 and at most \
+                             {MAX_TIMEOUT_S} seconds, not {}",
+                            t.get_ref()
+                        ),
+                    ));
+                }
+            };
+            let action = |argv: Option<Spanned<Vec<String>>>, name: &str| match argv {
+                None => Ok(None),
+                Some(a) if a.get_ref().first().is_some_and(|p| !p.trim().is_empty()) => {
+                    Ok(Some(Action {
+                        argv: a.into_inner(),
+                        timeout,
+                    }))
+                }
+                Some(a) => Err(bad(
+                    Some(a.span()),
+                    format!(
+                        "receivers.{op_type}.{name} needs a program: a list such as \
+                         [\"/usr/local/bin/tool\", \"{name}\"] (for a shell: [\"sh\", \"-c\", \"...\"])"
+                    ),
+                )),
+            };
+            let receiver = Receiver {
+                lookup: action(r.lookup, "lookup")?,
+                retry: action(r.retry, "retry")?,
+            };
+            by_type.insert(op_type, receiver);
+        }
+        Ok(Receivers {
+            source: Some(path.to_path_buf()),
+            concurrency,
+            by_type,
+        })
+    }
+
+    /// The entry for `op_type`: its own, else `"*"`. An entry is used
+    /// whole: a type with only a `lookup` has no `retry`, even when `"*"`
+    /// has one, so what runs for a type is read in one place of the file.
+    pub fn receiver(&self, op_type: &str) -> Option<&Receiver> {
+        self.by_type
+            .get(op_type)
+            .or_else(|| self.by_type.get(DEFAULT_ENTRY))
+    }
+
+    /// Why `op_type` has no `what` action, for an unknown lookup or a
+    /// failed retry.
+    pub(super) fn missing(&self, op_type: &str, what: &str) -> String {
+        match &self.source {
+            None => format!(
+                "no receivers file: write settle/receivers.toml under $XDG_CONFIG_HOME \
+                 (~/.config) or pass --receivers FILE to configure a {what}"
+            ),
+            Some(path) => format!(
+                "{}: no {what} for op type {op_type} (nor under [receivers.\"*\"])",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = crate::text::head(text, offset);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// `arg` as a POSIX shell reads it back: bare when only safe characters,
+/// else in single quotes.
+fn shell_quote(arg: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(safe) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Receivers> {
+        Receivers::parse(Path::new("/etc/r.toml"), text)
+    }
+
+    #[test]
+    fn an_op_type_uses_its_own_entry_else_the_default() {
+        let r = parse(
+            r#"
+            concurrency = 2
+            [receivers.place_order]
+            lookup = ["/bin/tool", "lookup"]
+            timeout_s = 2.5
+            [receivers."*"]
+            lookup = ["other"]
+            retry = ["other", "retry"]
+            "#,
+        )
+        .unwrap();
+        assert_eq!(r.concurrency, 2);
+        let own = r.receiver("place_order").unwrap();
+        assert_eq!(own.lookup.as_ref().unwrap().argv, ["/bin/tool", "lookup"]);
+        assert_eq!(
+            own.lookup.as_ref().unwrap().timeout,
+            Duration::from_millis(2500)
+        );
+        assert_eq!(own.retry, None, "an entry is used whole");
+        let other = r.receiver("refund").unwrap();
+        assert_eq!(other.lookup.as_ref().unwrap().timeout, DEFAULT_TIMEOUT);
+        assert_eq!(other.retry.as_ref().unwrap().argv, ["other", "retry"]);
+    }
+
+    #[test]
+    fn without_a_default_an_unlisted_type_has_no_receiver() {
+        let r = parse("[receivers.a]\nlookup = [\"x\"]\n").unwrap();
+        assert!(r.receiver("b").is_none());
+        assert_eq!(r.concurrency, DEFAULT_CONCURRENCY);
+        assert!(r.missing("b", "lookup").contains("/etc/r.toml"));
+        assert!(
+            Receivers::none()
+                .missing("b", "lookup")
+                .contains("--receivers")
+        );
+    }
+
+    #[test]
+    fn a_misspelt_key_is_refused_with_its_line() {
+        let e = parse("[receivers.a]\nlookup = [\"x\"]\ntimout_s = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/etc/r.toml:3:"), "{e}");
+        assert!(e.contains("timout_s"), "{e}");
+        assert!(e.contains("what to do"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_the_key_and_line() {
+        let e = parse("[receivers.a]\nlookup = []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/etc/r.toml:2:"), "{e}");
+        assert!(e.contains("receivers.a.lookup needs a program"), "{e}");
+        let e = parse("[receivers.a]\n\ntimeout_s = 0\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/etc/r.toml:3:"), "{e}");
+        assert!(e.contains("timeout_s"), "{e}");
+        let e = parse("concurrency = 0\n").unwrap_err().to_string();
+        assert!(e.contains("concurrency must be 1 to 64"), "{e}");
+        let e = parse("[receivers.a]\nlookup = \"tool lookup\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/etc/r.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_file_says_what_to_do() {
+        let e = Receivers::load(Path::new("/nonexistent/receivers.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/receivers.toml"), "{e}");
+        assert!(e.contains("--receivers"), "{e}");
+    }
+
+    #[test]
+    fn the_display_can_be_pasted_into_a_shell() {
+        let a = Action {
+            argv: vec![
+                "/bin/tool".into(),
+                "it's".into(),
+                "a b".into(),
+                "k=v".into(),
+            ],
+            timeout: DEFAULT_TIMEOUT,
+        };
+        assert_eq!(a.display(), r"/bin/tool 'it'\''s' 'a b' k=v");
+    }
+}

@@ -1,0 +1,237 @@
+//! What settle adds to a PostgreSQL ledger besides tables: the `settle_*`
+//! indexes for the queue and keyset paging, the triggers that keep the audit
+//! trail append-only (the same refusals, word for word, as SQLite's in
+//! `sqlite/chain.rs`), and the triggers that tell listeners of each change
+//! (`LISTEN settle_ledger`). Statements as text only; runs nothing.
+
+use crate::domain::State;
+
+/// The channel the NOTIFY triggers speak on; the console LISTENs on it.
+pub(super) const CHANNEL: &str = "settle_ledger";
+
+/// The tables whose changes the console hears.
+pub(super) const NOTIFYING_TABLES: [&str; 5] = [
+    "operations",
+    "attempts",
+    "events",
+    "decisions",
+    "retry_requests",
+];
+
+/// Indexes with a fixed definition: each filter qualifier has one whose last
+/// column is `id`, so a page in id order reads only the rows it returns.
+const INDEXES: &[(&str, &str)] = &[
+    ("settle_operations_state", "operations (state, id)"),
+    ("settle_operations_account", "operations (account, id)"),
+    ("settle_operations_type", "operations (op_type, id)"),
+    ("settle_operations_key", "operations (idem_key, id)"),
+    ("settle_events_op", "events (op_id, id)"),
+    ("settle_decisions_op", "decisions (op_id, id)"),
+    ("settle_retry_requests_op", "retry_requests (op_id, id)"),
+    (
+        "settle_retry_requests_status",
+        "retry_requests (status, id)",
+    ),
+    ("settle_probes_op", "settle_probes (op_id, id)"),
+    (
+        "settle_operations_reserved_lease",
+        "operations (lease_expires_at) WHERE state = 'reserved'",
+    ),
+];
+
+/// The states an operation in the triage queue can have (the queue states
+/// and `reserved`, whose stale leases join the queue), as the partial index
+/// `settle_operations_queue` spells it. A query must repeat this predicate
+/// for the planner to use that index: reads take it from here.
+pub(super) fn queue_candidates_sql(column: &str) -> String {
+    let words: Vec<String> = State::QUEUE
+        .iter()
+        .chain([State::Reserved].iter())
+        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
+        .collect();
+    format!("{column} IN ({})", words.join(", "))
+}
+
+/// Every `settle_*` index with its definition, the queue's from the domain.
+pub(super) fn indexes() -> Vec<(&'static str, String)> {
+    let mut all: Vec<(&'static str, String)> = INDEXES
+        .iter()
+        .map(|(name, on)| (*name, (*on).to_string()))
+        .collect();
+    all.push((
+        "settle_operations_queue",
+        format!("operations (id) WHERE {}", queue_candidates_sql("state")),
+    ));
+    all
+}
+
+/// The functions the triggers call. `settle_refuse` raises its argument,
+/// so each refusal's text sits beside its trigger; `settle_notify` tells
+/// listeners which table changed (one notice per statement, and PostgreSQL
+/// folds equal notices of one transaction into one).
+pub(super) const FUNCTIONS: &str = r#"
+CREATE OR REPLACE FUNCTION settle_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '%', TG_ARGV[0];
+END $$;
+CREATE OR REPLACE FUNCTION settle_retry_requests_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.id IS DISTINCT FROM OLD.id OR NEW.op_id IS DISTINCT FROM OLD.op_id
+        OR NEW.idem_key IS DISTINCT FROM OLD.idem_key
+        OR NEW.requested_at IS DISTINCT FROM OLD.requested_at
+        OR NEW.requested_by IS DISTINCT FROM OLD.requested_by
+        OR NEW.decision_id IS DISTINCT FROM OLD.decision_id THEN
+        RAISE EXCEPTION 'retry_requests are append-only: only status may change';
+    END IF;
+    IF NEW.status IS DISTINCT FROM OLD.status
+        AND NOT ((OLD.status = 'queued' AND NEW.status IN ('claimed', 'done', 'failed', 'cancelled'))
+              OR (OLD.status = 'claimed' AND NEW.status IN ('done', 'failed'))) THEN
+        RAISE EXCEPTION 'retry_requests status only moves forward: queued -> claimed -> done or failed, or queued -> cancelled';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE OR REPLACE FUNCTION settle_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('settle_ledger', TG_TABLE_NAME);
+    RETURN NULL;
+END $$;
+"#;
+
+const NO_EDIT: &str = "decisions are append-only: a decision is corrected by a later decision (settle decide --reopen), never edited";
+const NO_DELETE: &str = "decisions are append-only: nothing is ever deleted from the audit trail";
+const NO_PROBE_EDIT: &str = "probes are append-only: a receiver asked again is a new probe";
+const NO_PROBE_DELETE: &str = "probes are append-only: nothing is ever deleted from the evidence";
+const NO_RETRY_DELETE: &str =
+    "retry_requests are append-only: cancel a queued request with settle decide --cancel-retry";
+
+/// The append-only triggers: name, table, and what fires them. TRUNCATE
+/// skips row triggers, so it has its own.
+fn append_only() -> Vec<(&'static str, &'static str, String)> {
+    let refuse = |when: &str, why: &str| {
+        format!(
+            "{when} EXECUTE FUNCTION settle_refuse('{}')",
+            why.replace('\'', "''")
+        )
+    };
+    vec![
+        (
+            "settle_decisions_no_update",
+            "decisions",
+            refuse("BEFORE UPDATE ON decisions FOR EACH ROW", NO_EDIT),
+        ),
+        (
+            "settle_decisions_no_delete",
+            "decisions",
+            refuse("BEFORE DELETE ON decisions FOR EACH ROW", NO_DELETE),
+        ),
+        (
+            "settle_decisions_no_truncate",
+            "decisions",
+            refuse("BEFORE TRUNCATE ON decisions FOR EACH STATEMENT", NO_DELETE),
+        ),
+        (
+            "settle_retry_requests_no_delete",
+            "retry_requests",
+            refuse(
+                "BEFORE DELETE ON retry_requests FOR EACH ROW",
+                NO_RETRY_DELETE,
+            ),
+        ),
+        (
+            "settle_retry_requests_no_truncate",
+            "retry_requests",
+            refuse(
+                "BEFORE TRUNCATE ON retry_requests FOR EACH STATEMENT",
+                NO_RETRY_DELETE,
+            ),
+        ),
+        (
+            "settle_probes_no_update",
+            "settle_probes",
+            refuse("BEFORE UPDATE ON settle_probes FOR EACH ROW", NO_PROBE_EDIT),
+        ),
+        (
+            "settle_probes_no_delete",
+            "settle_probes",
+            refuse(
+                "BEFORE DELETE ON settle_probes FOR EACH ROW",
+                NO_PROBE_DELETE,
+            ),
+        ),
+        (
+            "settle_probes_no_truncate",
+            "settle_probes",
+            refuse(
+                "BEFORE TRUNCATE ON settle_probes FOR EACH STATEMENT",
+                NO_PROBE_DELETE,
+            ),
+        ),
+        (
+            "settle_retry_requests_fixed",
+            "retry_requests",
+            "BEFORE UPDATE ON retry_requests FOR EACH ROW \
+             EXECUTE FUNCTION settle_retry_requests_guard()"
+                .to_string(),
+        ),
+    ]
+}
+
+/// The NOTIFY triggers, one per table the console hears.
+fn notify() -> Vec<(String, &'static str, String)> {
+    NOTIFYING_TABLES
+        .iter()
+        .map(|table| {
+            (
+                format!("settle_notify_{table}"),
+                *table,
+                format!(
+                    "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} \
+                     FOR EACH STATEMENT EXECUTE FUNCTION settle_notify()"
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Every trigger settle installs: its name and the statement that creates
+/// it. Adoption creates only the missing ones: replacing one that exists
+/// (DROP, or CREATE OR REPLACE TRIGGER, which PostgreSQL before 14 lacks)
+/// would lock the table against every reader.
+pub(super) fn triggers() -> Vec<(String, String)> {
+    append_only()
+        .into_iter()
+        .map(|(n, t, body)| (n.to_string(), t, body))
+        .chain(notify())
+        .map(|(name, _table, body)| {
+            let sql = format!("CREATE TRIGGER {name} {body}");
+            (name, sql)
+        })
+        .collect()
+}
+
+/// The names of every index and trigger settle installs, to tell whether a
+/// ledger has them all.
+pub(super) fn names() -> Vec<String> {
+    indexes()
+        .into_iter()
+        .map(|(n, _)| n.to_string())
+        .chain(triggers().into_iter().map(|(n, _)| n))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_queue_index_holds_the_queue_states_and_reserved() {
+        let (_, on) = indexes()
+            .into_iter()
+            .find(|(n, _)| *n == "settle_operations_queue")
+            .unwrap();
+        assert_eq!(
+            on,
+            "operations (id) WHERE state IN ('unknown', 'exhausted', 'conflict', 'reserved')"
+        );
+    }
+}

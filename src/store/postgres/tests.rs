@@ -1,0 +1,470 @@
+//! Tests of the PostgreSQL backend against a throwaway cluster
+//! ([`super::testing`]): each test gets a database of its own and skips
+//! loudly when the machine has no PostgreSQL server.
+
+use super::testing::{connect, fresh_database};
+
+impl super::Pg {
+    /// Connects to `address` without checking or adopting its schema: for
+    /// tests that build the tables as a service would. Here rather than in
+    /// `testing.rs`, which integration tests include and which therefore
+    /// cannot name the crate's types.
+    #[allow(dead_code, reason = "the read tests (branch pgread) call it")]
+    pub(crate) fn connect_for_test(address: &std::path::Path, read_only: bool) -> super::Pg {
+        let address = super::Address::parse(address).expect("a test address");
+        super::Pg::connect(&address, read_only, crate::store::BUSY_TIMEOUT)
+            .expect("connecting to the test database")
+    }
+}
+
+#[test]
+fn the_harness_hands_each_test_its_own_empty_database_on_a_socket_only_server() {
+    let Some(a) = fresh_database("harness a") else {
+        return;
+    };
+    let b = fresh_database("harness b").unwrap();
+    assert_ne!(a, b);
+    let mut ca = connect(&a);
+    ca.batch_execute("CREATE TABLE only_in_a (x int)").unwrap();
+    let n: i64 = connect(&b)
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'only_in_a'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 0, "a database handed out must be empty");
+    // No TCP: the server listens only on the socket in the temp dir.
+    let listen: String = ca.query_one("SHOW listen_addresses", &[]).unwrap().get(0);
+    assert_eq!(listen, "");
+}
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::schema::{SCHEMA_VERSION, SERVICE_TABLES};
+use crate::store::{Access, Ledger};
+
+/// A database holding a service's tables and two operations, written with
+/// plain SQL as a service writes them; settle has never seen it.
+fn service_database(hint: &str) -> Option<std::path::PathBuf> {
+    let db = fresh_database(hint)?;
+    let mut c = connect(&db);
+    c.batch_execute(SERVICE_TABLES).unwrap();
+    c.batch_execute(
+        "INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)
+         VALUES ('acme', 'charge', 'k-1', 'fp', 'unknown', 3, now(), now()),
+                ('acme', 'charge', 'k-2', 'fp', 'completed', 3, now(), now());
+         INSERT INTO events (op_id, at, event, detail) VALUES (1, now(), 'timeout', 'upstream 504');",
+    )
+    .unwrap();
+    Some(db)
+}
+
+fn scalar_i64(db: &Path, sql: &str) -> i64 {
+    connect(db).query_one(sql, &[]).unwrap().get(0)
+}
+
+fn settle_objects(db: &Path) -> i64 {
+    scalar_i64(
+        db,
+        // settle_probes' primary key is the table's, not one settle adds.
+        "SELECT (SELECT count(*) FROM pg_indexes
+                  WHERE indexname LIKE 'settle\\_%' AND indexname <> 'settle_probes_pkey')
+              + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'settle\\_%')",
+    )
+}
+
+/// Waits (bounded) until `f` holds; the notices travel between processes.
+fn eventually(what: &str, mut f: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < until, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn init_creates_a_ledger_that_opens_without_adopting_and_refuses_a_second_init() {
+    let Some(db) = fresh_database("init") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    assert_eq!(
+        scalar_i64(&db, "SELECT version FROM settle_schema"),
+        SCHEMA_VERSION
+    );
+    let (ledger, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert_eq!(report, crate::store::OpenReport::default());
+    assert!(!ledger.is_read_only());
+    let again = Ledger::create(&db).unwrap_err().to_string();
+    assert!(
+        again.contains("already holds a ledger (table `operations` exists)"),
+        "{again}"
+    );
+}
+
+#[test]
+fn a_newer_schema_is_refused_in_the_same_words_as_sqlite() {
+    let Some(db) = fresh_database("newer") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    connect(&db)
+        .batch_execute("UPDATE settle_schema SET version = version + 1")
+        .unwrap();
+    for access in [Access::ReadOnly, Access::ReadWrite] {
+        let e = Ledger::open(&db, access).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!(
+                "schema version {} is newer than this settle knows ({SCHEMA_VERSION})",
+                SCHEMA_VERSION + 1
+            )) && e.contains("use a newer settle; this one will not read or write it"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_read_only_open_never_adopts_and_its_session_cannot_write() {
+    let Some(db) = service_database("read only") else {
+        return;
+    };
+    let (ledger, report) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    assert_eq!(
+        report.not_adopted.as_deref(),
+        Some("schema 0 is older than 1; shown read-only without adopting it")
+    );
+    assert_eq!(report.upgraded, None);
+    assert_eq!(settle_objects(&db), 0);
+    assert_eq!(
+        scalar_i64(
+            &db,
+            "SELECT count(*) FROM information_schema.tables WHERE table_name IN ('decisions', 'settle_schema')"
+        ),
+        0
+    );
+    let super::super::Backend::Postgres(pg) = &ledger.backend else {
+        panic!("a PostgreSQL address opened another backend");
+    };
+    assert!(!pg.console_tables);
+    let write = pg
+        .client
+        .borrow_mut()
+        .batch_execute("CREATE TABLE decisions (id bigint)")
+        .unwrap_err();
+    let why = write.as_db_error().unwrap().message();
+    assert!(why.contains("read-only transaction"), "{why}");
+}
+
+#[test]
+fn a_writable_open_adopts_a_service_database_once_without_touching_its_rows() {
+    let Some(db) = service_database("adopt") else {
+        return;
+    };
+    let rows_before = scalar_i64(&db, "SELECT count(*) FROM operations");
+    let (_ledger, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let line = report.upgraded.unwrap();
+    assert!(
+        line.starts_with("settle: adopted postgres@")
+            && line.contains("(schema 0 -> 1): added table decisions, table retry_requests, table op_types, indexes, append-only triggers on the audit trail, change notifications; no service rows changed"),
+        "{line}"
+    );
+    assert!(!line.contains("password"));
+    assert_eq!(
+        scalar_i64(&db, "SELECT count(*) FROM operations"),
+        rows_before
+    );
+    assert_eq!(
+        scalar_i64(&db, "SELECT version FROM settle_schema"),
+        SCHEMA_VERSION
+    );
+    // The queue's partial index, as the domain defines the queue.
+    let queue: String = connect(&db)
+        .query_one(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'settle_operations_queue'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        queue.contains("'unknown'")
+            && queue.contains("'exhausted'")
+            && queue.contains("'conflict'")
+            && queue.contains("'reserved'")
+            && !queue.contains("'completed'"),
+        "{queue}"
+    );
+    assert_eq!(settle_objects(&db), super::objects::names().len() as i64);
+    let (_, second) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert_eq!(second.upgraded, None, "adopted twice");
+}
+
+#[test]
+fn two_processes_adopting_at_once_adopt_once() {
+    let Some(db) = service_database("adopt race") else {
+        return;
+    };
+    let openers: Vec<_> = (0..2)
+        .map(|_| {
+            let db = db.clone();
+            std::thread::spawn(move || Ledger::open(&db, Access::ReadWrite).map(|(_, r)| r))
+        })
+        .collect();
+    let reports: Vec<_> = openers
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect();
+    assert_eq!(
+        reports.iter().filter(|r| r.upgraded.is_some()).count(),
+        1,
+        "{reports:?}"
+    );
+}
+
+#[test]
+fn a_dropped_trigger_is_put_back_and_named_on_the_next_writable_open() {
+    let Some(db) = fresh_database("repair") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    connect(&db)
+        .batch_execute("DROP TRIGGER settle_decisions_no_update ON decisions")
+        .unwrap();
+    let (_, ro) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    assert!(ro.not_adopted.is_some());
+    let (_, rw) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let line = rw.upgraded.unwrap();
+    assert!(
+        line.contains("repaired") && line.contains("the missing settle_decisions_no_update"),
+        "{line}"
+    );
+}
+
+/// The refusal a plain SQL edit of the audit trail gets, on each backend.
+fn refusals(edits: &[&str], pg: &mut ::postgres::Client, lite: &rusqlite::Connection) {
+    for edit in edits {
+        let on_pg = match pg.batch_execute(edit) {
+            Ok(()) => panic!("PostgreSQL allowed {edit}"),
+            Err(e) => e.as_db_error().unwrap().message().to_string(),
+        };
+        let on_sqlite = lite.execute_batch(edit).unwrap_err().to_string();
+        assert_eq!(on_pg, on_sqlite, "{edit}");
+    }
+}
+
+#[test]
+fn the_audit_trail_refuses_edits_and_deletes_with_sqlites_words() {
+    let Some(db) = fresh_database("append only") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let lite_path = dir.path().join("ledger.db");
+    drop(Ledger::create(&lite_path).unwrap());
+    let lite = rusqlite::Connection::open(&lite_path).unwrap();
+    let mut pg = connect(&db);
+    let rows = [
+        "INSERT INTO decisions (op_id, decision, from_state, to_state, operator, decided_at, op_version) \
+         VALUES (1, 'applied', 'unknown', 'completed', 'ana', '2026-11-30T12:00:00Z', 0)",
+        "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by, status, decision_id) \
+         VALUES (1, 'k', '2026-11-30T12:00:00Z', 'ana', 'queued', 1)",
+    ];
+    for row in rows {
+        pg.batch_execute(row).unwrap();
+        lite.execute_batch(row).unwrap();
+    }
+    refusals(
+        &[
+            "UPDATE decisions SET note = 'edited'",
+            "DELETE FROM decisions",
+            "DELETE FROM retry_requests",
+            "UPDATE retry_requests SET requested_by = 'mallory'",
+        ],
+        &mut pg,
+        &lite,
+    );
+    // Forward is allowed, backward refused.
+    pg.batch_execute("UPDATE retry_requests SET status = 'claimed'")
+        .unwrap();
+    lite.execute_batch("UPDATE retry_requests SET status = 'claimed'")
+        .unwrap();
+    refusals(
+        &["UPDATE retry_requests SET status = 'queued'"],
+        &mut pg,
+        &lite,
+    );
+    let truncate = pg.batch_execute("TRUNCATE decisions").unwrap_err();
+    assert_eq!(
+        truncate.as_db_error().unwrap().message(),
+        "decisions are append-only: nothing is ever deleted from the audit trail"
+    );
+    assert_eq!(scalar_i64(&db, "SELECT count(*) FROM decisions"), 1);
+}
+
+#[test]
+fn a_watching_ledger_hears_another_writer_without_asking() {
+    let Some(db) = fresh_database("notify") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let (watching, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let before = watching.data_version().unwrap();
+    assert_eq!(watching.data_version().unwrap(), before, "nothing happened");
+    connect(&db)
+        .batch_execute(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)
+             VALUES ('acme', 'charge', 'k-9', 'fp', 'unknown', 3, now(), now())",
+        )
+        .unwrap();
+    eventually("the insert is heard", || {
+        watching.data_version().unwrap() != before
+    });
+}
+
+#[test]
+fn a_lost_connection_is_not_live_until_it_reconnects_and_the_screen_is_reread() {
+    use crate::app::Msg;
+    use crate::watch::Watch;
+    let Some(db) = fresh_database("reconnect") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let (watching, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let mut watch = Watch::new(watching, None, Instant::now());
+    assert_eq!(watch.poll(Instant::now()), Vec::<Msg>::new());
+    assert_eq!(watch.file_problem(), None, "a server's ledger has no file");
+    // The server ends every other session, as a restart or failover would.
+    scalar_i64(
+        &db,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    let mut said = Vec::new();
+    eventually("the loss is said, then the reconnection", || {
+        said.extend(watch.poll(Instant::now()));
+        said.contains(&Msg::LiveRestored)
+    });
+    assert!(matches!(said[0], Msg::LiveLost(_)), "{said:?}");
+    assert_eq!(
+        said.iter()
+            .filter(|m| matches!(m, Msg::LiveLost(_)))
+            .count(),
+        1,
+        "said once: {said:?}"
+    );
+    // Live again: a change after the reconnection is heard.
+    connect(&db)
+        .batch_execute("INSERT INTO events (op_id, at, event) VALUES (1, now(), 'late')")
+        .unwrap();
+    eventually("a change after the reconnection is heard", || {
+        watch.poll(Instant::now()).contains(&Msg::LedgerChanged)
+    });
+}
+
+/// The role SQL docs/ledger-v1.md gives, run as written.
+fn documented_role_sql() -> String {
+    let doc = include_str!("../../../docs/ledger-v1.md");
+    let (_, after) = doc
+        .split_once("<!-- service-role-sql: the tests run this block -->\n```sql\n")
+        .unwrap();
+    after.split_once("```").unwrap().0.to_string()
+}
+
+#[test]
+fn the_documented_service_role_writes_operations_but_never_decisions() {
+    let Some(db) = fresh_database("roles") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let mut owner = connect(&db);
+    owner.batch_execute(&documented_role_sql()).unwrap();
+    let denied = |c: &mut ::postgres::Client, sql: &str| {
+        let e = c.batch_execute(sql).unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some(&::postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{sql}: {e:?}"
+        );
+    };
+    let mut service = connect(&db);
+    service.batch_execute("SET ROLE payments_service").unwrap();
+    service
+        .batch_execute(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)
+             VALUES ('acme', 'charge', 'k-1', 'fp', 'unknown', 3, now(), now());
+             INSERT INTO events (op_id, at, event) VALUES (1, now(), 'timeout');
+             SELECT count(*) FROM decisions;",
+        )
+        .unwrap();
+    let decision = "INSERT INTO decisions (op_id, decision, from_state, to_state, operator, decided_at, op_version)
+                    VALUES (1, 'applied', 'unknown', 'completed', 'svc', now(), 0)";
+    denied(&mut service, decision);
+    let mut console = connect(&db);
+    console.batch_execute("SET ROLE settle_console").unwrap();
+    console
+        .batch_execute(&format!(
+            "{decision};
+             UPDATE operations SET state = 'completed', version = version + 1 WHERE id = 1;
+             INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by, status, decision_id)
+             VALUES (1, 'k-1', now(), 'ana', 'queued', 1);"
+        ))
+        .unwrap();
+    denied(&mut console, "DELETE FROM events");
+    denied(&mut service, "UPDATE decisions SET note = 'x'");
+    service
+        .batch_execute("UPDATE retry_requests SET status = 'claimed'")
+        .unwrap();
+}
+
+#[test]
+fn a_read_on_a_connection_the_server_closed_runs_again_on_a_new_one() {
+    let Some(db) = fresh_database("read reconnect") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let super::super::Backend::Postgres(pg) = &ledger.backend else {
+        panic!("a PostgreSQL address opened another backend");
+    };
+    let pid = |pg: &super::Pg| {
+        pg.read_reconnecting("asking its pid", |c| {
+            c.query_one("SELECT pg_backend_pid()", &[])
+                .map(|r| r.get::<_, i32>(0))
+        })
+        .unwrap()
+    };
+    let before = pid(pg);
+    scalar_i64(
+        &db,
+        &format!("SELECT count(pg_terminate_backend({before}))"),
+    );
+    let after = pid(pg);
+    assert_ne!(before, after, "the read ran on a new connection");
+    // The new connection is set up as the first: still read-only.
+    let write = pg
+        .read_reconnecting("writing", |c| c.batch_execute("CREATE TABLE x (y int)"))
+        .unwrap_err()
+        .to_string();
+    assert!(write.contains("read-only transaction"), "{write}");
+}
+
+#[test]
+fn an_unadopted_ledger_is_not_live_until_another_process_adopts_it() {
+    use crate::app::Msg;
+    use crate::watch::Watch;
+    let Some(db) = service_database("not live") else {
+        return;
+    };
+    let (watching, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let mut watch = Watch::new(watching, None, Instant::now());
+    let first = watch.poll(Instant::now());
+    assert!(
+        matches!(&first[..], [Msg::LiveLost(why)] if why.contains("no change notifications until it is adopted")),
+        "{first:?}"
+    );
+    drop(Ledger::open(&db, Access::ReadWrite).unwrap());
+    eventually("live once adopted", || {
+        watch.poll(Instant::now()).contains(&Msg::LiveRestored)
+    });
+}

@@ -1,0 +1,75 @@
+//! Cases that hold on SQLite and on PostgreSQL alike, written once
+//! (`common/backends.rs`): a service's ledger is adopted on the first
+//! writable open and never on a read, once, without touching its rows; the
+//! audit trail refuses edits in the same words.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "common/backends.rs"]
+mod backends;
+mod common;
+#[path = "common/pg.rs"]
+mod pg;
+
+use common::*;
+use settle::store::{Access, Ledger};
+
+const SERVICE_ROWS: &str = "
+INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)
+VALUES ('acme', 'charge', 'k-1', 'fp', 'unknown', 3, '2026-11-30T10:00:00Z', '2026-11-30T10:00:00Z'),
+       ('acme', 'charge', 'k-2', 'fp', 'completed', 3, '2026-11-30T10:00:00Z', '2026-11-30T10:00:00Z');
+INSERT INTO events (op_id, at, event, detail) VALUES (1, '2026-11-30T10:00:05Z', 'timeout', 'upstream 504');
+";
+
+#[test]
+fn a_service_ledger_is_adopted_on_the_first_writable_open_never_on_a_read() {
+    backends::each_backend("adoption", |l| {
+        l.exec(SERVICE_ROWS);
+        let (ro, report) = Ledger::open(l.path(), Access::ReadOnly).unwrap();
+        assert!(ro.is_read_only());
+        assert!(report.not_adopted.is_some(), "{:?}: {report:?}", l.backend);
+        assert!(!l.has_table("decisions"), "{:?}: a read adopted", l.backend);
+        drop(ro);
+
+        let out = settle(&["adopt", l.arg()]);
+        assert_eq!(code(&out), 0, "{:?}: {}", l.backend, stderr(&out));
+        assert!(
+            stdout(&out).contains("adopted") && stdout(&out).contains("no service rows changed"),
+            "{:?}: {}",
+            l.backend,
+            stdout(&out)
+        );
+        assert!(l.has_table("decisions") && l.has_table("retry_requests"));
+        assert_eq!(l.query_i64("SELECT count(*) FROM operations"), 2);
+        let again = settle(&["adopt", l.arg()]);
+        assert!(
+            stdout(&again).contains("is already adopted"),
+            "{:?}: {}",
+            l.backend,
+            stdout(&again)
+        );
+    });
+}
+
+#[test]
+fn the_audit_trail_refuses_edits_and_deletes_in_the_same_words() {
+    let mut said = Vec::new();
+    backends::each_backend("append only", |l| {
+        assert_eq!(code(&settle(&["adopt", l.arg()])), 0);
+        l.exec(
+            "INSERT INTO decisions (op_id, decision, from_state, to_state, operator, decided_at, op_version)
+             VALUES (1, 'applied', 'unknown', 'completed', 'ana', '2026-11-30T12:00:00Z', 0)",
+        );
+        let refusals = [
+            l.exec_err("UPDATE decisions SET note = 'edited'"),
+            l.exec_err("DELETE FROM decisions"),
+        ];
+        assert!(
+            refusals[0].contains("decisions are append-only"),
+            "{refusals:?}"
+        );
+        assert_eq!(l.query_i64("SELECT count(*) FROM decisions"), 1);
+        said.push(refusals);
+    });
+    // Every backend that ran says what the first said.
+    assert!(said.windows(2).all(|w| w[0] == w[1]), "{said:?}");
+}
