@@ -12,7 +12,8 @@ const AFTER_HELP: &str = "\
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
 changed the operation; nothing written), 5 ledger busy (another process held
-the write lock past --wait; nothing written). `decide --filter`: 2 when the
+the write lock past --wait; nothing written), 6 `probe`: a lookup read
+unknown (recorded). `decide --filter`: 2 when the
 count differs from --expect-count (nothing written), 3 when any row was
 refused, else 4 when any row changed since it was listed (the other rows are
 written; stdout lists the skipped ones).
@@ -27,6 +28,7 @@ Examples:
   settle decide ledger.db 42 --not-applied --evidence 'provider says no such order'
   settle decide ledger.db --filter 'type:create_report' --not-applied \
       --evidence 'INC-7: provider lost the batch' --expect-count 2000
+  settle probe ledger.db 42 --receivers receivers.toml
   settle drill show drill-results.json";
 
 /// Settle operations whose outcome is unknown: triage the ledger's stuck
@@ -92,13 +94,18 @@ impl Cli {
     pub fn flags(&self) -> Flags {
         let operator = match &self.command {
             Some(Command::Decide(args)) => args.operator.operator.clone(),
+            Some(Command::Probe(args)) => args.operator.operator.clone(),
             _ => self.console.operator.operator.clone(),
+        };
+        let receivers = match &self.command {
+            Some(Command::Probe(args)) => args.receivers.receivers.clone(),
+            _ => self.console.receivers.receivers.clone(),
         };
         Flags {
             operator,
             read_only: self.console.read_only,
             keymap: self.console.keymap.clone(),
-            receivers: self.console.receivers.receivers.clone(),
+            receivers,
         }
     }
 }
@@ -123,6 +130,9 @@ pub enum Command {
     Show(ShowArgs),
     /// Record a decision about an operation (atomic, audited, version-guarded).
     Decide(DecideArgs),
+    /// Ask the receivers whether operations' effects exist (their `lookup`
+    /// commands) and record each answer in the ledger as a probe.
+    Probe(ProbeArgs),
     /// The decisions, newest first.
     Audit(AuditArgs),
     /// Copy a ledger into a new or empty one (SQLite or PostgreSQL, either
@@ -283,6 +293,62 @@ pub struct DecideArgs {
     pub wait: u64,
     #[command(flatten)]
     pub operator: OperatorArg,
+}
+
+const PROBE_AFTER_HELP: &str = "\
+Each lookup's answer is recorded (append-only) with its command, how it
+ended, the result id found, the time and the operator, so the ledger must be
+writable: a read-only ledger cannot be probed. `settle show` and the
+console's detail list the probes; the console's decision form starts from
+the newest one.
+
+Exit status: 0 every lookup answered (found or not found), 6 at least one
+reads unknown (all recorded; its line says why), 1 error (a probe could not
+be recorded: the lookups after it are not run), 2 usage (e.g. --filter
+without --limit or --all; nothing probed).
+
+Examples:
+  settle probe ledger.db 42 43 --receivers receivers.toml
+  settle probe ledger.db --filter 'type:create_report' --limit 50 --format jsonl";
+
+#[derive(Debug, Args)]
+#[command(after_help = PROBE_AFTER_HELP)]
+pub struct ProbeArgs {
+    /// The ledger (SQLite file); each probe is recorded in it, so it must be writable.
+    pub ledger: PathBuf,
+    /// The operations: ids, or account/op_type/key (or --filter instead).
+    #[arg(
+        value_name = "OP",
+        required_unless_present = "filter",
+        conflicts_with = "filter"
+    )]
+    pub ops: Vec<String>,
+    /// Probe the rows OF THE TRIAGE QUEUE this filter matches (the language of `settle list --filter`). Needs --limit N or --all, so a broad filter never sends thousands of lookups by accident.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// With --filter: probe at most N of the matching rows, in list order (newest first); stderr says how many were left out.
+    #[arg(long, value_name = "N", requires = "filter", conflicts_with = "all")]
+    pub limit: Option<usize>,
+    /// With --filter: probe every matching row.
+    #[arg(long, requires = "filter")]
+    pub all: bool,
+    /// table for people (a line per operation as its lookup ends); json or jsonl for scripts.
+    #[arg(long, value_enum, default_value_t = ProbeFormat::Table)]
+    pub format: ProbeFormat,
+    /// How long to wait for another process's write lock when recording a probe.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+    pub wait: u64,
+    #[command(flatten)]
+    pub operator: OperatorArg,
+    #[command(flatten)]
+    pub receivers: ReceiversArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeFormat {
+    Table,
+    Json,
+    Jsonl,
 }
 
 #[derive(Debug, Args)]

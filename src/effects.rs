@@ -9,6 +9,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
+use crate::app::probe::ProbeNews;
 use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
     PageRows, PageSource,
@@ -20,6 +21,7 @@ use crate::query::Query;
 use crate::store::{Ledger, Seek};
 
 mod bulk;
+pub mod probe;
 
 // What goes to a worker thread and what comes back must be `Send`; this
 // fails to compile the day either type stops being so.
@@ -47,6 +49,11 @@ pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<M
             vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
         }
         Effect::LoadClusters { query, top } => vec![clusters(ledger, &query, top, now)],
+        // Lookups run child processes: only the console's prober does that
+        // (`probe::spawn`), never a synchronous caller.
+        Effect::Probe(_) => vec![Msg::Probe(ProbeNews::Finished {
+            stopped: Some("internal: probes run on the console's prober".to_string()),
+        })],
         read_effect => read(ledger, now, read_effect),
     }
 }
@@ -122,7 +129,12 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
                 Err(e) => failed(e),
             }
         }
+        Effect::ListProbeTargets(query) => match probe::list_targets(ledger, &query, now) {
+            Ok(ids) => vec![Msg::ProbeTargetsListed(ids)],
+            Err(e) => failed(e),
+        },
         Effect::RecordDecisions(_)
+        | Effect::Probe(_)
         | Effect::Count(_)
         | Effect::LoadClusters { .. }
         | Effect::RecordBulk { .. } => {

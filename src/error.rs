@@ -175,13 +175,22 @@ pub enum Error {
     /// combination the parser could not catch).
     #[error("{0}")]
     Usage(String),
+
+    /// `settle probe`: some lookups could not tell whether the effect
+    /// exists. Every answer was recorded; the lines printed say why each
+    /// one was unknown.
+    #[error(
+        "{unknown} of {total} lookups read unknown (each was recorded; its line says why)\n  what to do: fix the receiver or its lookup command, then probe those operations again"
+    )]
+    ProbesUnknown { unknown: usize, total: usize },
 }
 
 impl Error {
     /// The process exit status the CLI documents: 1 error, 2 usage,
     /// 3 refused by a rule (a bulk decision: any row), 4 version conflict
     /// (a bulk decision: any row, none refused), 5 ledger busy (a script may
-    /// retry on 4 after looking again, on 5 as it is).
+    /// retry on 4 after looking again, on 5 as it is), 6 a probe read
+    /// unknown.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
@@ -192,6 +201,7 @@ impl Error {
             Error::BulkIncomplete { .. } => 4,
             Error::VersionConflict { .. } => 4,
             Error::Busy { .. } => 5,
+            Error::ProbesUnknown { .. } => 6,
             Error::ReceiverAnswer { code, .. } => *code,
             _ => 1,
         }

@@ -115,6 +115,9 @@ pub enum Intent {
     ToggleMark,
     /// Select every row the list's filter matches, without loading them.
     SelectMatching,
+    /// Ask the receivers whether the effects exist (the selected, marked
+    /// or every matching row) and record each answer as a probe.
+    Probe,
     Decide(DecisionKind),
     Undo,
     Reload,
@@ -152,6 +155,12 @@ const EXPORT: Words = words(
     "export",
     "export the marked rows, or all the view matches, to .csv or .jsonl",
 );
+// The probe's words, apart for the same reason.
+const PROBE: Words = words(
+    "probe",
+    "probe",
+    "ask the receiver if the effect exists; recorded as a probe",
+);
 const WRITE_EXPORT: Words = words("confirm", "write", "write the file (never over one)");
 
 /// The words of the key that shows `view`.
@@ -179,7 +188,7 @@ fn view_words(view: View) -> Words {
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 39] = {
+    pub const BINDABLE: [Intent; 40] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -208,6 +217,7 @@ impl Intent {
             Intent::OpenOperation,
             Intent::ToggleMark,
             Intent::SelectMatching,
+            Intent::Probe,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
             Intent::Decide(RetrySameKey),
@@ -229,9 +239,11 @@ impl Intent {
     /// only these, so a hint cannot offer a key the view ignores.
     pub fn acts_in(self, view: View) -> bool {
         match self {
-            Intent::ToggleMark | Intent::SelectMatching | Intent::Decide(_) | Intent::Undo => {
-                view.lists_operations()
-            }
+            Intent::ToggleMark
+            | Intent::SelectMatching
+            | Intent::Probe
+            | Intent::Decide(_)
+            | Intent::Undo => view.lists_operations(),
             // The audit trail and the clusters have no filter; the lists
             // and the drills do.
             Intent::StartFilter => !matches!(view, View::Audit | View::Clusters),
@@ -247,12 +259,16 @@ impl Intent {
         }
     }
 
-    /// Intents that exist to record a decision (marks choose its rows): a
-    /// read-only console offers none.
+    /// Intents that exist to record something: a decision (marks choose
+    /// its rows) or a probe. A read-only console offers none.
     pub fn decides(self) -> bool {
         matches!(
             self,
-            Intent::ToggleMark | Intent::SelectMatching | Intent::Decide(_) | Intent::Undo
+            Intent::ToggleMark
+                | Intent::SelectMatching
+                | Intent::Probe
+                | Intent::Decide(_)
+                | Intent::Undo
         )
     }
 
@@ -317,6 +333,7 @@ impl Intent {
                 "all matching",
                 "select every row the filter matches; a decision then applies to all",
             ),
+            Intent::Probe => PROBE,
             Intent::Decide(Applied) => words(
                 "decide_applied",
                 "applied",

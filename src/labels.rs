@@ -8,7 +8,9 @@ use chrono::{DateTime, Utc};
 use ratatui::style::Color;
 
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
-use crate::domain::{Decision, OperationDetail, State, format_time, human_duration};
+use crate::domain::{
+    Decision, OperationDetail, Probe, ProbeOutcome, State, format_time, human_duration,
+};
 use crate::text::sanitize;
 
 fn clean(text: &str) -> String {
@@ -88,6 +90,61 @@ pub fn decision_line(d: &Decision) -> String {
         line.push_str(&part);
     }
     line
+}
+
+/// A probe in one line, as `show` and the console's detail print it:
+/// `found report-77 · exit 0 · 12 ms · by alice · /bin/lookup x`.
+pub fn probe_line(probe: &Probe) -> String {
+    let p = &probe.probe;
+    let answer = match (&p.outcome, &p.result_id) {
+        (ProbeOutcome::Found, Some(id)) => format!("found {}", clean(id)),
+        (outcome, _) => outcome.as_str().replace('_', " "),
+    };
+    let command = if p.command.is_empty() {
+        "nothing ran".to_string()
+    } else {
+        clean(&p.command)
+    };
+    format!(
+        "{answer} · {} · {} ms · by {} · {command}",
+        clean(&p.exit),
+        p.duration_ms,
+        clean(&p.operator)
+    )
+}
+
+/// What a probe's lookup printed, on one line (cut like any long value),
+/// or `None` when it printed nothing.
+pub fn probe_output(p: &Probe) -> Option<String> {
+    p.probe
+        .output
+        .as_deref()
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(long_text)
+}
+
+/// The evidence a decision cites when it rests on probe `p`, for the
+/// decision form to start from: which probe, when, by whom, what ran and
+/// what it answered. Sanitised, so the recorded evidence is clean too.
+pub fn probe_evidence(probe: &Probe) -> String {
+    let p = &probe.probe;
+    let said = match p.outcome {
+        ProbeOutcome::Found => format!(
+            "found the effect, result id {}",
+            clean(p.result_id.as_deref().unwrap_or("-"))
+        ),
+        ProbeOutcome::NotFound => "the receiver has no record of the key".to_string(),
+        ProbeOutcome::Unknown => "could not tell".to_string(),
+    };
+    format!(
+        "probe {} at {} by {}: lookup `{}` {}: {said}",
+        probe.id,
+        clean(&p.probed_at),
+        clean(&p.operator),
+        clean(&p.command),
+        clean(&p.exit)
+    )
 }
 
 /// How much of one long value (parameters, an event's detail, an error, a

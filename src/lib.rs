@@ -22,7 +22,9 @@
 //!   ledger file deleted or replaced.
 //! - [`receivers`] reads `receivers.toml` and runs a receiver's `lookup`
 //!   and `retry` commands as child processes (timeout, output cap), turning
-//!   their exits into outcomes; it never touches the ledger.
+//!   their exits into outcomes; it never touches the ledger. [`probing`]
+//!   runs those lookups for `settle probe` and the console's `p` and
+//!   records each answer as a probe.
 //! - [`text`] makes untrusted ledger text safe to print.
 
 pub mod app;
@@ -39,6 +41,7 @@ pub mod export;
 pub mod intent;
 pub mod keymap;
 pub mod labels;
+pub mod probing;
 pub mod query;
 pub mod receivers;
 pub mod store;

@@ -1,6 +1,6 @@
 //! The `settle` binary: parse the command line, run it, map the error to the
 //! documented exit status (1 error, 2 usage, 3 refused, 4 version conflict,
-//! 5 ledger busy).
+//! 5 ledger busy, 6 a probe read unknown).
 
 use clap::Parser;
 

@@ -30,6 +30,28 @@ pub fn sanitize(input: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Serialised JSON made safe for a terminal without changing a value:
+/// serde escapes C0 controls, but C1 controls (an 8-bit CSI) and
+/// bidirectional overrides pass through as they are; each becomes a
+/// `\uXXXX` escape, which JSON reads back as the same character. Such
+/// characters can only be inside strings, so the structure's own line
+/// breaks stay.
+pub fn json_safe(json: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c != '\n' && is_control(c);
+    if !json.chars().any(unsafe_char) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Like [`sanitize`] but keeps line breaks, for multi-line values such as
 /// pretty-printed JSON. Each line is sanitised on its own.
 pub fn sanitize_multiline(input: &str) -> String {

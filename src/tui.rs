@@ -2,8 +2,9 @@
 //! the signals. It turns terminal events into intents through the keymap,
 //! feeds them to the pure [`app::update`], hands the effects to the
 //! workers (reads to the [`Reader`], decisions to the [`Writer`], counts to
-//! the [`Counter`]) and feeds their answers back through [`app::apply`] as
-//! they arrive on one channel: the screen's thread never waits on SQL. The
+//! the [`Counter`], lookups to a prober thread of their own) and feeds
+//! their answers back through [`app::apply`] as they arrive on one
+//! channel: the screen's thread never waits on SQL or a receiver. The
 //! [`Watch`] notices other processes' commits and a replaced ledger file.
 //! It draws only when something changed. The terminal is restored on quit,
 //! on error, on panic and on SIGTERM, SIGINT, SIGHUP and SIGQUIT (then it
@@ -116,6 +117,8 @@ pub fn run(
         drill_dir: drill_dir.map(DrillDir::new),
         answers: wake_tx.clone(),
         suspend_asked: false,
+        ledger_path: ledger_path.to_path_buf(),
+        receivers: config.receivers.clone(),
     };
     // The folder's files at start, read off this thread like later ones.
     shell.poll_drill_dir();
@@ -388,6 +391,10 @@ struct Shell<'a> {
     answers: Sender<Wake>,
     /// Ctrl-z was pressed (raw mode turns it into a key, not a signal).
     suspend_asked: bool,
+    /// The prober opens its own connection to it for each run.
+    ledger_path: PathBuf,
+    /// The receivers file the prober reads for each run.
+    receivers: Option<PathBuf>,
 }
 
 impl Shell<'_> {
@@ -452,9 +459,29 @@ impl Shell<'_> {
                 Effect::RecordBulk { template, targets } => {
                     self.record_bulk(template, targets);
                 }
+                Effect::Probe(ids) => self.probe(ids),
                 read => self.reader.ask(read, now),
             }
         }
+    }
+
+    /// Lookups run on a prober thread of their own (they may take
+    /// seconds each), refused like a decision when the path stopped naming
+    /// the opened file.
+    fn probe(&mut self, ids: Vec<crate::domain::OperationId>) {
+        if let Some(why) = self.watch.file_problem() {
+            self.tell(Msg::Probe(app::probe::ProbeNews::Finished {
+                stopped: Some(format!("{why}; nothing probed")),
+            }));
+            return;
+        }
+        let job = crate::effects::probe::ProbeJob {
+            ledger: self.ledger_path.clone(),
+            receivers: self.receivers.clone(),
+            operator: self.app.operator.clone(),
+            ids,
+        };
+        crate::effects::probe::spawn(job, Utc::now, self.answers.clone());
     }
 
     /// A bulk decision goes to the writer under the same refusal as one.

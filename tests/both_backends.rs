@@ -73,3 +73,39 @@ fn the_audit_trail_refuses_edits_and_deletes_in_the_same_words() {
     // Every backend that ran says what the first said.
     assert!(said.windows(2).all(|w| w[0] == w[1]), "{said:?}");
 }
+
+#[test]
+fn a_probe_is_recorded_shown_and_kept_append_only_on_either_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let receivers = dir.path().join("receivers.toml");
+    std::fs::write(
+        &receivers,
+        "[receivers.\"*\"]\nlookup = [\"/bin/sh\", \"-c\", \"echo report-77\"]\ntimeout_s = 5\n",
+    )
+    .unwrap();
+    backends::each_backend("probe", |l| {
+        l.exec(SERVICE_ROWS);
+        let out = settle(&[
+            "probe",
+            l.arg(),
+            "1",
+            "--receivers",
+            receivers.to_str().unwrap(),
+            "--operator",
+            "ana",
+        ]);
+        assert_eq!(code(&out), 0, "{:?}: {}", l.backend, stderr(&out));
+        assert!(stdout(&out).contains("report-77"), "{}", stdout(&out));
+        let show = settle(&["show", l.arg(), "1", "--format", "json"]);
+        let json: serde_json::Value = serde_json::from_str(&stdout(&show)).unwrap();
+        let probes = json["probes"].as_array().unwrap();
+        assert_eq!(probes.len(), 1, "{:?}: {json}", l.backend);
+        assert_eq!(probes[0]["result_id"], "report-77");
+        assert!(
+            l.exec_err("DELETE FROM settle_probes")
+                .contains("probes are append-only"),
+            "{:?}",
+            l.backend
+        );
+    });
+}

@@ -6,7 +6,10 @@
 use chrono::{DateTime, Utc};
 
 use crate::domain::rules::{self, RuleCheck};
-use crate::domain::{DecisionDraft, DecisionId, DecisionKind, OperationDetail, OperationId, State};
+use crate::domain::{
+    DecisionDraft, DecisionId, DecisionKind, OperationDetail, OperationId, ProbeOutcome, State,
+};
+use crate::labels;
 
 /// A field of the form the cursor can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,16 +118,47 @@ impl DecisionForm {
             .is_some_and(|ds| ds.iter().any(OperationDetail::has_committed_event))
     }
 
-    /// Fills the form from the histories: the result id of a single
-    /// operation comes from its committed effect, when it has one.
+    /// Fills the form from the histories when it decides one operation
+    /// (see [`DecisionForm::prefill`]).
     pub fn details_loaded(&mut self, details: Vec<OperationDetail>) {
-        if let [only] = details.as_slice()
-            && self.kind == DecisionKind::Applied
-            && self.result_id.is_empty()
-        {
-            self.result_id = committed_result(only).unwrap_or_default();
+        if let [only] = details.as_slice() {
+            self.prefill(only);
         }
         self.details = Some(details);
+    }
+
+    /// What is already known starts the form, never over what was typed:
+    /// the newest probe, when it answers the question this form asks
+    /// (found → `applied` with the receiver's result id, not found → `not
+    /// applied`, each citing the probe as evidence); else, for `applied`,
+    /// the committed effect's id. A probe lifts no rule: `not applied`
+    /// over a committed event still needs the override (`rules::check`).
+    fn prefill(&mut self, detail: &OperationDetail) {
+        let newest = detail.probes.last();
+        let fill = |field: &mut String, text: String| {
+            if field.is_empty() {
+                *field = text;
+            }
+        };
+        match (self.kind, newest) {
+            (DecisionKind::Applied, Some(p)) if p.probe.outcome == ProbeOutcome::Found => {
+                fill(
+                    &mut self.result_id,
+                    p.probe.result_id.clone().unwrap_or_default(),
+                );
+                fill(&mut self.evidence, labels::probe_evidence(p));
+            }
+            (DecisionKind::NotApplied, Some(p)) if p.probe.outcome == ProbeOutcome::NotFound => {
+                fill(&mut self.evidence, labels::probe_evidence(p));
+            }
+            (DecisionKind::Applied, _) => {
+                fill(
+                    &mut self.result_id,
+                    committed_result(detail).unwrap_or_default(),
+                );
+            }
+            _ => {}
+        }
     }
 
     pub fn field_text(&mut self, field: Field) -> Option<&mut String> {

@@ -10,7 +10,8 @@
 //!   `decisions`.
 //! - [`clusters`] (the Clusters view: the queue grouped, Enter filters
 //!   the queue to a group), [`window`] (paging math), [`form`] (the decision form), [`layout`],
-//!   [`drills`] (the Drills view's rows, open case, filter and sort).
+//!   [`drills`] (the Drills view's rows, open case, filter and sort),
+//!   [`probe`] (`p`: asking the receivers, with a progress line).
 
 pub mod bulk;
 pub mod clusters;
@@ -26,6 +27,7 @@ pub mod model;
 pub mod msg;
 mod navigation;
 pub mod pane;
+pub mod probe;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod update;
@@ -45,5 +47,7 @@ mod bulk_tests;
 mod drill_tests;
 #[cfg(test)]
 mod late_tests;
+#[cfg(test)]
+mod probe_tests;
 #[cfg(test)]
 mod tests;

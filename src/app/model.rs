@@ -147,6 +147,9 @@ pub struct App {
     pub recording: Option<DecisionForm>,
     /// `*`: every row a list's query matches, to decide on all at once.
     pub selection: Option<super::bulk::Selection>,
+    /// `p` on many rows: listing them, waiting for the confirming `p`, or
+    /// running their lookups.
+    pub probing: Option<super::probe::Probing>,
     pub quit: bool,
 }
 
@@ -189,6 +192,7 @@ impl App {
             pending_undo: None,
             recording: None,
             selection: None,
+            probing: None,
             quit: false,
         }
     }
@@ -354,6 +358,18 @@ impl App {
             PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
         }
         true
+    }
+
+    /// `≈` when `list`'s count is the database's estimate: an unfiltered
+    /// list is counted by the state counts' total (see `effects::count`),
+    /// which PostgreSQL estimates on a large ledger; empty otherwise.
+    pub fn approx(&self, list: &ListState) -> &'static str {
+        let estimated = self.counts.as_ref().is_some_and(|c| c.estimated);
+        if estimated && list.query.is_empty() {
+            "≈"
+        } else {
+            ""
+        }
     }
 
     /// The counts the header shows, for the lists' current queries.

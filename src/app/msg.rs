@@ -11,6 +11,7 @@ use super::bulk::{BulkPreview, BulkWrite, Target};
 use super::drills::CaseKey;
 use super::export::ExportRequest;
 use super::pane::{ListId, LoadedDrill, Pane};
+use super::probe::ProbeNews;
 use super::window::{Fetch, Merge};
 use crate::domain::{Clusters, Sort};
 use crate::domain::{
@@ -100,6 +101,12 @@ pub enum Effect {
     /// The operation an import of this drill case wrote, if the ledger
     /// holds it; answered with `DrillCaseFound`.
     FindDrillCase(CaseKey),
+    /// The ids of the queue rows `query` matches, on the reader: answered
+    /// with `ProbeTargetsListed`, so `p` can show the count it will probe.
+    ListProbeTargets(Box<Query>),
+    /// Run the lookups of these operations off the screen's thread and
+    /// record each as a probe; answered with `Probe` news as each ends.
+    Probe(Vec<OperationId>),
 }
 
 /// How one decision the shell tried to record ended.
@@ -166,6 +173,10 @@ pub enum Msg {
     ClustersLoaded(Clusters),
     /// The operation a drill case was imported as, or `None`.
     DrillCaseFound(CaseKey, Option<OperationId>),
+    /// The rows a `*` selection matches, for `p` to confirm.
+    ProbeTargetsListed(Vec<OperationId>),
+    /// A lookup ended and was recorded, or the run ended.
+    Probe(ProbeNews),
     /// A drill file read (again) from the watched folder.
     DrillLoaded(Box<LoadedDrill>),
     /// Another process committed to the ledger.

@@ -17,6 +17,7 @@ use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
     resort, scroll_detail, show_view, toggle_detail,
 };
+use super::probe;
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::Sort;
 use crate::intent::{Intent, View};
@@ -53,6 +54,9 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
     // anyway (a user keymap) does nothing rather than half of something.
     if app.mode == Mode::Normal && !intent.acts_in(app.view) {
         return Vec::new();
+    }
+    if intent != Intent::Probe {
+        probe::disarm(app);
     }
     match intent {
         Intent::Quit => {
@@ -106,6 +110,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::DeleteChar => edit(app, None),
         Intent::ToggleMark => toggle_mark(app),
         Intent::SelectMatching => bulk::select_matching(app),
+        Intent::Probe => probe::probe(app),
         Intent::Decide(kind) => open_form(app, kind, None),
         Intent::Undo => undo(app),
         Intent::Reload => {
@@ -190,6 +195,8 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.clusters.loaded(clusters);
             Vec::new()
         }
+        Msg::ProbeTargetsListed(ids) => probe::targets_listed(app, ids),
+        Msg::Probe(news) => probe::news(app, news),
         Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),

@@ -16,6 +16,7 @@ mod drill;
 mod init;
 mod list;
 mod output;
+mod probe;
 mod receiver;
 mod show;
 
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::List(args)) => list::run(&args, &config, now),
         Some(Command::Show(args)) => show::run(&args, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
+        Some(Command::Probe(args)) => probe::run(&args, &config, now),
         Some(Command::Audit(args)) => audit::run(&args),
         Some(Command::Copy {
             source,

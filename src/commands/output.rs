@@ -71,7 +71,7 @@ pub fn emit_json(value: &Value) -> Result<()> {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(value).unwrap_or_default()
+            crate::text::json_safe(&serde_json::to_string_pretty(value).unwrap_or_default())
         )
     })
 }

@@ -12,7 +12,7 @@ use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
-use crate::domain::{DecisionKind, Malformed, OperationDetail, age, evidence, format_time};
+use crate::domain::{DecisionKind, Malformed, OperationDetail, Probe, age, evidence, format_time};
 use crate::error::Result;
 use crate::export::{decision_json, malformed_json};
 use crate::labels;
@@ -180,6 +180,7 @@ fn history_text(o: &mut String, detail: &OperationDetail) {
             labels::decision_line(d)
         );
     }
+    probes_text(o, detail);
     if !detail.retry_requests.is_empty() {
         let _ = writeln!(o, "\nretry requests");
         for r in &detail.retry_requests {
@@ -192,6 +193,27 @@ fn history_text(o: &mut String, detail: &OperationDetail) {
                 s(&r.requested_at),
                 r.decision_id
             );
+        }
+    }
+}
+
+/// What the receivers answered, newest last; what a lookup printed is
+/// untrusted and goes through the same sanitising as ledger text.
+fn probes_text(o: &mut String, detail: &OperationDetail) {
+    let _ = writeln!(o, "\nprobes");
+    if detail.probes.is_empty() {
+        let _ = writeln!(o, "  (none)");
+    }
+    for p in &detail.probes {
+        let _ = writeln!(
+            o,
+            "  #{} {} {}",
+            p.id,
+            s(&p.probe.probed_at),
+            labels::probe_line(p)
+        );
+        if let Some(output) = labels::probe_output(p) {
+            let _ = writeln!(o, "      output: {output}");
         }
     }
 }
@@ -283,6 +305,17 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "requested_by": r.requested_by,
             "status": r.status,
             "decision_id": r.decision_id.0,
+        })).collect::<Vec<_>>(),
+        "probes": detail.probes.iter().map(|Probe { id, probe: p }| json!({
+            "id": id,
+            "probed_at": p.probed_at,
+            "operator": p.operator,
+            "command": p.command,
+            "outcome": p.outcome.as_str(),
+            "result_id": p.result_id,
+            "exit": p.exit,
+            "output": p.output,
+            "duration_ms": p.duration_ms,
         })).collect::<Vec<_>>(),
         "evidence": { "facts": summary.facts, "suggestion": summary.suggestion },
         "may_decide": decision_outlook(detail, now).into_iter().map(|(kind, v)| json!({

@@ -548,6 +548,10 @@ pub struct StateCounts {
     /// `reserved` operations whose lease has passed (part of the queue).
     pub stale_reserved: i64,
     pub total: i64,
+    /// The total and the counts of the states outside the queue are the
+    /// database's estimate (PostgreSQL on a large ledger), shown with `≈`;
+    /// the queue's states and stale reservations are always exact.
+    pub estimated: bool,
 }
 
 impl StateCounts {
@@ -556,6 +560,11 @@ impl StateCounts {
             .iter()
             .find(|(s, _)| s == state)
             .map_or(0, |(_, n)| *n)
+    }
+
+    /// Whether `state`'s count is an estimate (see [`StateCounts::estimated`]).
+    pub fn is_estimate(&self, state: &State) -> bool {
+        self.estimated && !State::QUEUE.contains(state) && *state != State::Reserved
     }
 
     /// Size of the triage queue.

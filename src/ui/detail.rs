@@ -101,8 +101,10 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     }
     malformed_lines(theme, detail, &mut out);
     out.push(Line::raw(""));
-    // What the events prove comes first: it is what the operator decides on.
+    // What the events prove comes first, then what the receivers said when
+    // asked: it is what the operator decides on.
     evidence_lines(app, theme, detail, &mut out);
+    probe_lines(theme, detail, &mut out);
 
     out.push(Line::raw(""));
     out.extend([
@@ -210,6 +212,27 @@ fn decision_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'st
             clean(&r.requested_by),
             clean(&r.status)
         )));
+    }
+}
+
+/// The Probes section: what the receivers answered, newest last, each
+/// with what its lookup printed (untrusted: sanitised, one line). Left out
+/// when nobody asked, so the fields keep their place.
+fn probe_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
+    if detail.probes.is_empty() {
+        return;
+    }
+    out.push(Line::raw(""));
+    out.push(heading(theme, "Probes"));
+    for p in &detail.probes {
+        out.push(Line::raw(format!(
+            "  {} {}",
+            short_time(&p.probe.probed_at),
+            labels::probe_line(p)
+        )));
+        if let Some(output) = labels::probe_output(p) {
+            out.push(Line::styled(format!("    output: {output}"), theme.dim()));
+        }
     }
 }
 
@@ -374,5 +397,45 @@ mod tests {
             frame.contains("more bytes, `settle show --format json`"),
             "{frame}"
         );
+    }
+
+    /// What a lookup printed is untrusted: the Probes section shows it
+    /// made visible, newest last, and no raw control reaches the frame.
+    #[test]
+    fn probes_show_under_the_evidence_newest_last_with_their_output_made_visible() {
+        use crate::domain::{NewProbe, ProbeOutcome};
+        let mut h = Harness::new();
+        h.receive(crate::app::Msg::Resize(120, 40));
+        let op = h.app.decision_targets()[0];
+        for (outcome, result_id, output) in [
+            (ProbeOutcome::NotFound, None, "no such key"),
+            (
+                ProbeOutcome::Found,
+                Some("report-77"),
+                "report-77\n\u{1b}[2J\u{1b}]0;pwned\u{7}",
+            ),
+        ] {
+            h.ledger
+                .record_probe(&NewProbe {
+                    op_id: op,
+                    idem_key: "k".into(),
+                    command: "/bin/lookup".into(),
+                    outcome,
+                    result_id: result_id.map(str::to_string),
+                    exit: "exit 0".into(),
+                    output: Some(output.into()),
+                    operator: "alice".into(),
+                    probed_at: "2026-11-06T11:59:00Z".into(),
+                    duration_ms: 12,
+                })
+                .unwrap();
+        }
+        h.keys("enter");
+        let frame = crate::ui::tests::frame(&h);
+        let older = frame.find("not found · exit 0").expect(&frame);
+        let newer = frame.find("found report-77 · exit 0").expect(&frame);
+        assert!(older < newer, "newest last: {frame}");
+        assert!(frame.contains("␛[2J"), "{frame}");
+        assert!(!frame.contains('\u{1b}') && !frame.contains('\u{7}'));
     }
 }

@@ -101,7 +101,7 @@ fn export_prompt<'a>(app: &App, list: Option<&ListState>, theme: Theme) -> Line<
     let rows = match list {
         Some(l) if !l.marks.is_empty() => format!("{} marked rows", l.marks.len()),
         Some(l) => match l.count {
-            Some(n) => format!("all {n} matching rows"),
+            Some(n) => format!("all {}{n} matching rows", app.approx(l)),
             None => "every matching row".to_string(),
         },
         None => "every decision".to_string(),

@@ -54,13 +54,14 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
 
     let mut spans = Vec::new();
     for (i, view) in View::ALL.iter().enumerate() {
-        let count = match view {
-            View::Queue => app.list(ListId::Queue).count,
-            View::All => app.list(ListId::All).count,
+        let list = match view {
+            View::Queue => Some(app.list(ListId::Queue)),
+            View::All => Some(app.list(ListId::All)),
             _ => None,
         };
+        let count = list.and_then(|l| l.count.map(|n| (app.approx(l), n)));
         let label = match count {
-            Some(n) => format!(" {} {} {n} ", i + 1, view.title()),
+            Some((approx, n)) => format!(" {} {} {approx}{n} ", i + 1, view.title()),
             None => format!(" {} {} ", i + 1, view.title()),
         };
         let style = if *view == app.view {
@@ -80,7 +81,8 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
                     continue;
                 }
                 spans.push(Span::styled(state.to_string(), theme.state(state)));
-                spans.push(Span::raw(format!(" {n} ")));
+                let approx = if counts.is_estimate(state) { "≈" } else { "" };
+                spans.push(Span::raw(format!(" {approx}{n} ")));
                 if *state == State::Reserved && counts.stale_reserved > 0 {
                     spans.push(Span::styled(
                         format!("(stale {}) ", counts.stale_reserved),
@@ -93,8 +95,9 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
                 .iter()
                 .filter(|(s, _)| matches!(s, State::Unrecognized(_)))
             {
+                let approx = if counts.is_estimate(state) { "≈" } else { "" };
                 spans.push(Span::styled(clean(state.as_str()), theme.state(state)));
-                spans.push(Span::raw(format!(" {n} ")));
+                spans.push(Span::raw(format!(" {approx}{n} ")));
             }
             if counts.total == 0 {
                 spans.push(Span::styled("no operations", theme.dim()));

@@ -95,7 +95,7 @@ fn title(app: &App, list: &ListState) -> Line<'static> {
     let w = &list.window;
     if let Some(n) = list.count {
         let noun = if n == 1 { "operation" } else { "operations" };
-        spans.push(Span::raw(format!("{n} {noun} ")));
+        spans.push(Span::raw(format!("{}{n} {noun} ", app.approx(list))));
     }
     if !list.marks.is_empty() {
         spans.push(Span::styled(

@@ -549,3 +549,22 @@ fn bulk_form_80x24() {
 fn bulk_form_160x48_no_color() {
     insta::assert_snapshot!(bulk_form(160, 48, false));
 }
+
+/// PostgreSQL estimates the total and the big states of a large ledger:
+/// those numbers carry `≈`, the queue's exact ones do not.
+#[test]
+fn estimated_counts_carry_an_approximately_sign() {
+    let mut h = sized(140, 24);
+    let mut counts = h.app.counts.clone().unwrap();
+    let exact = frame(&h);
+    assert!(!exact.contains('≈'), "{exact}");
+    counts.estimated = true;
+    let all = h.app.list(crate::app::ListId::All).query.clone();
+    let lists = vec![(crate::app::ListId::All, all, counts.total)];
+    h.receive(Msg::CountsLoaded { counts, lists });
+    let frame = frame(&h);
+    let tabs = frame.lines().nth(1).unwrap();
+    assert!(tabs.contains("All ≈"), "{tabs}");
+    assert!(tabs.contains("completed ≈"), "{tabs}");
+    assert!(tabs.contains("unknown 2"), "{tabs}");
+}

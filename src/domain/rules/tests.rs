@@ -740,3 +740,45 @@ fn each_decision_names_the_state_it_leads_to() {
     completed_by_decision(&mut done, &mut dr);
     assert_eq!(to(&done, &dr), Some(State::Unknown));
 }
+
+/// A probe is evidence for the operator, never a ruling: the receiver
+/// saying "no record of this key" does not outweigh a `committed` event in
+/// the ledger. `not_applied` citing the probe is still refused until it is
+/// overridden with a note (issue 11, point 2).
+#[test]
+fn a_not_found_probe_does_not_lift_the_committed_effect_rule() {
+    use crate::domain::{NewProbe, Probe, ProbeOutcome};
+    let mut d = detail();
+    d.events.push(committed("report-1"));
+    d.probes.push(Probe {
+        id: 1,
+        probe: NewProbe {
+            op_id: OperationId(7),
+            idem_key: "k-1".into(),
+            command: "/bin/lookup".into(),
+            outcome: ProbeOutcome::NotFound,
+            result_id: None,
+            exit: "exit 3".into(),
+            output: None,
+            operator: "alice".into(),
+            probed_at: NOW.into(),
+            duration_ms: 5,
+        },
+    });
+    let mut dr = DecisionDraft {
+        evidence: Some("probe 1: the receiver has no record of the key".into()),
+        ..draft(DecisionKind::NotApplied)
+    };
+    let refused = refusal(&check(&dr, &d, now())).cloned();
+    assert_eq!(refused.map(|c| c.rule), Some(Rule::CommittedEffect));
+
+    dr.override_committed = true;
+    dr.note = Some("provider confirms the commit was rolled back".into());
+    let checks = check(&dr, &d, now());
+    assert_eq!(refusal(&checks), None);
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.rule == Rule::CommittedEffect && matches!(c.verdict, Verdict::Note(_)))
+    );
+}

@@ -11,7 +11,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use postgres::{Client, GenericClient};
 
 use super::Pg;
-use super::reread::load_detail;
+use super::history::{has_console_tables, load_detail};
 use crate::domain::rules::Rule;
 use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, format_time,
@@ -117,10 +117,7 @@ impl Pg {
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
         let err = |e| super::pg_error(&self.shown, "reading the operation", e);
-        let console_tables: bool = client
-            .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])
-            .and_then(|r| r.try_get(0))
-            .map_err(err)?;
+        let console_tables = has_console_tables(&mut *client).map_err(err)?;
         let detail = load_detail(&mut *client, draft.op_id, console_tables)
             .map_err(err)?
             .ok_or_else(|| Error::NotFound {

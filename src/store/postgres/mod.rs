@@ -6,17 +6,24 @@
 //! names the ledger as `user@host:port/db`.
 
 mod address;
+mod cells;
 mod chain;
+mod clusters;
 mod copy;
 mod decide;
 #[cfg(test)]
 mod decide_tests;
+mod filter;
+mod history;
 mod import;
 mod live;
 mod objects;
 mod probes;
 mod read;
-mod reread;
+#[cfg(test)]
+mod read_tests;
+#[cfg(test)]
+mod same_contract;
 pub mod schema;
 #[cfg(test)]
 pub mod testing;
@@ -91,6 +98,8 @@ impl Pg {
 
     fn connect(address: &Address, read_only: bool, wait: Duration) -> Result<Pg> {
         let tls = address.tls()?;
+        // The session's timeouts and read-only mode: schema::configure,
+        // run by create and open.
         let client = address.connect(tls.clone())?;
         Ok(Pg {
             client: RefCell::new(client),
@@ -124,7 +133,6 @@ impl Pg {
     /// A PostgreSQL error said as settle's: the SQLSTATE kept for callers
     /// that retry, the text sanitised (a server message may quote ledger
     /// text), a cancelled statement as [`Error::Interrupted`].
-    #[allow(dead_code, reason = "the reading parts are being built")]
     fn err(&self, doing: &str, e: postgres::Error) -> Error {
         pg_error(&self.shown, doing, e)
     }
@@ -144,15 +152,24 @@ impl Pg {
 /// [`Pg::err`] for code that has no `Pg` at hand (connecting).
 pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
     let code = e.code().map(|c| c.code().to_string());
-    if code.as_deref() == Some("57014") {
-        return Error::Interrupted {
-            doing: doing.to_string(),
-        };
-    }
-    let problem = match e.as_db_error() {
+    let mut problem = match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => e.to_string(),
     };
+    if code.as_deref() == Some("57014") {
+        // The same SQLSTATE for a cancel and for the statement timeout:
+        // a cancel means a newer read took this one's place (dropped
+        // silently), a timeout must be said, or the screen waits forever.
+        if !problem.contains("statement timeout") {
+            return Error::Interrupted {
+                doing: doing.to_string(),
+            };
+        }
+        problem = format!(
+            "stopped after {} s (the statement timeout); narrow the filter",
+            schema::STATEMENT_TIMEOUT.as_secs()
+        );
+    }
     Error::Postgres {
         path: shown.to_path_buf(),
         doing: doing.to_string(),

@@ -4,8 +4,6 @@
 //! `sqlite/chain.rs`), and the triggers that tell listeners of each change
 //! (`LISTEN settle_ledger`). Statements as text only; runs nothing.
 
-use crate::domain::State;
-
 /// The channel the NOTIFY triggers speak on; the console LISTENs on it.
 pub(super) const CHANNEL: &str = "settle_ledger";
 
@@ -22,9 +20,20 @@ pub(super) const NOTIFYING_TABLES: [&str; 5] = [
 /// column is `id`, so a page in id order reads only the rows it returns.
 const INDEXES: &[(&str, &str)] = &[
     ("settle_operations_state", "operations (state, id)"),
-    ("settle_operations_account", "operations (account, id)"),
-    ("settle_operations_type", "operations (op_type, id)"),
-    ("settle_operations_key", "operations (idem_key, id)"),
+    // Byte order ("C"), as the reads compare text the way SQLite does:
+    // an index in the database's locale would not serve them.
+    (
+        "settle_operations_account",
+        "operations (account COLLATE \"C\", id)",
+    ),
+    (
+        "settle_operations_type",
+        "operations (op_type COLLATE \"C\", id)",
+    ),
+    (
+        "settle_operations_key",
+        "operations (idem_key COLLATE \"C\", id)",
+    ),
     ("settle_events_op", "events (op_id, id)"),
     ("settle_decisions_op", "decisions (op_id, id)"),
     ("settle_retry_requests_op", "retry_requests (op_id, id)"),
@@ -39,19 +48,6 @@ const INDEXES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The states an operation in the triage queue can have (the queue states
-/// and `reserved`, whose stale leases join the queue), as the partial index
-/// `settle_operations_queue` spells it. A query must repeat this predicate
-/// for the planner to use that index: reads take it from here.
-pub(super) fn queue_candidates_sql(column: &str) -> String {
-    let words: Vec<String> = State::QUEUE
-        .iter()
-        .chain([State::Reserved].iter())
-        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
-        .collect();
-    format!("{column} IN ({})", words.join(", "))
-}
-
 /// Every `settle_*` index with its definition, the queue's from the domain.
 pub(super) fn indexes() -> Vec<(&'static str, String)> {
     let mut all: Vec<(&'static str, String)> = INDEXES
@@ -60,7 +56,10 @@ pub(super) fn indexes() -> Vec<(&'static str, String)> {
         .collect();
     all.push((
         "settle_operations_queue",
-        format!("operations (id) WHERE {}", queue_candidates_sql("state")),
+        format!(
+            "operations (id) WHERE {}",
+            super::filter::queue_candidates_sql("state")
+        ),
     ));
     all
 }

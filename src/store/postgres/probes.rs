@@ -1,4 +1,5 @@
-//! Recording probes in a PostgreSQL ledger (`settle_probes`, append-only).
+//! Recording probes in a PostgreSQL ledger (`settle_probes`, append-only by
+//! its triggers). A probe changes no operation.
 
 use super::Pg;
 use crate::domain::NewProbe;
@@ -6,8 +7,31 @@ use crate::error::Result;
 
 impl Pg {
     /// Appends one probe; returns its id.
-    pub fn record_probe(&mut self, _probe: &NewProbe) -> Result<i64> {
+    pub fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
         self.ensure_writable()?;
-        Err(self.not_yet("recording a probe"))
+        let shown = self.shown.clone();
+        let row = self
+            .client
+            .get_mut()
+            .query_one(
+                "INSERT INTO settle_probes (op_id, idem_key, command, outcome, result_id, exit,
+                    output, operator, probed_at, duration_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::timestamptz, $10)
+                 RETURNING id",
+                &[
+                    &p.op_id.0,
+                    &p.idem_key,
+                    &p.command,
+                    &p.outcome.as_str(),
+                    &p.result_id,
+                    &p.exit,
+                    &p.output,
+                    &p.operator,
+                    &p.probed_at,
+                    &p.duration_ms,
+                ],
+            )
+            .map_err(|e| super::pg_error(&shown, "recording a probe", e))?;
+        Ok(row.get(0))
     }
 }

@@ -24,7 +24,7 @@ const ADOPTION_LOCK: i64 = 0x05e7_71ea_d0b7;
 
 /// No statement holds the console longer than this; adoption lifts it for
 /// its index builds. `SETTLE_PG_STATEMENT_TIMEOUT_MS` lowers it (tests).
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// ledger-v1's tables as services create them in PostgreSQL, with native
 /// types. Times are `timestamptz`; `params` and `detail` stay `text` so a
@@ -470,17 +470,5 @@ fn busy(e: Error, waited: Duration) -> Error {
             Error::Busy { path, waited }
         }
         other => other,
-    }
-}
-
-impl Pg {
-    /// Said by each part of the backend not built yet; goes away with the
-    /// last of them.
-    pub(super) fn not_yet(&self, doing: &str) -> crate::error::Error {
-        crate::error::Error::ledger(
-            &self.shown,
-            format!("{doing} is not available on PostgreSQL yet"),
-            "use a SQLite ledger for this (`settle copy` moves one across)",
-        )
     }
 }

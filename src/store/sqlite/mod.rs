@@ -13,6 +13,7 @@ pub(super) mod import;
 mod lookup;
 mod probes;
 mod read;
+pub(super) use read::age_bucket;
 pub mod schema;
 
 use std::path::{Path, PathBuf};

@@ -25,6 +25,8 @@ use cells::Cells;
 pub(super) use filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
 use filter::{where_clause, where_sql};
 pub(super) use history::load_detail;
+// The age buckets are counted the same way on PostgreSQL.
+pub(in crate::store) use clusters::age_bucket;
 
 /// A list row from the derived summary that triggers keep current: one
 /// primary-key lookup per row.
@@ -273,6 +275,7 @@ impl Sqlite {
             by_state,
             stale_reserved,
             total,
+            estimated: false,
         })
     }
 

@@ -151,7 +151,7 @@ impl TextCounts {
 
 /// The bucket of an operation last changed at `instant` (seconds since
 /// the epoch), read from [`AGE_BUCKETS`].
-fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
+pub(in crate::store) fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
     let Some(at) = instant else {
         return AGE_UNREADABLE;
     };

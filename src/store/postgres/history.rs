@@ -1,0 +1,377 @@
+//! One operation's whole history (attempts, events, decisions, retry
+//! requests, its type's contract) and the audit trail on PostgreSQL, read
+//! row by row so a malformed cell is flagged, never fatal, and returned
+//! exactly as [`crate::store::sqlite`] returns them. Reads only; the
+//! decision transaction reuses [`load_detail`] on its own transaction.
+
+use postgres::{GenericClient, Row};
+
+use super::Pg;
+use super::cells::Cells;
+use super::read::seek_plan;
+use crate::domain::{
+    Attempt, Decision, DecisionId, Event, Malformed, NewProbe, OpTypeContract, Operation,
+    OperationDetail, OperationId, Outcome, Probe, ProbeOutcome, RetryProgress, RetryRequest, Seek,
+    State,
+};
+use crate::error::{Error, Result};
+
+type PgResult<T> = std::result::Result<T, postgres::Error>;
+
+const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
+    result_id, max_attempts, deadline_at, lease_expires_at, key_expires_at, created_at,
+    updated_at, version";
+
+const DECISION_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, evidence,
+    note, operator, decided_at, op_version, undoes";
+
+impl Pg {
+    /// The operation with its attempts, events, decisions, retry requests and
+    /// its type's contract.
+    pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
+        let doing = format!("reading operation {id}");
+        let mut client = self.client.borrow_mut();
+        let console_tables = has_console_tables(&mut *client).map_err(|e| self.err(&doing, e))?;
+        load_detail(&mut *client, id, console_tables)
+            .map_err(|e| self.err(&doing, e))?
+            .ok_or_else(|| Error::NotFound {
+                path: self.shown.clone(),
+                what: id.to_string(),
+            })
+    }
+
+    /// How many decisions lie beyond `seek` in the trail's order (newest
+    /// first): what a limit left out. One count on the primary key.
+    pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
+        let failed = |e| self.err("counting the audit trail", e);
+        let mut client = self.client.borrow_mut();
+        if !has_console_tables(&mut *client).map_err(failed)? {
+            return Ok(0);
+        }
+        let (_, _, bound) = seek_plan(seek, true);
+        let n: i64 = match bound {
+            Some((id, condition)) => client.query_one(
+                &format!("SELECT count(*) FROM decisions WHERE id {condition} $1"),
+                &[&id.0],
+            ),
+            None => client.query_one("SELECT count(*) FROM decisions", &[]),
+        }
+        .and_then(|r| r.try_get(0))
+        .map_err(failed)?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// One page of decisions, newest first, for `settle audit` and the
+    /// console's Audit view.
+    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+        let failed = |e| self.err("reading the audit trail", e);
+        let mut client = self.client.borrow_mut();
+        if !has_console_tables(&mut *client).map_err(failed)? {
+            return Ok(Vec::new());
+        }
+        let (order, reverse, bound) = seek_plan(seek, true);
+        let limit = limit.min(i64::MAX as usize) as i64;
+        let rows = match bound {
+            // Newest first: `condition` is `<` after an id, `>` before.
+            Some((id, condition)) => client.query(
+                &format!(
+                    "SELECT {DECISION_COLUMNS} FROM decisions WHERE id {condition} $1 ORDER BY id {order} LIMIT $2"
+                ),
+                &[&id.0, &limit],
+            ),
+            None => client.query(
+                &format!("SELECT {DECISION_COLUMNS} FROM decisions ORDER BY id {order} LIMIT $1"),
+                &[&limit],
+            ),
+        }
+        .map_err(failed)?;
+        let mut rows = rows
+            .iter()
+            .map(|r| decision(r).map(|(d, _)| d))
+            .collect::<PgResult<Vec<_>>>()
+            .map_err(failed)?;
+        if reverse {
+            rows.reverse();
+        }
+        Ok(rows)
+    }
+}
+
+/// Whether the console's tables are there: a service's database opened
+/// read-only is never adopted, and then has no decisions to show.
+pub(in crate::store) fn has_console_tables(client: &mut impl GenericClient) -> PgResult<bool> {
+    client
+        .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])?
+        .try_get(0)
+}
+
+/// Whether settle's probes table is there, and with it the worker's retry
+/// columns: both come with adoption, and a read-only look at a service's
+/// own console tables has neither.
+fn has_worker_columns(client: &mut impl GenericClient) -> PgResult<bool> {
+    client
+        .query_one("SELECT to_regclass('settle_probes') IS NOT NULL", &[])?
+        .try_get(0)
+}
+
+/// Reads one operation's whole history, on a plain connection or inside a
+/// transaction: the decision transaction must judge the rules on what it is
+/// about to change.
+pub(in crate::store) fn load_detail(
+    client: &mut impl GenericClient,
+    id: OperationId,
+    console_tables: bool,
+) -> PgResult<Option<OperationDetail>> {
+    let Some(row) = client.query_opt(
+        &format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1"),
+        &[&id.0],
+    )?
+    else {
+        return Ok(None);
+    };
+    let operation = operation(&row)?;
+    let mut history_malformed = Vec::new();
+    let attempts = client
+        .query(
+            "SELECT op_id, attempt, started_at, ended_at, outcome, error, response
+             FROM attempts WHERE op_id = $1 ORDER BY attempt",
+            &[&id.0],
+        )?
+        .iter()
+        .map(attempt)
+        .collect::<PgResult<Vec<_>>>()?;
+    let attempts = flagged(attempts, &mut history_malformed, |a| {
+        format!("attempt {}", a.attempt)
+    });
+    let events = client
+        .query(
+            "SELECT id, op_id, attempt, at, event, detail FROM events WHERE op_id = $1 ORDER BY id",
+            &[&id.0],
+        )?
+        .iter()
+        .map(event)
+        .collect::<PgResult<Vec<_>>>()?;
+    let events = flagged(events, &mut history_malformed, |e| {
+        format!("event {}", e.id)
+    });
+    let worker_columns = console_tables && has_worker_columns(client)?;
+    let (decisions, retry_requests, contract) = if console_tables {
+        let decisions = client
+            .query(
+                &format!("SELECT {DECISION_COLUMNS} FROM decisions WHERE op_id = $1 ORDER BY id"),
+                &[&id.0],
+            )?
+            .iter()
+            .map(decision)
+            .collect::<PgResult<Vec<_>>>()?;
+        let decisions = flagged(decisions, &mut history_malformed, |d| {
+            format!("decision {}", d.id)
+        });
+        let retry_requests = client
+            .query(
+                if worker_columns {
+                    "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id,
+                        claimed_by, claim_expires_at, runs, finished_at, outcome
+                     FROM retry_requests WHERE op_id = $1 ORDER BY id"
+                } else {
+                    "SELECT id, op_id, idem_key, requested_at, requested_by, status, decision_id,
+                        NULL::text, NULL::timestamptz, 0::bigint, NULL::timestamptz, NULL::text
+                     FROM retry_requests WHERE op_id = $1 ORDER BY id"
+                },
+                &[&id.0],
+            )?
+            .iter()
+            .map(retry_request)
+            .collect::<PgResult<Vec<_>>>()?;
+        let retry_requests = flagged(retry_requests, &mut history_malformed, |r| {
+            format!("retry request {}", r.id)
+        });
+        let contract = client
+            .query_opt(
+                "SELECT op_type, idempotent, key_retention_s, description FROM op_types
+                 WHERE op_type = $1",
+                &[&operation.op_type],
+            )?
+            .map(|r| contract(&r))
+            .transpose()?
+            .map(|one| flagged(vec![one], &mut history_malformed, |_| "op_types row".into()));
+        let contract = contract.and_then(|mut one| one.pop());
+        (decisions, retry_requests, contract)
+    } else {
+        (Vec::new(), Vec::new(), None)
+    };
+    let probes = if worker_columns {
+        load_probes(client, id, &mut history_malformed)?
+    } else {
+        Vec::new()
+    };
+    Ok(Some(OperationDetail {
+        operation,
+        attempts,
+        events,
+        decisions,
+        retry_requests,
+        probes,
+        contract,
+        history_malformed,
+    }))
+}
+
+/// The rows without their flags, each flag kept in `out` as `attempt 2:
+/// error: a 3-byte BLOB` (`whose` names the row), as on SQLite.
+fn flagged<T>(
+    rows: Vec<(T, Vec<Malformed>)>,
+    out: &mut Vec<String>,
+    whose: impl Fn(&T) -> String,
+) -> Vec<T> {
+    rows.into_iter()
+        .map(|(row, cells)| {
+            for m in &cells {
+                out.push(format!("{}: {}: {}", whose(&row), m.column, m.found));
+            }
+            row
+        })
+        .collect()
+}
+
+fn operation(r: &Row) -> PgResult<Operation> {
+    let mut c = Cells::new(r);
+    Ok(Operation {
+        id: OperationId(c.int(0, "id")?),
+        account: c.text(1, "account")?,
+        op_type: c.text(2, "op_type")?,
+        idem_key: c.text(3, "idem_key")?,
+        fingerprint: c.text(4, "fingerprint")?,
+        params: c.opt_text(5, "params")?,
+        state: State::parse(&c.text(6, "state")?),
+        result_id: c.opt_text(7, "result_id")?,
+        max_attempts: c.int(8, "max_attempts")?,
+        deadline_at: c.opt_time(9, "deadline_at")?,
+        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
+        key_expires_at: c.opt_time(11, "key_expires_at")?,
+        created_at: c.time(12, "created_at")?,
+        updated_at: c.time(13, "updated_at")?,
+        version: c.int(14, "version")?,
+        malformed: c.malformed,
+    })
+}
+
+fn attempt(r: &Row) -> PgResult<(Attempt, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Attempt {
+        op_id: OperationId(c.int(0, "op_id")?),
+        attempt: c.int(1, "attempt")?,
+        started_at: c.text(2, "started_at")?,
+        ended_at: c.opt_text(3, "ended_at")?,
+        outcome: Outcome::parse(&c.text(4, "outcome")?),
+        error: c.opt_text(5, "error")?,
+        response: c.opt_text(6, "response")?,
+    };
+    Ok((row, c.malformed))
+}
+
+fn event(r: &Row) -> PgResult<(Event, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Event {
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        attempt: c.opt_int(2, "attempt")?,
+        at: c.text(3, "at")?,
+        event: c.text(4, "event")?,
+        detail: c.opt_text(5, "detail")?,
+    };
+    Ok((row, c.malformed))
+}
+
+/// A decision row; shared with the audit trail.
+pub(in crate::store) fn decision(r: &Row) -> PgResult<(Decision, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Decision {
+        id: DecisionId(c.int(0, "id")?),
+        op_id: OperationId(c.int(1, "op_id")?),
+        decision: c.text(2, "decision")?,
+        from_state: c.text(3, "from_state")?,
+        to_state: c.text(4, "to_state")?,
+        result_id: c.opt_text(5, "result_id")?,
+        evidence: c.opt_text(6, "evidence")?,
+        note: c.opt_text(7, "note")?,
+        operator: c.text(8, "operator")?,
+        decided_at: c.text(9, "decided_at")?,
+        op_version: c.int(10, "op_version")?,
+        undoes: c.opt_int(11, "undoes")?.map(DecisionId),
+    };
+    Ok((row, c.malformed))
+}
+
+fn retry_request(r: &Row) -> PgResult<(RetryRequest, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = RetryRequest {
+        id: c.int(0, "id")?,
+        op_id: OperationId(c.int(1, "op_id")?),
+        idem_key: c.text(2, "idem_key")?,
+        requested_at: c.text(3, "requested_at")?,
+        requested_by: c.text(4, "requested_by")?,
+        status: c.text(5, "status")?,
+        decision_id: DecisionId(c.int(6, "decision_id")?),
+        progress: RetryProgress {
+            claimed_by: c.opt_text(7, "claimed_by")?,
+            claim_expires_at: c.opt_time(8, "claim_expires_at")?,
+            runs: c.opt_int(9, "runs")?.unwrap_or(0),
+            finished_at: c.opt_time(10, "finished_at")?,
+            outcome: c.opt_text(11, "outcome")?,
+        },
+    };
+    Ok((row, c.malformed))
+}
+
+/// What receivers said of one operation, oldest first.
+fn load_probes(
+    client: &mut impl GenericClient,
+    id: OperationId,
+    history_malformed: &mut Vec<String>,
+) -> PgResult<Vec<Probe>> {
+    let probes = client
+        .query(
+            "SELECT id, op_id, idem_key, command, outcome, result_id, exit, output,
+                operator, probed_at, duration_ms
+             FROM settle_probes WHERE op_id = $1 ORDER BY id",
+            &[&id.0],
+        )?
+        .iter()
+        .map(probe)
+        .collect::<PgResult<Vec<_>>>()?;
+    Ok(flagged(probes, history_malformed, |p| {
+        format!("probe {}", p.id)
+    }))
+}
+
+fn probe(r: &Row) -> PgResult<(Probe, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = Probe {
+        id: c.int(0, "id")?,
+        probe: NewProbe {
+            op_id: OperationId(c.int(1, "op_id")?),
+            idem_key: c.text(2, "idem_key")?,
+            command: c.text(3, "command")?,
+            outcome: ProbeOutcome::parse(&c.text(4, "outcome")?),
+            result_id: c.opt_text(5, "result_id")?,
+            exit: c.text(6, "exit")?,
+            output: c.opt_text(7, "output")?,
+            operator: c.text(8, "operator")?,
+            probed_at: c.time(9, "probed_at")?,
+            duration_ms: c.opt_int(10, "duration_ms")?.unwrap_or(0),
+        },
+    };
+    Ok((row, c.malformed))
+}
+
+fn contract(r: &Row) -> PgResult<(OpTypeContract, Vec<Malformed>)> {
+    let mut c = Cells::new(r);
+    let row = OpTypeContract {
+        op_type: c.text(0, "op_type")?,
+        idempotent: c.bool(1, "idempotent")?,
+        key_retention_s: c.opt_int(2, "key_retention_s")?,
+        description: c.opt_text(3, "description")?,
+    };
+    Ok((row, c.malformed))
+}
