@@ -19,7 +19,7 @@ impl Pg {
         _now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
         self.ensure_writable()?;
-        Err(self.not_yet("running retries"))
+        Err(self.no_worker_yet())
     }
 
     pub fn finish_retry(
@@ -29,6 +29,15 @@ impl Pg {
         _now: DateTime<Utc>,
     ) -> Result<Finish> {
         self.ensure_writable()?;
-        Err(self.not_yet("running retries"))
+        Err(self.no_worker_yet())
+    }
+
+    /// What a worker is told until this part is built.
+    fn no_worker_yet(&self) -> crate::error::Error {
+        crate::error::Error::ledger(
+            &self.shown,
+            "running retries is not available on PostgreSQL yet",
+            "copy the ledger to SQLite with `settle copy` to run the worker there",
+        )
     }
 }
