@@ -260,7 +260,7 @@ pub fn run(
     let d = demo.drill_path.display();
     let r = demo.receivers_path.display();
     println!(
-        "\nTry:\n  settle {l}                        the console\n  settle show {l} 1                 a committed effect with no reply\n  settle decide {l} 1 --applied --result-id report-8812 --operator you\n  settle decide {l} 2 --retry-same-key --operator you\n  settle decide {l} 3 --retry-same-key --operator you   (refused: key expired)\n  settle audit {l}\n  settle drill show {d}\n\nReceivers: {r} runs `settle receiver` on {db};\n  it has the effects of operations 1, 14 and 15, has forgotten 3's key, and\n  has no record of the others.",
+        "\nTry:\n  settle {l}                        the console\n  settle show {l} 1                 a committed effect with no reply\n  settle decide {l} 1 --applied --result-id report-8812 --operator you\n  settle decide {l} 2 --retry-same-key --operator you\n  settle decide {l} 3 --retry-same-key --operator you   (refused: key expired)\n  settle probe {l} 1 2 3 --receivers {r} --operator you   ask the receiver by key\n  settle worker {l} --once --receivers {r}   run the queued same-key retry (15)\n  settle audit {l}\n  settle drill show {d}\n\nReceivers: {r} runs `settle receiver` on {db};\n  it has the effects of operations 1, 14 and 15, has forgotten 3's key, and\n  has no record of the others.",
         db = demo.receiver_db.display()
     );
     Ok(())
