@@ -136,6 +136,14 @@ pub enum Command {
     Probe(ProbeArgs),
     /// The decisions, newest first.
     Audit(AuditArgs),
+    /// Copy a ledger into a new or empty one (SQLite or PostgreSQL, either
+    /// way): every table, in id order, decisions with their chain intact.
+    Copy {
+        /// The ledger to copy (read only).
+        source: PathBuf,
+        /// A new SQLite path, or a ledger holding no operations.
+        destination: PathBuf,
+    },
     /// Read retry-drill results, or bring their cases into a ledger.
     Drill {
         #[command(subcommand)]
@@ -145,6 +153,11 @@ pub enum Command {
     Demo {
         /// Folder for the sample ledger and drill file [default: a new folder in the temp dir].
         dir: Option<PathBuf>,
+        /// Run the demo on this ledger instead (e.g. an empty PostgreSQL
+        /// database, postgres://…): the sample is built in the folder, then
+        /// copied into it.
+        #[arg(long, value_name = "ADDRESS")]
+        ledger: Option<PathBuf>,
         /// Print the queue and the commands to try instead of opening the console.
         #[arg(long)]
         no_console: bool,

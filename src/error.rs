@@ -119,6 +119,25 @@ pub enum Error {
         path = path.display(), text = busy_text(*waited))]
     Busy { path: PathBuf, waited: Duration },
 
+    /// The connection to a PostgreSQL ledger broke after a decision's
+    /// COMMIT was sent, so its answer never came. `checked`: settle
+    /// reconnected and looked, and the decision is not in the ledger
+    /// (nothing was written); otherwise it could not look. (Found, it is
+    /// reported as recorded, with its receipt.)
+    #[error("{path}: the connection broke while committing the decision; {found}\n  what to do: {hint}",
+        path = path.display(),
+        found = if *checked {
+            "settle reconnected and looked: it was NOT recorded, nothing was written"
+        } else {
+            "settle could not reconnect to look whether it was recorded"
+        },
+        hint = if *checked {
+            "decide again; the version check keeps a decision from being recorded twice"
+        } else {
+            "look with `settle show` before deciding again; a second decision on the same version is refused (exit 4)"
+        })]
+    ConnectionLost { path: PathBuf, checked: bool },
+
     /// The audit trail's hash chain does not hold at a decision: a row was
     /// edited or deleted behind settle's back.
     #[error("{path}: audit trail broken at decision {at}: {problem}\n  what to do: compare that decision with a backup or the service's own records; settle changed nothing in the trail", path = path.display())]

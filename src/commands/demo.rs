@@ -206,6 +206,7 @@ fn write_receivers(path: &Path, db: &Path) -> Result<()> {
 /// ([`Config::for_demo`]).
 pub fn run(
     dir: Option<PathBuf>,
+    ledger: Option<PathBuf>,
     no_console: bool,
     config: Config,
     now: DateTime<Utc>,
@@ -217,8 +218,18 @@ pub fn run(
             std::process::id()
         ))
     });
-    let demo = build(&dir, now)?;
+    let mut demo = build(&dir, now)?;
     eprintln!("settle: sample ledger in {}", dir.display());
+    // Another ledger (PostgreSQL): the sample built as above, then copied
+    // across, so both backends start from the same rows and history.
+    let named = ledger.is_some();
+    if let Some(address) = ledger {
+        let (mut there, _) = Ledger::open_or_create(&address)?;
+        demo.ledger.copy_into(&mut there)?;
+        eprintln!("settle: sample copied into {}", there.path().display());
+        demo.ledger = there;
+        demo.ledger_path = address;
+    }
     // Always the demo's own receivers, never the operator's configured
     // ones: the sample's keys must not reach a real service.
     let config = Config {
@@ -240,7 +251,12 @@ pub fn run(
         colour,
         now,
     )?;
-    let l = demo.ledger_path.display();
+    // An address may hold a password: the commands to try name it LEDGER.
+    let l = if named {
+        "LEDGER".to_string()
+    } else {
+        demo.ledger_path.display().to_string()
+    };
     let d = demo.drill_path.display();
     let r = demo.receivers_path.display();
     println!(

@@ -8,6 +8,7 @@ mod adopt;
 mod audit;
 mod completions;
 mod console;
+mod copy;
 mod decide;
 mod decide_bulk;
 pub mod demo;
@@ -41,10 +42,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
         Some(Command::Probe(args)) => probe::run(&args, &config, now),
         Some(Command::Audit(args)) => audit::run(&args),
+        Some(Command::Copy {
+            source,
+            destination,
+        }) => copy::run(&source, &destination),
         Some(Command::Drill { command }) => drill::run(command),
-        Some(Command::Demo { dir, no_console }) => {
-            demo::run(dir, no_console, config.for_demo(), now)
-        }
+        Some(Command::Demo {
+            dir,
+            ledger,
+            no_console,
+        }) => demo::run(dir, ledger, no_console, config.for_demo(), now),
         Some(Command::Worker(args)) => worker::run(&args, &config),
         Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),

@@ -6,6 +6,8 @@
 //! backend is a submodule with one file per concern; this file only
 //! dispatches, and the rules stay in `domain`.
 
+mod chain;
+mod copy;
 pub mod postgres;
 pub mod receiver;
 pub mod sqlite;
@@ -24,7 +26,8 @@ use crate::error::Result;
 use crate::query::Query;
 
 pub use crate::domain::{Seek, StateCounts};
-pub use sqlite::chain::ChainVerdict;
+pub use chain::ChainVerdict;
+pub use copy::CopyReport;
 pub use sqlite::import::{ImportReport, create_service_ledger};
 pub use sqlite::schema::{self as schema, Progress};
 
@@ -110,6 +113,22 @@ impl Ledger {
             return Ok(Ledger::from(db));
         }
         Ok(Ledger::from(sqlite::Sqlite::create(path)?))
+    }
+
+    /// The ledger at `path` for a copy to write: a SQLite file is created
+    /// when missing, a PostgreSQL database gets settle's tables when it has
+    /// none; an existing ledger is opened to write (and adopted).
+    pub fn open_or_create(path: &Path) -> Result<(Ledger, OpenReport)> {
+        if postgres::is_address(path) {
+            // Creating refuses a database that already has the tables;
+            // opening then says what is wrong, if anything.
+            if let Ok(db) = postgres::Pg::create(&postgres::Address::parse(path)?) {
+                return Ok((Ledger::from(db), OpenReport::default()));
+            }
+        } else if !path.exists() {
+            return Ok((Ledger::create(path)?, OpenReport::default()));
+        }
+        Ledger::open(path, Access::ReadWrite)
     }
 
     /// Opens an existing ledger. A writable ledger created by a service
@@ -355,6 +374,17 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<Finish> {
         dispatch!(&mut self.backend, db => db.finish_retry(claim, run, now))
+    }
+
+    /// Copies every row of this ledger (operations, attempts, events,
+    /// decisions with their chain hashes, retry requests, op types) into
+    /// `destination`, in id order, in one transaction there; refuses a
+    /// destination that already holds operations or history. Either
+    /// backend to either.
+    pub fn copy_into(&self, destination: &mut Ledger) -> Result<CopyReport> {
+        let mut source =
+            |table: &copy::Table, each: &mut dyn FnMut(Vec<copy::Value>) -> Result<()>| dispatch!(&self.backend, db => db.copy_rows(table, each));
+        dispatch!(&mut destination.backend, db => db.copy_from(&mut source))
     }
 }
 

@@ -7,10 +7,15 @@
 
 mod address;
 mod cells;
+mod chain;
 mod clusters;
+mod copy;
 mod decide;
+#[cfg(test)]
+mod decide_tests;
 mod filter;
 mod history;
+mod import;
 mod live;
 mod objects;
 mod probes;

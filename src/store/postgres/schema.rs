@@ -472,15 +472,3 @@ fn busy(e: Error, waited: Duration) -> Error {
         other => other,
     }
 }
-
-impl Pg {
-    /// Said by each part of the backend not built yet; goes away with the
-    /// last of them.
-    pub(super) fn not_yet(&self, doing: &str) -> crate::error::Error {
-        crate::error::Error::ledger(
-            &self.shown,
-            format!("{doing} is not available on PostgreSQL yet"),
-            "use a SQLite ledger for this (`settle copy` moves one across)",
-        )
-    }
-}

@@ -1,43 +1,20 @@
-//! The audit trail's guards (issue 9, point 2): triggers that refuse any
-//! UPDATE or DELETE of `decisions` and let `retry_requests` change only by a
-//! forward status move, and the hash chain over `decisions` that shows an
-//! edit made with those triggers dropped. Computing a link, filling the chain
-//! on migration, walking it for `settle audit --verify`. The encoding is
-//! public (docs/ledger-v1.md) so an auditor can verify without settle; it
-//! must never change for rows already written.
+//! The audit trail's guards in SQLite (issue 9, point 2): triggers that
+//! refuse any UPDATE or DELETE of `decisions` and let `retry_requests` change
+//! only by a forward status move, and the hash chain over `decisions` that
+//! shows an edit made with those triggers dropped: filling the chain on
+//! migration, reading it for `settle audit --verify`. The encoding and the
+//! walk are backend-neutral and live in [`crate::store::chain`].
 
-use std::fmt::Write as _;
 use std::path::Path;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};
-use sha2::{Digest, Sha256};
 
 use super::Sqlite;
 use super::schema::sqlite;
-use crate::domain::DecisionId;
 use crate::error::{Error, Result};
-
-/// The "previous hash" of the first decision.
-pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-
-/// The decision columns a link covers, in encoding order: ledger-v1's
-/// columns, then settle's `extra_attempt`.
-pub(super) const CHAIN_COLUMNS: &str = "id, op_id, decision, from_state, to_state, result_id, \
-     evidence, note, operator, decided_at, op_version, undoes, extra_attempt";
-
-/// One cell of a decision as SQLite stores it: the encoding follows the
-/// storage class, so a value rewritten with another type breaks the link.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cell<'a> {
-    Null,
-    Int(i64),
-    Text(&'a [u8]),
-    /// Never written by settle; encoded so that such a row cannot verify.
-    Real(f64),
-    /// Never written by settle; as for `Real`.
-    Blob(&'a [u8]),
-}
+use crate::store::chain::{CHAIN_COLUMNS, ChainVerdict, GENESIS, OwnedCell, Walked, walk};
+pub(super) use crate::store::chain::{Cell, link};
 
 impl<'a> From<ValueRef<'a>> for Cell<'a> {
     fn from(v: ValueRef<'a>) -> Self {
@@ -49,45 +26,6 @@ impl<'a> From<ValueRef<'a>> for Cell<'a> {
             ValueRef::Blob(b) => Cell::Blob(b),
         }
     }
-}
-
-impl<'a> From<Option<&'a str>> for Cell<'a> {
-    fn from(v: Option<&'a str>) -> Self {
-        v.map_or(Cell::Null, |s| Cell::Text(s.as_bytes()))
-    }
-}
-
-/// A decision's chain hash: lowercase hex SHA-256 of the previous
-/// decision's chain hash (64 hex characters, [`GENESIS`] for the first)
-/// followed by each cell: `n;` for NULL, `i<decimal>;` for an integer,
-/// `t<byte length>:<bytes>;` for text, `b<byte length>:<bytes>;` for a blob,
-/// `r<16 hex digits of the IEEE-754 bits>;` for a real.
-pub fn link(prev: &str, cells: &[Cell]) -> String {
-    let mut message = prev.as_bytes().to_vec();
-    for cell in cells {
-        match cell {
-            Cell::Null => message.extend_from_slice(b"n;"),
-            Cell::Int(i) => message.extend_from_slice(format!("i{i};").as_bytes()),
-            Cell::Real(f) => {
-                message.extend_from_slice(format!("r{:016x};", f.to_bits()).as_bytes());
-            }
-            Cell::Text(bytes) => sized(&mut message, 't', bytes),
-            Cell::Blob(bytes) => sized(&mut message, 'b', bytes),
-        }
-    }
-    Sha256::digest(&message)
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        })
-}
-
-/// `<tag><byte length>:<bytes>;`
-fn sized(message: &mut Vec<u8>, tag: char, bytes: &[u8]) {
-    message.extend_from_slice(format!("{tag}{}:", bytes.len()).as_bytes());
-    message.extend_from_slice(bytes);
-    message.push(b';');
 }
 
 /// The chain hash of the newest decision, where the next one links on.
@@ -189,51 +127,6 @@ fn cells<'r>(row: &'r rusqlite::Row<'_>) -> rusqlite::Result<Vec<Cell<'r>>> {
     (0..13).map(|i| row.get_ref(i).map(Cell::from)).collect()
 }
 
-/// What walking the chain found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChainVerdict {
-    /// Every decision links to the one before it; `head` is the newest
-    /// decision and its hash (keep them elsewhere to detect a cut-off
-    /// tail).
-    Intact {
-        decisions: u64,
-        head: Option<(DecisionId, String)>,
-    },
-    /// The first decision whose link does not hold, and why.
-    Broken { at: DecisionId, problem: String },
-}
-
-/// One decision as the walk reads it.
-struct Walked {
-    id: i64,
-    cells: Vec<OwnedCell>,
-    /// The chain hash the row stores (NULL or not text: none).
-    stored: Option<String>,
-}
-
-impl Walked {
-    fn read(row: &rusqlite::Row<'_>) -> rusqlite::Result<Walked> {
-        let cells: Vec<OwnedCell> = (0..13)
-            .map(|i| row.get_ref(i).map(OwnedCell::from))
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(Walked {
-            id: row.get_ref(0)?.as_i64().unwrap_or_default(),
-            cells,
-            stored: row.get_ref(13)?.as_str().ok().map(str::to_string),
-        })
-    }
-
-    /// The hash this row's columns give after `prev`.
-    fn hash_after(&self, prev: &str) -> String {
-        let cells: Vec<Cell> = self.cells.iter().map(OwnedCell::as_cell).collect();
-        link(prev, &cells)
-    }
-
-    fn links_to(&self, prev: &str) -> bool {
-        self.stored.as_deref() == Some(self.hash_after(prev).as_str())
-    }
-}
-
 impl Sqlite {
     /// Walks the decisions in id order and recomputes every link. Reads
     /// only; a ledger without the `chain_hash` column (older than schema 3)
@@ -269,91 +162,25 @@ impl Sqlite {
             ))
             .map_err(err)?;
         let mut rows = stmt.query([]).map_err(err)?;
-        let mut before: Option<Walked> = None;
-        let mut n = 0u64;
-        while let Some(row) = rows.next().map_err(err)? {
-            let current = Walked::read(row).map_err(err)?;
-            // As [`head`]: after a row without a hash the chain restarts.
-            let prev_hash = before
-                .as_ref()
-                .and_then(|b| b.stored.clone())
-                .unwrap_or_else(|| GENESIS.to_string());
-            if !current.links_to(&prev_hash) {
-                // Whether the next decision still links to this row's
-                // stored hash tells an edited row from a rewritten link.
-                let successor = match rows.next().map_err(err)? {
-                    Some(next) => {
-                        let next = Walked::read(next).map_err(err)?;
-                        Some(current.stored.as_deref().is_some_and(|s| next.links_to(s)))
-                    }
-                    None => None,
-                };
-                return Ok(broken(before.as_ref(), &current, &prev_hash, successor));
-            }
-            n += 1;
-            before = Some(current);
-        }
-        Ok(ChainVerdict::Intact {
-            decisions: n,
-            head: before.and_then(|b| Some((DecisionId(b.id), b.stored?))),
+        walk(|| match rows.next() {
+            Ok(Some(row)) => walked(row).map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
         })
+        .map_err(err)
     }
 }
 
-/// Why the link of `row` does not hold. `successor` says whether the next
-/// decision still links to this row's stored hash (None: it is the last).
-fn broken(
-    before: Option<&Walked>,
-    row: &Walked,
-    prev_hash: &str,
-    successor: Option<bool>,
-) -> ChainVerdict {
-    let at = DecisionId(row.id);
-    let Some(stored) = &row.stored else {
-        return ChainVerdict::Broken {
-            at,
-            problem:
-                "it has no chain hash: it was not recorded by settle (inserted with plain SQL?)"
-                    .to_string(),
-        };
-    };
-    let hashes = format!(
-        "recomputed {}…, stored {}…",
-        &row.hash_after(prev_hash)[..12],
-        stored.chars().take(12).collect::<String>()
-    );
-    let first_missing = before.map_or(1, |b| b.id + 1);
-    let problem = if row.id > first_missing {
-        let after = before.map_or("the start of the trail".to_string(), |b| {
-            format!("decision {}", b.id)
-        });
-        let missing = if row.id - 1 == first_missing {
-            format!("decision {first_missing} is")
-        } else {
-            format!("decisions {first_missing} to {} are", row.id - 1)
-        };
-        format!("it does not link to {after}: {missing} missing (deleted) ({hashes})")
-    } else if successor == Some(true) {
-        // The next link still holds, so this row's stored hash is the one
-        // settle wrote: its columns changed, or the row before it was
-        // rewritten along with a recomputed hash.
-        format!(
-            "its columns were changed after it was recorded, or the decision before it was rewritten with a recomputed hash ({hashes})"
-        )
-    } else {
-        format!("its columns or its chain hash were changed after it was recorded ({hashes})")
-    };
-    ChainVerdict::Broken { at, problem }
-}
-
-/// A cell read out of a row, kept past the row's lifetime.
-#[derive(Debug, Clone, PartialEq)]
-enum OwnedCell {
-    Null,
-    Int(i64),
-    Real(f64),
-    Text(Vec<u8>),
-    Blob(Vec<u8>),
+/// One decision as the walk reads it, each cell as SQLite stores it.
+fn walked(row: &rusqlite::Row<'_>) -> rusqlite::Result<Walked> {
+    let cells: Vec<OwnedCell> = (0..13)
+        .map(|i| row.get_ref(i).map(OwnedCell::from))
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(Walked {
+        id: row.get_ref(0)?.as_i64().unwrap_or_default(),
+        cells,
+        stored: row.get_ref(13)?.as_str().ok().map(str::to_string),
+    })
 }
 
 impl From<ValueRef<'_>> for OwnedCell {
@@ -365,44 +192,5 @@ impl From<ValueRef<'_>> for OwnedCell {
             ValueRef::Text(t) => OwnedCell::Text(t.to_vec()),
             ValueRef::Blob(b) => OwnedCell::Blob(b.to_vec()),
         }
-    }
-}
-
-impl OwnedCell {
-    fn as_cell(&self) -> Cell<'_> {
-        match self {
-            OwnedCell::Null => Cell::Null,
-            OwnedCell::Int(i) => Cell::Int(*i),
-            OwnedCell::Real(f) => Cell::Real(*f),
-            OwnedCell::Text(t) => Cell::Text(t),
-            OwnedCell::Blob(b) => Cell::Blob(b),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The encoding is a public contract: this vector was computed with
-    /// Python's hashlib from docs/ledger-v1.md, not with this code.
-    #[test]
-    fn a_link_is_the_documented_encoding() {
-        let cells = [
-            Cell::Int(1),
-            Cell::Text(b"applied"),
-            Cell::Null,
-            Cell::Int(-3),
-            Cell::Text("é".as_bytes()),
-        ];
-        assert_eq!(
-            link(GENESIS, &cells),
-            "f5273a005c19467ef5ee62f93139c703dbb4247d4c8bd909cc214227c63d2bff"
-        );
-        // Type matters: the integer 1 and the text "1" give different links.
-        assert_ne!(
-            link(GENESIS, &[Cell::Int(1)]),
-            link(GENESIS, &[Cell::Text(b"1")])
-        );
     }
 }

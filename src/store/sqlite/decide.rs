@@ -95,6 +95,16 @@ fn reread(
             path: path.to_path_buf(),
             what: draft.op_id.to_string(),
         })?;
+    check_version(draft, &detail)?;
+    Ok(detail)
+}
+
+/// Whether the fresh row is still at the version the operator saw (and
+/// readable enough to tell). Shared with the PostgreSQL backend.
+pub(in crate::store) fn check_version(
+    draft: &DecisionDraft,
+    detail: &OperationDetail,
+) -> Result<()> {
     let op = &detail.operation;
     // Before the version: a malformed `version` must be named, not
     // reported as a conflict.
@@ -111,19 +121,24 @@ fn reread(
             expected: draft.expected_version,
             found: op.version,
             state: op.state.to_string(),
-            last_writer: last_writer(&detail),
+            last_writer: last_writer(detail),
         });
     }
-    Ok(detail)
+    Ok(())
 }
 
 /// What the contract's rules make of the draft on the fresh row.
-struct Judged {
-    to_state: State,
-    extra_attempt: bool,
+pub(in crate::store) struct Judged {
+    pub(in crate::store) to_state: State,
+    pub(in crate::store) extra_attempt: bool,
 }
 
-fn judge(draft: &DecisionDraft, detail: &OperationDetail, now: DateTime<Utc>) -> Result<Judged> {
+/// Shared with the PostgreSQL backend: one judgement, whichever database.
+pub(in crate::store) fn judge(
+    draft: &DecisionDraft,
+    detail: &OperationDetail,
+    now: DateTime<Utc>,
+) -> Result<Judged> {
     let op = &detail.operation;
     let checks = rules::check(draft, detail, now);
     if let Some(refused) = rules::refusal(&checks) {
@@ -157,7 +172,7 @@ struct Writer<'a> {
     decided_at: String,
 }
 
-fn non_empty(s: &Option<String>) -> Option<String> {
+pub(in crate::store) fn non_empty(s: &Option<String>) -> Option<String> {
     s.clone().filter(|t| !t.trim().is_empty())
 }
 
@@ -256,29 +271,7 @@ impl Writer<'_> {
     /// The operation's new state and result id, guarded by its version.
     fn change_state(&self, to_state: &State) -> Result<()> {
         let (draft, op) = (self.draft, &self.detail.operation);
-        let new_result = match draft.kind {
-            DecisionKind::Applied => non_empty(&draft.result_id).or(op.result_id.clone()),
-            // Undoing `applied` takes back the result id it wrote, so the
-            // reopened operation does not claim an effect (issue 9, point 11).
-            DecisionKind::Reopen => {
-                match self
-                    .detail
-                    .decisions
-                    .iter()
-                    .find(|d| Some(d.id) == draft.undoes)
-                {
-                    Some(d)
-                        if d.decision == "applied"
-                            && d.result_id.is_some()
-                            && d.result_id == op.result_id =>
-                    {
-                        None
-                    }
-                    _ => op.result_id.clone(),
-                }
-            }
-            _ => op.result_id.clone(),
-        };
+        let new_result = new_result_id(draft, self.detail);
         let changed = self
             .tx
             .execute(
@@ -350,6 +343,33 @@ impl Writer<'_> {
             }
             _ => Ok(None),
         }
+    }
+}
+
+/// The operation's result id after the decision. Shared with the
+/// PostgreSQL backend.
+pub(in crate::store) fn new_result_id(
+    draft: &DecisionDraft,
+    detail: &OperationDetail,
+) -> Option<String> {
+    let op = &detail.operation;
+    match draft.kind {
+        DecisionKind::Applied => non_empty(&draft.result_id).or(op.result_id.clone()),
+        // Undoing `applied` takes back the result id it wrote, so the
+        // reopened operation does not claim an effect (issue 9, point 11).
+        DecisionKind::Reopen => {
+            match detail.decisions.iter().find(|d| Some(d.id) == draft.undoes) {
+                Some(d)
+                    if d.decision == "applied"
+                        && d.result_id.is_some()
+                        && d.result_id == op.result_id =>
+                {
+                    None
+                }
+                _ => op.result_id.clone(),
+            }
+        }
+        _ => op.result_id.clone(),
     }
 }
 

@@ -5,7 +5,8 @@
 
 pub(super) mod chain;
 mod columns;
-mod decide;
+mod copy;
+pub(super) mod decide;
 mod decide_bulk;
 mod derived;
 pub(super) mod import;
