@@ -389,3 +389,177 @@ fn end_request(
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use chrono::{DateTime, TimeZone, Utc};
+
+    use super::super::testing::{connect, fresh_database};
+    use super::super::{Address, Pg};
+    use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
+    use crate::domain::{OperationId, State};
+    use crate::store::Ledger;
+
+    /// The sample's retry_pending operation, with its queued request.
+    const PENDING: OperationId = OperationId(15);
+
+    fn t(seconds: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
+    }
+
+    /// The demo's sample in SQLite and the same rows copied into a fresh
+    /// PostgreSQL ledger; `None` without a server.
+    fn both(hint: &str) -> Option<(tempfile::TempDir, Ledger, Ledger, PathBuf)> {
+        let address = fresh_database(hint)?;
+        let pg = Pg::create(&Address::parse(&address).unwrap()).unwrap();
+        let mut pg = Ledger::from(pg);
+        let dir = tempfile::tempdir().unwrap();
+        let lite = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
+        lite.copy_into(&mut pg).unwrap();
+        Some((dir, lite, pg, address))
+    }
+
+    fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<Claimed> {
+        ledger
+            .claim_retry(worker, Duration::from_secs(10), t(at))
+            .unwrap()
+    }
+
+    fn run_of(c: Option<Claimed>) -> RetryClaim {
+        match c {
+            Some(Claimed::Run(c)) => *c,
+            other => panic!("wanted a claim to run, got {other:?}"),
+        }
+    }
+
+    fn completed(at: i64) -> RetryRun {
+        RetryRun {
+            end: RetryEnd::Completed {
+                result_id: "refund-1".into(),
+            },
+            started_at: t(at),
+            ended_at: t(at),
+            command: Some("/bin/retry".into()),
+            exit: "exit 0".into(),
+        }
+    }
+
+    /// A lapsed claim re-taken, the first worker's end refused as lost,
+    /// the second's recorded: every answer and every row the same as on
+    /// SQLite.
+    #[test]
+    fn claims_lapses_and_ends_read_the_same_as_on_sqlite() {
+        let Some((_dir, mut lite, mut pg, _)) = both("retry same") else {
+            return;
+        };
+        let mut answers = Vec::new();
+        for ledger in [&mut lite, &mut pg] {
+            let first = run_of(claim(ledger, "a", 1));
+            let held = claim(ledger, "b", 5);
+            let second = run_of(claim(ledger, "b", 12));
+            let lost = ledger.finish_retry(&first, &completed(13), t(13)).unwrap();
+            let failed = RetryRun {
+                end: RetryEnd::Failed {
+                    why: "exit 1".into(),
+                    timed_out: false,
+                },
+                ..completed(14)
+            };
+            let done = ledger.finish_retry(&second, &failed, t(14)).unwrap();
+            let after = claim(ledger, "c", 30);
+            answers.push((first, held, second, lost, done, after));
+        }
+        assert_eq!(answers[0], answers[1]);
+        let (first, held, second, lost, done, after) = &answers[1];
+        assert_eq!((first.run, second.run, second.attempt), (1, 2, 2));
+        assert_eq!(*held, None, "the lease held");
+        assert!(
+            matches!(lost, Finish::Lost { held, .. } if held == "claimed by b"),
+            "{lost:?}"
+        );
+        assert!(
+            matches!(done, Finish::Recorded(r) if r.status == "failed"
+                && r.to_state == Some(State::Unknown)),
+            "{done:?}"
+        );
+        assert_eq!(*after, None, "a failed request is never claimed again");
+        let detail = pg.detail(PENDING).unwrap();
+        assert_eq!(lite.detail(PENDING).unwrap(), detail);
+        let words: Vec<&str> = detail.events.iter().map(|e| e.event.as_str()).collect();
+        assert!(
+            words.ends_with(&["retry_sent", "provider_error"]),
+            "{words:?}"
+        );
+        assert_eq!(detail.retry_requests.last().unwrap().progress.runs, 2);
+    }
+
+    /// A key that expired while the request waited: refused in the claim's
+    /// transaction, in the same words, the operation back in triage.
+    #[test]
+    fn a_refusal_reads_the_same_as_on_sqlite() {
+        let Some((_dir, mut lite, mut pg, address)) = both("retry refused") else {
+            return;
+        };
+        let expire = "UPDATE operations SET key_expires_at = '2026-11-30T11:00:00Z' WHERE id = 15";
+        rusqlite::Connection::open(lite.path())
+            .unwrap()
+            .execute_batch(expire)
+            .unwrap();
+        connect(&address).batch_execute(expire).unwrap();
+        let refused: Vec<Option<Claimed>> = [&mut lite, &mut pg]
+            .into_iter()
+            .map(|l| claim(l, "a", 1))
+            .collect();
+        assert_eq!(refused[0], refused[1]);
+        let Some(Claimed::Refused(r)) = &refused[1] else {
+            panic!("{:?}", refused[1])
+        };
+        assert_eq!((r.status, &r.to_state), ("failed", &Some(State::Unknown)));
+        assert!(r.outcome.contains("key expired"), "{}", r.outcome);
+        assert_eq!(lite.detail(PENDING).unwrap(), pg.detail(PENDING).unwrap());
+    }
+
+    /// A request another worker holds locked is passed over, not waited
+    /// for: the claim takes the next one (a wait would end in Busy).
+    #[test]
+    fn a_locked_request_is_skipped_not_waited_for() {
+        let Some((_dir, _lite, mut pg, address)) = both("retry skip") else {
+            return;
+        };
+        let mut service = connect(&address);
+        service
+            .batch_execute(
+                "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by, status,
+                     decision_id)
+                 SELECT op_id, idem_key, requested_at, 'bob', 'queued', decision_id
+                 FROM retry_requests WHERE status = 'queued'",
+            )
+            .unwrap();
+        let ids: Vec<i64> = service
+            .query(
+                "SELECT id FROM retry_requests WHERE status = 'queued' ORDER BY id",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(ids.len(), 2);
+        let mut holder = connect(&address);
+        let mut tx = holder.transaction().unwrap();
+        tx.execute(
+            "SELECT 1 FROM retry_requests WHERE id = $1 FOR UPDATE",
+            &[&ids[0]],
+        )
+        .unwrap();
+        let c = run_of(claim(&mut pg, "w", 1));
+        assert_eq!(
+            c.request_id, ids[1],
+            "the locked, older request was skipped"
+        );
+        tx.rollback().unwrap();
+    }
+}
