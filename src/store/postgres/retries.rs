@@ -562,4 +562,47 @@ mod tests {
         );
         tx.rollback().unwrap();
     }
+
+    /// The worker's role as docs/ledger-v1.md grants it (under a name of
+    /// this database's own: roles are the cluster's, shared by every test)
+    /// is enough to claim and finish, and no more: it cannot decide.
+    #[test]
+    fn the_documented_worker_role_claims_and_finishes_but_never_decides() {
+        let Some((_dir, _lite, owner, address)) = both("retry role") else {
+            return;
+        };
+        drop(owner);
+        let address = address.to_str().unwrap().to_string();
+        let db = address.rsplit("dbname=").next().unwrap().to_string();
+        let role = format!("{db}_worker");
+        let grants: String = super::super::tests::documented_role_sql()
+            .split_inclusive(';')
+            .filter(|s| s.contains("settle_worker"))
+            .collect::<String>()
+            .replace("settle_worker", &role);
+        assert!(grants.contains("GRANT"), "{grants}");
+        connect(&PathBuf::from(&address))
+            .batch_execute(&grants)
+            .unwrap();
+        let as_worker = PathBuf::from(address.replace("user=postgres", &format!("user={role}")));
+        let (mut ledger, _) = Ledger::open(&as_worker, crate::store::Access::ReadWrite).unwrap();
+        let c = run_of(claim(&mut ledger, "w", 1));
+        let done = ledger.finish_retry(&c, &completed(2), t(2)).unwrap();
+        assert!(
+            matches!(&done, Finish::Recorded(r) if r.status == "done"),
+            "{done:?}"
+        );
+        assert_eq!(
+            ledger.detail(PENDING).unwrap().operation.state,
+            State::Completed
+        );
+        let e = connect(&as_worker)
+            .batch_execute("UPDATE decisions SET note = 'x'")
+            .unwrap_err();
+        assert_eq!(
+            e.code(),
+            Some(&::postgres::error::SqlState::INSUFFICIENT_PRIVILEGE),
+            "{e:?}"
+        );
+    }
 }
