@@ -171,7 +171,7 @@ impl Pg {
     /// A write's PostgreSQL error said as settle's: a lock wait past the
     /// ledger's wait, or writers still in each other's way after
     /// [`ATTEMPTS`] runs, as [`Error::Busy`] (nothing written, try again).
-    fn write_err(&self, doing: &str, e: postgres::Error) -> Error {
+    pub(super) fn write_err(&self, doing: &str, e: postgres::Error) -> Error {
         if e.code().map(|c| c.code()) == Some(LOCK_NOT_AVAILABLE) {
             return Error::Busy {
                 path: self.shown.clone(),
@@ -191,7 +191,7 @@ impl Pg {
 
     /// A fresh connection when the last one broke, so a console that lost
     /// its connection decides again without being restarted.
-    fn reconnect_if_closed(&mut self) -> Result<()> {
+    pub(super) fn reconnect_if_closed(&mut self) -> Result<()> {
         if self.client.get_mut().is_closed() {
             self.reconnect()?;
         }

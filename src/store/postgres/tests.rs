@@ -363,7 +363,7 @@ fn a_lost_connection_is_not_live_until_it_reconnects_and_the_screen_is_reread() 
 }
 
 /// The role SQL docs/ledger-v1.md gives, run as written.
-fn documented_role_sql() -> String {
+pub(super) fn documented_role_sql() -> String {
     let doc = include_str!("../../../docs/ledger-v1.md");
     let (_, after) = doc
         .split_once("<!-- service-role-sql: the tests run this block -->\n```sql\n")
