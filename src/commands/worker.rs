@@ -125,18 +125,29 @@ impl Worker<'_> {
             crate::store::BUSY_TIMEOUT,
             &mut |_| {},
         )?;
+        let mut backoff = Duration::ZERO;
         while !self.stopping() {
             let claimed = match ledger.claim_retry(&self.name, self.lease, Utc::now()) {
                 // Another writer held the lock past the busy timeout: the
                 // requests are still there, so look again rather than
                 // take "busy" for "nothing to do" (--once would exit).
                 Err(Error::Busy { .. }) => continue,
+                Err(e) if !self.once && transient(&e) => {
+                    self.pause(&e, &mut backoff, tx);
+                    continue;
+                }
                 other => other?,
             };
+            backoff = Duration::ZERO;
             let line = match claimed {
                 None if self.once => return Ok(()),
                 None => {
-                    self.idle(&ledger)?;
+                    if let Err(e) = self.idle(&ledger) {
+                        if !transient(&e) {
+                            return Err(e);
+                        }
+                        self.pause(&e, &mut backoff, tx);
+                    }
                     continue;
                 }
                 Some(Claimed::Refused(refused)) => finished_line(&refused, None),
@@ -151,6 +162,23 @@ impl Worker<'_> {
 
     fn stopping(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    /// A long-running worker outlives a database restart: it says what
+    /// happened, waits (1 s, doubling to 30 s, cut short by a stop), and
+    /// the store reconnects on the next call. Claims it held lapse and are
+    /// replayed under the same key.
+    fn pause(&self, e: &Error, backoff: &mut Duration, tx: &Sender<Report>) {
+        *backoff = (*backoff * 2).clamp(Duration::from_secs(1), Duration::from_secs(30));
+        let _ = tx.send(Report::Line(format!(
+            "{}; trying again in {} s",
+            sanitize(&e.to_string()).lines().next().unwrap_or_default(),
+            backoff.as_secs()
+        )));
+        let until = Instant::now() + *backoff;
+        while Instant::now() < until && !self.stopping() {
+            std::thread::sleep(IDLE_PEEK);
+        }
     }
 
     /// Waits for something to do: a commit by another connection, or the
@@ -231,6 +259,12 @@ fn finished_line(f: &RetryFinished, ran: Option<(&RetryRun, Duration)>) -> Strin
         f.status,
         sanitize(&f.outcome)
     )
+}
+
+/// Errors a database restart or a dropped connection gives, which the next
+/// call may not: worth waiting out in a long-running worker.
+fn transient(e: &Error) -> bool {
+    matches!(e, Error::Postgres { .. } | Error::ConnectionLost { .. })
 }
 
 /// `host:pid`, so a claim names the machine and process that holds it.
