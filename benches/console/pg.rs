@@ -176,11 +176,15 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
         if began.elapsed() > LIMIT {
             break;
         }
+        // What settle's transaction does, less the rules and the chain:
+        // the trail's lock, the row lock, a gapless id, the state change.
         let sql = format!(
             "BEGIN;
+             LOCK TABLE decisions IN SHARE ROW EXCLUSIVE MODE;
              SELECT version FROM operations WHERE id = {id} FOR UPDATE;
-             INSERT INTO decisions (op_id, decision, from_state, to_state, result_id, operator, decided_at, op_version)
-               SELECT id, 'applied', state, 'completed', 'anchor-{id}', 'bench', now(), version FROM operations WHERE id = {id};
+             INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id, operator, decided_at, op_version)
+               SELECT (SELECT coalesce(max(id), 0) + 1 FROM decisions), id, 'applied', state, 'completed', 'anchor-{id}', 'bench', now(), version
+               FROM operations WHERE id = {id};
              UPDATE operations SET state = 'completed', result_id = 'anchor-{id}', version = version + 1, updated_at = now() WHERE id = {id};
              COMMIT;"
         );
