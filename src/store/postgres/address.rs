@@ -18,6 +18,25 @@ use crate::error::{Error, Result};
 pub struct Address {
     config: Config,
     shown: String,
+    tls: TlsWish,
+}
+
+/// What libpq's `sslmode` and `sslrootcert` ask of the server's
+/// certificate. `disable`, `prefer` and `require` check nothing (libpq's
+/// meaning: encryption without verification); `verify-ca` checks the chain;
+/// `verify-full` the chain and the host name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct TlsWish {
+    verify: Verify,
+    root_cert: Option<std::path::PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Verify {
+    #[default]
+    Nothing,
+    Chain,
+    ChainAndHost,
 }
 
 impl std::fmt::Debug for Address {
@@ -60,7 +79,12 @@ impl Address {
     /// Parses `spec`, filling what it leaves out from `PGHOST`, `PGPORT`,
     /// `PGUSER`, `PGPASSWORD`, `PGDATABASE` and `PGSSLMODE` as libpq does.
     pub fn parse(spec: &Path) -> Result<Address> {
-        let text = spec.to_str().unwrap_or_default();
+        let raw = spec.to_str().unwrap_or_default();
+        let env = |name: &str| std::env::var(name).ok();
+        // The client library knows disable/prefer/require only: the
+        // verifying modes and the root certificate are settle's to apply.
+        let (text, tls) = take_tls_options(raw, &env);
+        let text = text.as_str();
         let mut config = Config::from_str(text).map_err(|e| {
             Error::Usage(format!(
                 "{}: not a PostgreSQL address: {}\n  what to do: write postgres://USER@HOST:PORT/DB or host=… dbname=…",
@@ -68,9 +92,9 @@ impl Address {
                 crate::text::sanitize(&e.to_string())
             ))
         })?;
-        fill_from_env(&mut config, &|name| std::env::var(name).ok());
+        fill_from_env(&mut config, &env);
         let shown = shown(&config);
-        Ok(Address { config, shown })
+        Ok(Address { config, shown, tls })
     }
 
     /// `user@host:port/db`: what errors, the header and logs call it.
@@ -79,13 +103,27 @@ impl Address {
     }
 
     pub(super) fn tls(&self) -> Result<MakeTlsConnector> {
-        let connector = native_tls::TlsConnector::new().map_err(|e| {
+        let failed = |problem: String| {
             Error::ledger(
                 Path::new(&self.shown),
-                format!("cannot set up TLS: {e}"),
-                "check the system's TLS library and certificates",
+                problem,
+                "check sslrootcert and the system's TLS library and certificates",
             )
-        })?;
+        };
+        let mut builder = native_tls::TlsConnector::builder();
+        builder
+            .danger_accept_invalid_certs(self.tls.verify == Verify::Nothing)
+            .danger_accept_invalid_hostnames(self.tls.verify != Verify::ChainAndHost);
+        if let Some(path) = &self.tls.root_cert {
+            let pem = std::fs::read(path)
+                .map_err(|e| failed(format!("sslrootcert {}: {e}", path.display())))?;
+            let cert = native_tls::Certificate::from_pem(&pem)
+                .map_err(|e| failed(format!("sslrootcert {}: {e}", path.display())))?;
+            builder.add_root_certificate(cert);
+        }
+        let connector = builder
+            .build()
+            .map_err(|e| failed(format!("cannot set up TLS: {e}")))?;
         Ok(MakeTlsConnector::new(connector))
     }
 
@@ -104,6 +142,55 @@ impl Address {
             .connect(tls)
             .map_err(|e| super::pg_error(Path::new(&self.shown), "reconnecting", e))
     }
+}
+
+/// Takes `sslmode=verify-ca|verify-full` and `sslrootcert=FILE` out of an
+/// address (URL query or `key=value` words), leaving `sslmode=require` for
+/// the client library; `PGSSLMODE` and `PGSSLROOTCERT` stand in for what
+/// the address leaves out.
+fn take_tls_options(text: &str, env: &dyn Fn(&str) -> Option<String>) -> (String, TlsWish) {
+    let url = text.contains("://");
+    let (head, options, sep) = match text.split_once('?') {
+        Some((head, query)) if url => (format!("{head}?"), query.to_string(), "&"),
+        _ if url => (format!("{text}?"), String::new(), "&"),
+        _ => (String::new(), text.to_string(), " "),
+    };
+    let mut wish = TlsWish::default();
+    let mut mode = None;
+    let mut kept = Vec::new();
+    for word in options.split(sep).filter(|w| !w.is_empty()) {
+        match word.split_once('=') {
+            Some(("sslmode", value)) => mode = Some(value.to_string()),
+            Some(("sslrootcert", value)) => wish.root_cert = Some(value.into()),
+            _ => kept.push(word.to_string()),
+        }
+    }
+    let mode = mode.or_else(|| env("PGSSLMODE"));
+    wish.root_cert = wish
+        .root_cert
+        .or_else(|| env("PGSSLROOTCERT").map(Into::into));
+    let lib_mode = match mode.as_deref() {
+        Some("verify-full") => {
+            wish.verify = Verify::ChainAndHost;
+            Some("require")
+        }
+        Some("verify-ca") => {
+            wish.verify = Verify::Chain;
+            Some("require")
+        }
+        Some(other) => Some(other),
+        None => None,
+    };
+    if let Some(m) = lib_mode {
+        kept.push(format!("sslmode={m}"));
+    }
+    let rest = kept.join(sep);
+    let out = if url && head.ends_with('?') && rest.is_empty() {
+        head.trim_end_matches('?').to_string()
+    } else {
+        format!("{head}{rest}")
+    };
+    (out, wish)
 }
 
 /// Fills from the environment what the address left out, as libpq does.
@@ -216,6 +303,31 @@ mod tests {
             "postgres://alice:***@h/db"
         );
         assert_eq!(redact("host=h password=s3cret"), "host=h password=***");
+    }
+
+    #[test]
+    fn verifying_tls_modes_and_the_root_certificate_are_settles_to_apply() {
+        let none = |_: &str| None;
+        let (url, wish) = take_tls_options(
+            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem&application_name=x",
+            &none,
+        );
+        assert_eq!(url, "postgres://u@h/db?application_name=x&sslmode=require");
+        assert_eq!(wish.verify, Verify::ChainAndHost);
+        assert_eq!(wish.root_cert.as_deref(), Some(Path::new("/etc/ca.pem")));
+        let (kv, wish) = take_tls_options("host=h sslmode=verify-ca dbname=l", &none);
+        assert_eq!(kv, "host=h dbname=l sslmode=require");
+        assert_eq!(wish.verify, Verify::Chain);
+        let (plain, wish) = take_tls_options("postgres://u@h/db", &none);
+        assert_eq!(
+            (plain.as_str(), wish),
+            ("postgres://u@h/db", TlsWish::default())
+        );
+        let env = |k: &str| (k == "PGSSLMODE").then(|| "verify-full".to_string());
+        let (url, wish) = take_tls_options("postgres://u@h/db", &env);
+        assert_eq!(url, "postgres://u@h/db?sslmode=require");
+        assert_eq!(wish.verify, Verify::ChainAndHost);
+        assert!(Address::parse(Path::new("postgres://u@h/db?sslmode=verify-full")).is_ok());
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub mod schema;
 pub mod testing;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tls_tests;
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

@@ -59,6 +59,37 @@ fn skip(name_hint: &str) {
 }
 
 static CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
+static TLS_CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
+
+/// A server that speaks TLS, for the tests of `sslmode`: a second throwaway
+/// cluster listening on 127.0.0.1 (TLS needs TCP; the first one has no TCP
+/// at all) with a self-signed certificate for `127.0.0.1` made by the
+/// `openssl` tool. Returns a `key=value` address of a fresh database
+/// without `sslmode`, and the certificate (PEM) to trust. None, loudly, when
+/// the server binaries or `openssl` are missing.
+pub fn tls_database(name_hint: &str) -> Option<(String, PathBuf)> {
+    if find_on_path("openssl").is_none() {
+        skip(&format!(
+            "{name_hint} (no openssl tool to make a certificate)"
+        ));
+        return None;
+    }
+    let cluster = match TLS_CLUSTER.get_or_init(|| Cluster::start_with(true)) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            skip(name_hint);
+            return None;
+        }
+        Err(problem) => panic!("the throwaway TLS cluster did not start: {problem}"),
+    };
+    let db = cluster.create_database(name_hint);
+    let name = db.to_string_lossy().rsplit("dbname=").next()?.to_string();
+    let port = cluster.port?;
+    Some((
+        format!("host=127.0.0.1 port={port} user=postgres dbname={name}"),
+        cluster.dir.join("data").join("server.crt"),
+    ))
+}
 
 struct Cluster {
     /// The socket directory; the data directory is `dir/data`.
@@ -69,11 +100,19 @@ struct Cluster {
     /// Serialises CREATE DATABASE (concurrent ones contend for template1).
     admin: Mutex<::postgres::Client>,
     next: AtomicUsize,
+    /// The TCP port of a TLS cluster (None: socket only).
+    port: Option<u16>,
 }
 
 impl Cluster {
     /// Ok(None) when there are no server binaries.
     fn start() -> Result<Option<Cluster>, String> {
+        Cluster::start_with(false)
+    }
+
+    /// [`Cluster::start`], with `tls`: also on 127.0.0.1 at a free port,
+    /// with `ssl = on` and a self-signed certificate.
+    fn start_with(tls: bool) -> Result<Option<Cluster>, String> {
         let Some(bin) = server_bindir() else {
             return Ok(None);
         };
@@ -99,11 +138,23 @@ impl Cluster {
             .arg(&data)
             .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
             .args(["--locale", "C"]))?;
-        let options = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c synchronous_commit=off \
+        let mut options = format!(
+            "-k {} -c fsync=off -c synchronous_commit=off \
              -c full_page_writes=off -c max_connections=200",
             dir.display()
         );
+        let port = if tls {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map_err(|e| format!("finding a free port: {e}"))?
+                .port();
+            make_certificate(&data, as_root)?;
+            options += &format!(" -c listen_addresses=127.0.0.1 -c port={port} -c ssl=on");
+            Some(port)
+        } else {
+            options += " -c listen_addresses=''";
+            None
+        };
         // The watchdog first, so a failed start still leaves nothing behind.
         let watchdog = spawn_watchdog(&dir, as_server("pg_ctl"))?;
         run(as_server("pg_ctl")
@@ -118,8 +169,13 @@ impl Cluster {
             let log = std::fs::read_to_string(dir.join("log")).unwrap_or_default();
             format!("{e}\nserver log:\n{log}")
         })?;
+        // The socket's name carries the port: a TLS cluster's is not 5432.
+        let at_port = port.map(|p| format!(" port={p}")).unwrap_or_default();
         let admin = ::postgres::Client::connect(
-            &format!("host={} user=postgres dbname=postgres", dir.display()),
+            &format!(
+                "host={}{at_port} user=postgres dbname=postgres",
+                dir.display()
+            ),
             ::postgres::NoTls,
         )
         .map_err(|e| format!("connecting to the throwaway cluster: {e}"))?;
@@ -128,6 +184,7 @@ impl Cluster {
             _watchdog: watchdog,
             admin: Mutex::new(admin),
             next: AtomicUsize::new(0),
+            port,
         }))
     }
 
@@ -151,6 +208,31 @@ impl Cluster {
             self.dir.display()
         ))
     }
+}
+
+/// A self-signed certificate for 127.0.0.1 in the data directory, owned by
+/// the server's user, as `ssl = on` expects (server.crt, server.key).
+fn make_certificate(data: &Path, as_root: bool) -> Result<(), String> {
+    let (crt, key) = (data.join("server.crt"), data.join("server.key"));
+    run(Command::new("openssl")
+        .args([
+            "req", "-new", "-x509", "-days", "2", "-nodes", "-newkey", "rsa:2048",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&crt))?;
+    run(Command::new("chmod").arg("600").arg(&key))?;
+    if as_root {
+        run(Command::new("chown").arg("postgres").arg(&key).arg(&crt))?;
+    }
+    Ok(())
 }
 
 /// Starts a process in its own session (Ctrl-C on the tests does not reach

@@ -1,0 +1,54 @@
+//! TLS as the address asks for it, against a throwaway server that speaks
+//! it (`testing::tls_database`): `require` encrypts without checking the
+//! certificate (libpq's meaning), `verify-full` checks it against
+//! `sslrootcert` and refuses a server it cannot trust, `disable` stays in
+//! clear. The password in the address never reaches an error.
+
+use std::path::Path;
+
+use super::Address;
+use super::testing::tls_database;
+use crate::store::{Access, Ledger};
+
+/// Whether the session behind `address` is encrypted, asked of the server.
+fn encrypted(address: &str) -> Result<bool, crate::error::Error> {
+    let a = Address::parse(Path::new(address))?;
+    let mut client = a.connect(a.tls()?)?;
+    Ok(client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .map(|r| r.get::<_, bool>(0))
+        .unwrap_or(false))
+}
+
+#[test]
+fn the_address_says_how_much_tls_and_the_connection_does_that() {
+    let Some((db, cert)) = tls_database("tls modes") else {
+        return;
+    };
+    let with = |extra: &str| format!("{db} password=hunter2 {extra}");
+    assert!(encrypted(&with("sslmode=require")).unwrap(), "require");
+    assert!(!encrypted(&with("sslmode=disable")).unwrap(), "disable");
+    let trusted = with(&format!(
+        "sslmode=verify-full sslrootcert={}",
+        cert.display()
+    ));
+    assert!(encrypted(&trusted).unwrap(), "verify-full with the root");
+
+    // A server whose certificate nobody vouched for is refused, and the
+    // refusal names the ledger without its password.
+    let refused = encrypted(&with("sslmode=verify-full"))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("connecting"), "{refused}");
+    assert!(!refused.contains("hunter2"), "{refused}");
+
+    // The ledger itself over a verified connection.
+    Ledger::create(Path::new(&trusted)).unwrap();
+    let (ledger, _) = Ledger::open(Path::new(&trusted), Access::ReadOnly).unwrap();
+    let shown = ledger.path().display().to_string();
+    assert!(shown.starts_with("postgres@127.0.0.1:"), "{shown}");
+    assert!(!shown.contains("hunter2"), "{shown}");
+}
