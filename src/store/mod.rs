@@ -10,6 +10,7 @@ mod chain;
 mod copy;
 pub mod postgres;
 pub mod receiver;
+mod rows;
 pub mod sqlite;
 
 use std::path::Path;

@@ -276,3 +276,36 @@ fn cap(text: &str) -> String {
     }
     out
 }
+
+impl crate::store::rows::CellRead for Cells<'_> {
+    type Error = postgres::Error;
+    fn text(&mut self, i: usize, column: &'static str) -> Result<String, postgres::Error> {
+        Cells::text(self, i, column)
+    }
+    fn opt_text(
+        &mut self,
+        i: usize,
+        column: &'static str,
+    ) -> Result<Option<String>, postgres::Error> {
+        Cells::opt_text(self, i, column)
+    }
+    fn time(&mut self, i: usize, column: &'static str) -> Result<String, postgres::Error> {
+        Cells::time(self, i, column)
+    }
+    fn opt_time(
+        &mut self,
+        i: usize,
+        column: &'static str,
+    ) -> Result<Option<String>, postgres::Error> {
+        Cells::opt_time(self, i, column)
+    }
+    fn int(&mut self, i: usize, column: &'static str) -> Result<i64, postgres::Error> {
+        Cells::int(self, i, column)
+    }
+    fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>, postgres::Error> {
+        Cells::opt_int(self, i, column)
+    }
+    fn take_malformed(&mut self) -> Vec<Malformed> {
+        std::mem::take(&mut self.malformed)
+    }
+}

@@ -10,11 +10,11 @@ use super::Pg;
 use super::cells::Cells;
 use super::read::seek_plan;
 use crate::domain::{
-    Attempt, Decision, DecisionId, Event, Malformed, NewProbe, OpTypeContract, Operation,
-    OperationDetail, OperationId, Outcome, Probe, ProbeOutcome, RetryProgress, RetryRequest, Seek,
-    State,
+    Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
+    OperationId, Probe, RetryRequest, Seek,
 };
 use crate::error::{Error, Result};
+use crate::store::rows::{self, flagged};
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
 
@@ -217,111 +217,24 @@ pub(in crate::store) fn load_detail(
     }))
 }
 
-/// The rows without their flags, each flag kept in `out` as `attempt 2:
-/// error: a 3-byte BLOB` (`whose` names the row), as on SQLite.
-fn flagged<T>(
-    rows: Vec<(T, Vec<Malformed>)>,
-    out: &mut Vec<String>,
-    whose: impl Fn(&T) -> String,
-) -> Vec<T> {
-    rows.into_iter()
-        .map(|(row, cells)| {
-            for m in &cells {
-                out.push(format!("{}: {}: {}", whose(&row), m.column, m.found));
-            }
-            row
-        })
-        .collect()
-}
-
 fn operation(r: &Row) -> PgResult<Operation> {
-    let mut c = Cells::new(r);
-    Ok(Operation {
-        id: OperationId(c.int(0, "id")?),
-        account: c.text(1, "account")?,
-        op_type: c.text(2, "op_type")?,
-        idem_key: c.text(3, "idem_key")?,
-        fingerprint: c.text(4, "fingerprint")?,
-        params: c.opt_text(5, "params")?,
-        state: State::parse(&c.text(6, "state")?),
-        result_id: c.opt_text(7, "result_id")?,
-        max_attempts: c.int(8, "max_attempts")?,
-        deadline_at: c.opt_time(9, "deadline_at")?,
-        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
-        key_expires_at: c.opt_time(11, "key_expires_at")?,
-        created_at: c.time(12, "created_at")?,
-        updated_at: c.time(13, "updated_at")?,
-        version: c.int(14, "version")?,
-        malformed: c.malformed,
-    })
+    rows::operation(&mut Cells::new(r))
 }
 
 fn attempt(r: &Row) -> PgResult<(Attempt, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Attempt {
-        op_id: OperationId(c.int(0, "op_id")?),
-        attempt: c.int(1, "attempt")?,
-        started_at: c.text(2, "started_at")?,
-        ended_at: c.opt_text(3, "ended_at")?,
-        outcome: Outcome::parse(&c.text(4, "outcome")?),
-        error: c.opt_text(5, "error")?,
-        response: c.opt_text(6, "response")?,
-    };
-    Ok((row, c.malformed))
+    rows::attempt(&mut Cells::new(r))
 }
 
 fn event(r: &Row) -> PgResult<(Event, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Event {
-        id: c.int(0, "id")?,
-        op_id: OperationId(c.int(1, "op_id")?),
-        attempt: c.opt_int(2, "attempt")?,
-        at: c.text(3, "at")?,
-        event: c.text(4, "event")?,
-        detail: c.opt_text(5, "detail")?,
-    };
-    Ok((row, c.malformed))
+    rows::event(&mut Cells::new(r))
 }
 
-/// A decision row; shared with the audit trail.
 pub(in crate::store) fn decision(r: &Row) -> PgResult<(Decision, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Decision {
-        id: DecisionId(c.int(0, "id")?),
-        op_id: OperationId(c.int(1, "op_id")?),
-        decision: c.text(2, "decision")?,
-        from_state: c.text(3, "from_state")?,
-        to_state: c.text(4, "to_state")?,
-        result_id: c.opt_text(5, "result_id")?,
-        evidence: c.opt_text(6, "evidence")?,
-        note: c.opt_text(7, "note")?,
-        operator: c.text(8, "operator")?,
-        decided_at: c.text(9, "decided_at")?,
-        op_version: c.int(10, "op_version")?,
-        undoes: c.opt_int(11, "undoes")?.map(DecisionId),
-    };
-    Ok((row, c.malformed))
+    rows::decision(&mut Cells::new(r))
 }
 
 fn retry_request(r: &Row) -> PgResult<(RetryRequest, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = RetryRequest {
-        id: c.int(0, "id")?,
-        op_id: OperationId(c.int(1, "op_id")?),
-        idem_key: c.text(2, "idem_key")?,
-        requested_at: c.text(3, "requested_at")?,
-        requested_by: c.text(4, "requested_by")?,
-        status: c.text(5, "status")?,
-        decision_id: DecisionId(c.int(6, "decision_id")?),
-        progress: RetryProgress {
-            claimed_by: c.opt_text(7, "claimed_by")?,
-            claim_expires_at: c.opt_time(8, "claim_expires_at")?,
-            runs: c.opt_int(9, "runs")?.unwrap_or(0),
-            finished_at: c.opt_time(10, "finished_at")?,
-            outcome: c.opt_text(11, "outcome")?,
-        },
-    };
-    Ok((row, c.malformed))
+    rows::retry_request(&mut Cells::new(r))
 }
 
 /// What receivers said of one operation, oldest first.
@@ -346,23 +259,7 @@ fn load_probes(
 }
 
 fn probe(r: &Row) -> PgResult<(Probe, Vec<Malformed>)> {
-    let mut c = Cells::new(r);
-    let row = Probe {
-        id: c.int(0, "id")?,
-        probe: NewProbe {
-            op_id: OperationId(c.int(1, "op_id")?),
-            idem_key: c.text(2, "idem_key")?,
-            command: c.text(3, "command")?,
-            outcome: ProbeOutcome::parse(&c.text(4, "outcome")?),
-            result_id: c.opt_text(5, "result_id")?,
-            exit: c.text(6, "exit")?,
-            output: c.opt_text(7, "output")?,
-            operator: c.text(8, "operator")?,
-            probed_at: c.time(9, "probed_at")?,
-            duration_ms: c.opt_int(10, "duration_ms")?.unwrap_or(0),
-        },
-    };
-    Ok((row, c.malformed))
+    rows::probe(&mut Cells::new(r))
 }
 
 fn contract(r: &Row) -> PgResult<(OpTypeContract, Vec<Malformed>)> {

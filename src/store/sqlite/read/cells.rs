@@ -136,3 +136,28 @@ fn cap(text: &str) -> String {
     }
     out
 }
+
+impl crate::store::rows::CellRead for Cells<'_, '_> {
+    type Error = rusqlite::Error;
+    fn text(&mut self, i: usize, column: &'static str) -> rusqlite::Result<String> {
+        Cells::text(self, i, column)
+    }
+    fn opt_text(&mut self, i: usize, column: &'static str) -> rusqlite::Result<Option<String>> {
+        Cells::opt_text(self, i, column)
+    }
+    fn time(&mut self, i: usize, column: &'static str) -> rusqlite::Result<String> {
+        Cells::time(self, i, column)
+    }
+    fn opt_time(&mut self, i: usize, column: &'static str) -> rusqlite::Result<Option<String>> {
+        Cells::opt_time(self, i, column)
+    }
+    fn int(&mut self, i: usize, column: &'static str) -> rusqlite::Result<i64> {
+        Cells::int(self, i, column)
+    }
+    fn opt_int(&mut self, i: usize, column: &'static str) -> rusqlite::Result<Option<i64>> {
+        Cells::opt_int(self, i, column)
+    }
+    fn take_malformed(&mut self) -> Vec<Malformed> {
+        std::mem::take(&mut self.malformed)
+    }
+}
