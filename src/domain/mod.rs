@@ -9,6 +9,7 @@ pub(crate) mod fixture;
 pub mod key_expiry;
 mod malformed;
 mod probe;
+pub mod retry_plan;
 pub mod retry_run;
 pub mod rules;
 mod sort;

@@ -13,8 +13,9 @@ use serde_json::json;
 
 use super::Sqlite;
 use super::read::load_detail;
+use crate::domain::retry_plan;
 use crate::domain::retry_run::{
-    self, Claimed, Finish, RetryClaim, RetryEnd, RetryFinished, RetryGate, RetryRun,
+    self, Claimed, Finish, RetryClaim, RetryFinished, RetryGate, RetryRun,
 };
 use crate::domain::{OperationDetail, OperationId, State, format_time};
 use crate::error::Result;
@@ -157,7 +158,14 @@ fn refuse(
     let mut moved = None;
     if let Some(d) = detail {
         let event = json!({ "request": request_id, "worker": worker, "why": why });
-        insert_event(tx, d.operation.id, None, at, "retry_refused", &event)?;
+        insert_event(
+            tx,
+            d.operation.id,
+            None,
+            at,
+            "retry_refused",
+            &event.to_string(),
+        )?;
         let state = to_state
             .clone()
             .unwrap_or_else(|| d.operation.state.clone());
@@ -192,26 +200,16 @@ fn finish_in(
     run: &RetryRun,
     now: DateTime<Utc>,
 ) -> rusqlite::Result<Finish> {
-    let at = format_time(now);
     let holder = tx
         .prepare_cached("SELECT status, claimed_by, runs FROM retry_requests WHERE id = ?1")?
         .query_row([claim.request_id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, Option<String>>(1)?,
-                r.get::<_, i64>(2)?,
-            ))
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
         })
         .optional()?;
-    let ours = matches!(&holder, Some((status, Some(by), runs))
-        if status == "claimed" && *by == claim.worker && *runs == claim.run);
-    if !ours {
+    if let Err(held) = retry_plan::still_ours(claim, holder) {
         return Ok(Finish::Lost {
             request_id: claim.request_id,
-            held: holder.map_or_else(
-                || "gone".to_string(),
-                |(status, by, _)| format!("{status} by {}", by.unwrap_or_default()),
-            ),
+            held,
         });
     }
     let op = claim.operation.id;
@@ -221,125 +219,46 @@ fn finish_in(
              FROM operations WHERE id = ?1",
         )?
         .query_row([op.0], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    // A service may have written an attempt meanwhile; never collide with it.
-    let attempt = claim.attempt.max(used + 1);
-    // Nothing was sent when no retry is configured for the op type: no
-    // attempt is spent, and the operation waits for a person again.
-    let sent = run.command.is_some();
-    let to_state = if sent {
-        record_attempt(tx, claim, run, attempt)?;
-        retry_run::state_after(&run.end, attempt, claim.allowance)
-    } else {
-        let why = match &run.end {
-            RetryEnd::Failed { why, .. } => why.as_str(),
-            _ => "nothing was run",
-        };
-        let detail = json!({ "request": claim.request_id, "worker": claim.worker, "why": why });
-        insert_event(tx, op, None, &at, "retry_refused", &detail)?;
-        State::Unknown
-    };
-    // Someone else settled the operation while the retry ran: its attempt
-    // and events are evidence, but the state they chose stands.
-    let moved = (State::parse(&state) == State::RetryPending).then_some(to_state);
-    let result_id = match &run.end {
-        RetryEnd::Completed { result_id } if moved.is_some() => Some(result_id.as_str()),
-        _ => None,
-    };
+    let plan = retry_plan::plan_finish(claim, run, &State::parse(&state), used, now);
+    if let Some(a) = &plan.attempt {
+        tx.prepare_cached(
+            "INSERT INTO attempts (op_id, attempt, started_at, ended_at, outcome, error, response)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            op.0,
+            a.attempt,
+            a.started_at,
+            a.ended_at,
+            a.outcome,
+            a.error,
+            a.response
+        ])?;
+    }
+    let at = format_time(now);
+    for e in &plan.events {
+        insert_event(tx, op, e.attempt, &e.at, e.event, &e.detail)?;
+    }
     tx.prepare_cached(
         "UPDATE operations SET state = coalesce(?1, state), result_id = coalesce(?2, result_id),
              updated_at = ?3, version = version + 1
          WHERE id = ?4",
     )?
     .execute(params![
-        moved.as_ref().map(State::as_str),
-        result_id,
+        plan.to_state.as_ref().map(State::as_str),
+        plan.result_id,
         at,
         op.0
     ])?;
-    if moved == Some(State::Exhausted) {
-        let detail = json!({ "attempts": attempt, "allowed": claim.allowance });
-        insert_event(tx, op, None, &at, "budget_exhausted", &detail)?;
-    }
-    let (status, outcome) = match &run.end {
-        RetryEnd::Failed { why, .. } if !sent => ("failed", why.clone()),
-        // Nothing sent cannot have completed, whatever the caller says.
-        _ if !sent => ("failed", "no retry was sent".to_string()),
-        RetryEnd::Completed { result_id } => ("done", result_id.clone()),
-        RetryEnd::Refused => ("done", "refused by the receiver as a conflict".to_string()),
-        RetryEnd::Failed { why, .. } => ("failed", why.clone()),
-    };
-    end_request(tx, claim.request_id, None, status, &outcome, &at)?;
+    end_request(tx, claim.request_id, None, plan.status, &plan.outcome, &at)?;
     Ok(Finish::Recorded(RetryFinished {
         request_id: claim.request_id,
         op_id: op,
-        status,
-        to_state: moved,
-        outcome,
-        attempt: sent.then_some(attempt),
+        status: plan.status,
+        to_state: plan.to_state,
+        outcome: plan.outcome,
+        attempt: plan.attempt.map(|a| a.attempt),
     }))
-}
-
-/// The attempt row, a `retry_sent` event when it started and one event
-/// for how it ended, in the contract's words where it has one.
-fn record_attempt(
-    tx: &Connection,
-    claim: &RetryClaim,
-    run: &RetryRun,
-    attempt: i64,
-) -> rusqlite::Result<()> {
-    let op = claim.operation.id;
-    let (started, ended) = (format_time(run.started_at), format_time(run.ended_at));
-    let (outcome, error, event, detail) = match &run.end {
-        RetryEnd::Completed { result_id } => (
-            "success",
-            None,
-            "committed",
-            json!({ "effect_id": result_id }),
-        ),
-        RetryEnd::Refused => (
-            "conflict",
-            Some("the receiver refused the key as a conflict".to_string()),
-            "rejected_mismatch",
-            json!({ "exit": run.exit }),
-        ),
-        RetryEnd::Failed { why, timed_out } => (
-            if *timed_out { "timeout" } else { "error" },
-            Some(why.clone()),
-            if *timed_out {
-                "timeout"
-            } else {
-                "provider_error"
-            },
-            json!({ "why": why }),
-        ),
-    };
-    let result_id = match &run.end {
-        RetryEnd::Completed { result_id } => Some(result_id.as_str()),
-        _ => None,
-    };
-    let response = json!({
-        "result_id": result_id,
-        "exit": run.exit,
-        "command": run.command,
-        "worker": claim.worker,
-        "request": claim.request_id,
-    });
-    tx.prepare_cached(
-        "INSERT INTO attempts (op_id, attempt, started_at, ended_at, outcome, error, response)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?
-    .execute(params![
-        op.0,
-        attempt,
-        started,
-        ended,
-        outcome,
-        error,
-        response.to_string()
-    ])?;
-    let sent = json!({ "request": claim.request_id, "worker": claim.worker });
-    insert_event(tx, op, Some(attempt), &started, "retry_sent", &sent)?;
-    insert_event(tx, op, Some(attempt), &ended, event, &detail)
 }
 
 fn insert_event(
@@ -348,12 +267,12 @@ fn insert_event(
     attempt: Option<i64>,
     at: &str,
     event: &str,
-    detail: &serde_json::Value,
+    detail: &str,
 ) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO events (op_id, attempt, at, event, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![op.0, attempt, at, event, detail.to_string()])?;
+    .execute(params![op.0, attempt, at, event, detail])?;
     Ok(())
 }
 
