@@ -140,7 +140,10 @@ impl Query {
             return Ok(());
         }
         let values = || value.split(',').map(str::trim).filter(|v| !v.is_empty());
-        if value.trim().is_empty() {
+        // `account:,` names no account: an empty group would match nothing
+        // (or, in SQL, be no condition at all). `err:` searches its text.
+        let listed = matches!(name, "err" | "error") || values().next().is_some();
+        if value.trim().is_empty() || !listed {
             return Err(Error::Usage(format!(
                 "filter: {name}: needs a value ({HELP})"
             )));
@@ -313,6 +316,9 @@ mod tests {
     #[test]
     fn empty_is_everything() {
         assert!(Query::parse("   ").unwrap().is_empty());
+        for empty in ["account:,", "type: , ", "key:,,", "state:,"] {
+            assert!(Query::parse(empty).is_err(), "{empty}");
+        }
     }
 
     #[test]
