@@ -134,6 +134,9 @@ pub fn run(
         event_loop(&mut terminal, &mut shell, &wakes, opened)
     });
     restore_terminal();
+    // Lookups still running would outlive the console (their groups are
+    // their own, their timeouts die with it).
+    crate::receivers::kill_running();
     match result {
         Ok(Ended::Quit) => Ok(()),
         // The conventional status, as less, vim and readline give it.

@@ -28,10 +28,11 @@ fn receivers(dir: &Path) -> String {
         format!(
             "#!/bin/sh\ncase \"$SETTLE_KEY\" in\n\
              ord-7731-a) echo report-77 ;;\n\
-             ord-7702-c) while [ ! -f {release:?} ]; do sleep 0.1; done; echo report-9 ;;\n\
+             ord-7702-c) echo $$ > {pid:?}; while [ ! -f {release:?} ]; do sleep 0.1; done; echo report-9 ;;\n\
              rpt-2026-W48-acme) printf 'rep-1\\n\\033[2J\\033[HPWNED\\033]0;owned\\007\\n' ;;\n\
              *) exit 3 ;;\nesac\n",
-            release = release.display().to_string()
+            release = release.display().to_string(),
+            pid = dir.join("lookup.pid").display().to_string()
         ),
     )
     .unwrap();
@@ -165,4 +166,44 @@ fn a_hanging_lookup_never_holds_the_keyboard_and_escapes_stay_visible_text() {
         2,
         "both probes recorded"
     );
+}
+
+/// Whether process `pid` still runs (a zombie has ended: only its status
+/// waits to be collected).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        !state.starts_with('Z') && !state.starts_with('X')
+    })
+}
+
+#[test]
+fn quitting_while_a_lookup_runs_ends_the_lookup_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = demo_ledger(dir.path());
+    let r = receivers(dir.path());
+    let mut screen = Screen::console(&ledger, dir.path(), &["--receivers", &r], (140, 36));
+    screen.wait_for("ord-7790-g", WAIT);
+    only(&mut screen, "ord-7702-c");
+    screen.send("p");
+    screen.wait_for("probing 0/1", WAIT);
+    let pid_file = dir.path().join("lookup.pid");
+    let started = std::time::Instant::now();
+    while !pid_file.exists() && started.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(running(&pid), "the lookup runs");
+
+    // Its timeout is 60 s and lives in the console: quitting must end it.
+    screen.send("q");
+    assert!(screen.wait_exit(WAIT));
+    let quit = std::time::Instant::now();
+    while running(&pid) && quit.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(&pid), "lookup {pid} outlived the console");
 }

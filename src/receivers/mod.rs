@@ -38,7 +38,7 @@ use std::sync::mpsc;
 pub use config::{
     Action, DEFAULT_CONCURRENCY, DEFAULT_ENTRY, DEFAULT_TIMEOUT, Receiver, Receivers,
 };
-pub use run::{Captured, Exit, OUTPUT_CAP, Ran, run};
+pub use run::{Captured, Exit, OUTPUT_CAP, Ran, kill_running, run};
 
 use crate::domain::{Operation, OperationId};
 

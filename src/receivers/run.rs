@@ -7,7 +7,7 @@
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::Subject;
@@ -21,6 +21,31 @@ pub const OUTPUT_CAP: usize = 64 * 1024;
 /// and its pipes to close. A descendant that left the group (`setsid`) may
 /// hold a pipe open for ever; its reader is then left behind, not waited on.
 const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// The process groups of the actions running now, so a console that quits
+/// while lookups run can end them ([`kill_running`]): each runs in a group
+/// of its own, which no signal to the console reaches, and its timeout
+/// lives on the thread that dies with the console.
+static RUNNING: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Kills every action still running (their whole process groups). For a
+/// process about to exit; an action that ends meanwhile is not hurt.
+pub fn kill_running() {
+    let running = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
+    for pid in running {
+        kill_group(pid);
+    }
+}
+
+fn track(pid: u32, running: bool) {
+    if let Ok(mut r) = RUNNING.lock() {
+        if running {
+            r.push(pid);
+        } else {
+            r.retain(|p| *p != pid);
+        }
+    }
+}
 
 /// What ran and how it ended: the probe and the worker record it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +143,10 @@ pub fn run(action: &Action, subject: &Subject, attempt: Option<i64>) -> Ran {
         Ok(child) => child,
         Err(e) => return Ran::not_started(action, spawn_error(program, &e)),
     };
+    let pid = child.id();
+    track(pid, true);
     let (exit, stdout, stderr) = supervise(child, action.timeout, started);
+    track(pid, false);
     Ran {
         command: action.display(),
         exit,
