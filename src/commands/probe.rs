@@ -38,6 +38,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
     let mut ledger = super::open_for_writing(&args.ledger, wait)?;
     let ids = targets(&ledger, args, now)?;
     let ops = probing::operations(&ledger, &ids)?;
+    end_lookups_on_interrupt();
     let mut tally = Tally::default();
     let mut failed = None;
     let mut json_rows: Vec<Option<Value>> = vec![None; ops.len()];
@@ -209,4 +210,20 @@ impl Tally {
             self.done, self.found, self.not_found, self.unknown
         )
     }
+}
+
+/// Ctrl-C or a TERM ends the lookups still running with the command: each
+/// runs in its own process group, which the terminal's signal never
+/// reaches, and its timeout lives in this process. What was recorded stays.
+fn end_lookups_on_interrupt() {
+    use signal_hook::consts::signal::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            crate::receivers::kill_running();
+            std::process::exit(128 + signal);
+        }
+    });
 }
