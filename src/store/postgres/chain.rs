@@ -17,6 +17,7 @@ impl Pg {
     /// `Sqlite::verify_chain` does; a database without settle's tables has
     /// no decision to chain.
     pub fn verify_chain(&self) -> Result<ChainVerdict> {
+        self.fresh()?;
         let mut client = self.client.borrow_mut();
         let err = |e| super::pg_error(&self.shown, "reading the audit trail", e);
         let adopted: bool = client

@@ -28,6 +28,7 @@ impl Pg {
     /// the `top` biggest groups of each kept. Reads every matching row
     /// (through a portal, a batch at a time): run it off the screen's thread.
     pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+        self.fresh()?;
         const BATCH: i32 = 1000;
         let failed = |e| self.err("grouping the queue", e);
         let mut values = Params::new();

@@ -29,6 +29,7 @@ impl Pg {
     /// The operation with its attempts, events, decisions, retry requests and
     /// its type's contract.
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
+        self.fresh()?;
         let doing = format!("reading operation {id}");
         let mut client = self.client.borrow_mut();
         let console_tables = has_console_tables(&mut *client).map_err(|e| self.err(&doing, e))?;
@@ -43,6 +44,7 @@ impl Pg {
     /// How many decisions lie beyond `seek` in the trail's order (newest
     /// first): what a limit left out. One count on the primary key.
     pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
+        self.fresh()?;
         let failed = |e| self.err("counting the audit trail", e);
         let mut client = self.client.borrow_mut();
         if !has_console_tables(&mut *client).map_err(failed)? {
@@ -64,6 +66,7 @@ impl Pg {
     /// One page of decisions, newest first, for `settle audit` and the
     /// console's Audit view.
     pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+        self.fresh()?;
         let failed = |e| self.err("reading the audit trail", e);
         let mut client = self.client.borrow_mut();
         if !has_console_tables(&mut *client).map_err(failed)? {

@@ -138,7 +138,7 @@ impl Pg {
     /// watcher says live again the console rereads its screen through the
     /// reader's connection, which died too. Reads only: a read retried
     /// cannot do anything twice, a write could.
-    #[allow(dead_code, reason = "the reads call it as they are built")]
+    #[cfg(test)]
     pub(super) fn read_reconnecting<T>(
         &self,
         doing: &str,
@@ -194,6 +194,17 @@ impl Pg {
     /// (timeouts, a READ ONLY session for a read-only ledger; it LISTENs
     /// again on the next [`Pg::data_version`]). Every reconnection in the
     /// backend goes through here, so none loses the session's settings.
+    /// A new connection, set up as the first, when the server closed this
+    /// one (a restart, a failover, an idle timeout): every read starts
+    /// here, so the console's reread after "live again" does not fail on
+    /// the reader's dead connection.
+    pub(super) fn fresh(&self) -> Result<()> {
+        if self.client.borrow().is_closed() {
+            self.reconnect()?;
+        }
+        Ok(())
+    }
+
     pub(super) fn reconnect(&self) -> Result<()> {
         let mut client = self
             .address

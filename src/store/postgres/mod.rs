@@ -46,10 +46,6 @@ use super::{Access, InterruptHandle, OpenReport, Progress};
 use crate::error::{Error, Result};
 
 /// An open PostgreSQL ledger.
-#[allow(
-    dead_code,
-    reason = "the reconnecting and writing parts are being built"
-)]
 pub struct Pg {
     /// Every read takes `&self` (as on SQLite) while the client needs
     /// `&mut`; a ledger is used by one thread at a time.

@@ -122,6 +122,7 @@ impl Pg {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
+        self.fresh()?;
         let (sql, values, reverse) = page_sql(query, sort, seek, Some(limit), now);
         let failed = |e| self.err("listing operations", e);
         let rows = self
@@ -160,6 +161,7 @@ impl Pg {
         now: DateTime<Utc>,
         mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
+        self.fresh()?;
         const BATCH: i32 = 500;
         let (sql, values, _) = page_sql(query, sort, Seek::First, None, now);
         let failed = |e| self.err("listing operations", e);
@@ -193,6 +195,7 @@ impl Pg {
     /// on the screen path run it off the UI thread, and the statement
     /// timeout bounds it.
     pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+        self.fresh()?;
         let mut values = Params::new();
         let clause = where_clause(query, now, &mut values);
         let sql = format!("SELECT count(*) FROM operations o {}", where_sql(&clause));
@@ -208,6 +211,7 @@ impl Pg {
     /// above [`EXACT_COUNTS_UP_TO`] the other states and the total come
     /// from the planner's statistics and say so (`estimated`).
     pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        self.fresh()?;
         self.state_counts_up_to(now, EXACT_COUNTS_UP_TO)
     }
 
@@ -303,6 +307,7 @@ impl Pg {
     /// Finds an operation by id (`42`) or natural key (`account/op_type/key`;
     /// the key may itself contain `/`).
     pub fn resolve(&self, spec: &str) -> Result<OperationId> {
+        self.fresh()?;
         let not_found = || Error::NotFound {
             path: self.shown.clone(),
             what: format!("{spec:?}"),
@@ -356,6 +361,7 @@ impl Pg {
         op_type: &str,
         key: &str,
     ) -> Result<Option<OperationId>> {
+        self.fresh()?;
         self.client
             .borrow_mut()
             .query_opt(

@@ -9,7 +9,6 @@ impl super::Pg {
     /// tests that build the tables as a service would. Here rather than in
     /// `testing.rs`, which integration tests include and which therefore
     /// cannot name the crate's types.
-    #[allow(dead_code, reason = "the read tests (branch pgread) call it")]
     pub(crate) fn connect_for_test(address: &std::path::Path, read_only: bool) -> super::Pg {
         let address = super::Address::parse(address).expect("a test address");
         super::Pg::connect(&address, read_only, crate::store::BUSY_TIMEOUT)
@@ -467,4 +466,35 @@ fn an_unadopted_ledger_is_not_live_until_another_process_adopts_it() {
     eventually("live once adopted", || {
         watch.poll(Instant::now()).contains(&Msg::LiveRestored)
     });
+}
+
+#[test]
+fn every_read_comes_back_after_the_server_closed_the_connection() {
+    let Some(db) = fresh_database("reads reconnect") else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let now = chrono::Utc::now();
+    let query = crate::query::Query::default();
+    assert!(
+        ledger
+            .page(&query, crate::store::Seek::First, 10, now)
+            .is_ok()
+    );
+    scalar_i64(
+        &db,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+         WHERE application_name = 'settle'",
+    );
+    // The first read may meet the closed socket; from then on every read
+    // runs on a new connection instead of failing for ever.
+    eventually("a page read again", || {
+        ledger
+            .page(&query, crate::store::Seek::First, 10, now)
+            .is_ok()
+    });
+    assert!(ledger.count(&query, now).is_ok());
+    assert!(ledger.state_counts(now).is_ok());
+    assert!(ledger.audit_page(crate::store::Seek::First, 10).is_ok());
 }
