@@ -11,7 +11,7 @@ use chrono::{DateTime, SubsecRound, Utc};
 use postgres::{Client, GenericClient};
 
 use super::Pg;
-use super::history::{has_console_tables, load_detail};
+use super::history::load_detail;
 use crate::domain::rules::Rule;
 use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, format_time,
@@ -117,8 +117,7 @@ impl Pg {
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
         let err = |e| super::pg_error(&self.shown, "reading the operation", e);
-        let console_tables = has_console_tables(&mut *client).map_err(err)?;
-        let detail = load_detail(&mut *client, draft.op_id, console_tables)
+        let detail = load_detail(&mut *client, draft.op_id, self.tables)
             .map_err(err)?
             .ok_or_else(|| Error::NotFound {
                 path: self.shown.clone(),
@@ -321,7 +320,7 @@ fn decide_in(
     )
     .map_err(pg("locking the operation"))?
     .ok_or_else(not_found)?;
-    let detail = load_detail(tx, draft.op_id, true)
+    let detail = load_detail(tx, draft.op_id, crate::store::Tables::ALL)
         .map_err(pg("reading the operation"))?
         .ok_or_else(not_found)?;
     check_version(draft, &detail).map_err(Failure::Settle)?;

@@ -32,8 +32,7 @@ impl Pg {
         self.fresh()?;
         let doing = format!("reading operation {id}");
         let mut client = self.client.borrow_mut();
-        let console_tables = has_console_tables(&mut *client).map_err(|e| self.err(&doing, e))?;
-        load_detail(&mut *client, id, console_tables)
+        load_detail(&mut *client, id, self.tables)
             .map_err(|e| self.err(&doing, e))?
             .ok_or_else(|| Error::NotFound {
                 path: self.shown.clone(),
@@ -46,10 +45,10 @@ impl Pg {
     pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
         self.fresh()?;
         let failed = |e| self.err("counting the audit trail", e);
-        let mut client = self.client.borrow_mut();
-        if !has_console_tables(&mut *client).map_err(failed)? {
+        if !self.tables.console {
             return Ok(0);
         }
+        let mut client = self.client.borrow_mut();
         let (_, _, bound) = seek_plan(seek, true);
         let n: i64 = match bound {
             Some((id, condition)) => client.query_one(
@@ -68,10 +67,10 @@ impl Pg {
     pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
         self.fresh()?;
         let failed = |e| self.err("reading the audit trail", e);
-        let mut client = self.client.borrow_mut();
-        if !has_console_tables(&mut *client).map_err(failed)? {
+        if !self.tables.console {
             return Ok(Vec::new());
         }
+        let mut client = self.client.borrow_mut();
         let (order, reverse, bound) = seek_plan(seek, true);
         let limit = limit.min(i64::MAX as usize) as i64;
         let rows = match bound {
@@ -100,30 +99,13 @@ impl Pg {
     }
 }
 
-/// Whether the console's tables are there: a service's database opened
-/// read-only is never adopted, and then has no decisions to show.
-pub(in crate::store) fn has_console_tables(client: &mut impl GenericClient) -> PgResult<bool> {
-    client
-        .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])?
-        .try_get(0)
-}
-
-/// Whether settle's probes table is there, and with it the worker's retry
-/// columns: both come with adoption, and a read-only look at a service's
-/// own console tables has neither.
-fn has_worker_columns(client: &mut impl GenericClient) -> PgResult<bool> {
-    client
-        .query_one("SELECT to_regclass('settle_probes') IS NOT NULL", &[])?
-        .try_get(0)
-}
-
 /// Reads one operation's whole history, on a plain connection or inside a
 /// transaction: the decision transaction must judge the rules on what it is
 /// about to change.
 pub(in crate::store) fn load_detail(
     client: &mut impl GenericClient,
     id: OperationId,
-    console_tables: bool,
+    tables: crate::store::Tables,
 ) -> PgResult<Option<OperationDetail>> {
     let Some(row) = client.query_opt(
         &format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1"),
@@ -157,8 +139,8 @@ pub(in crate::store) fn load_detail(
     let events = flagged(events, &mut history_malformed, |e| {
         format!("event {}", e.id)
     });
-    let worker_columns = console_tables && has_worker_columns(client)?;
-    let (decisions, retry_requests, contract) = if console_tables {
+    let worker_columns = tables.console && tables.worker;
+    let (decisions, retry_requests, contract) = if tables.console {
         let decisions = client
             .query(
                 &format!("SELECT {DECISION_COLUMNS} FROM decisions WHERE op_id = $1 ORDER BY id"),

@@ -232,7 +232,7 @@ impl Pg {
     /// another connection adopted it.
     pub fn reinspect(&mut self) -> Result<()> {
         let found = schema::inspect(self.client.get_mut(), &self.shown)?;
-        self.console_tables = found.missing_console_tables.is_empty();
+        self.tables = found.tables();
         Ok(())
     }
 }

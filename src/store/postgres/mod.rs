@@ -59,7 +59,7 @@ pub struct Pg {
     wait: Duration,
     /// The console's tables exist (a read-only look at a service's database
     /// that was never adopted has none): reads of decisions need them.
-    console_tables: bool,
+    tables: crate::store::Tables,
     /// What the watching connection heard ([`live`]).
     live: RefCell<live::Live>,
 }
@@ -107,7 +107,7 @@ impl Pg {
             tls,
             read_only,
             wait,
-            console_tables: true,
+            tables: crate::store::Tables::ALL,
             live: RefCell::default(),
         })
     }

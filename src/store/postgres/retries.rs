@@ -37,13 +37,13 @@ impl Pg {
     ) -> Result<Option<Claimed>> {
         self.ensure_writable()?;
         self.reconnect_if_closed()?;
-        let console_tables = self.console_tables;
+        let tables = self.tables;
         let claimed = (|| {
             let mut tx = self.client.get_mut().transaction()?;
             // A read's statement timeout must not cut a write short; row
             // waits stay bounded by the session's lock_timeout (Busy).
             tx.batch_execute("SET LOCAL statement_timeout = 0")?;
-            let claimed = claim_in(&mut tx, worker, lease, now, console_tables)?;
+            let claimed = claim_in(&mut tx, worker, lease, now, tables)?;
             tx.commit()?;
             Ok(claimed)
         })();
@@ -76,7 +76,7 @@ fn claim_in(
     worker: &str,
     lease: Duration,
     now: DateTime<Utc>,
-    console_tables: bool,
+    tables: crate::store::Tables,
 ) -> PgResult<Option<Claimed>> {
     let at = format_time(now);
     // SKIP LOCKED: a request another worker is claiming or finishing right
@@ -109,7 +109,7 @@ fn claim_in(
         &[&op_id],
     )?;
     let detail = match locked {
-        Some(_) => load_detail(tx, OperationId(op_id), console_tables)?,
+        Some(_) => load_detail(tx, OperationId(op_id), tables)?,
         None => None,
     };
     let Some(detail) = detail else {

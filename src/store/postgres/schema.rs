@@ -163,6 +163,20 @@ pub(super) struct Inspection {
 }
 
 impl Inspection {
+    /// Which of settle's tables reads may use: the probes table and the
+    /// worker's columns come with adoption, and a read-only look at a
+    /// service's own console tables may lack them.
+    pub(super) fn tables(&self) -> crate::store::Tables {
+        let console = self.missing_console_tables.is_empty();
+        crate::store::Tables {
+            console,
+            worker: console
+                && !self.missing.iter().any(|m| {
+                    m.starts_with("settle_probes") || m.starts_with("column retry_requests.")
+                }),
+        }
+    }
+
     pub fn needs_upgrade(&self) -> bool {
         self.version < SCHEMA_VERSION
             || !self.missing_console_tables.is_empty()
@@ -336,7 +350,7 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
              shown read-only without repairing it"
                 .to_string()
         });
-        pg.console_tables = found.missing_console_tables.is_empty();
+        pg.tables = found.tables();
         return Ok(report);
     }
     report.upgraded = adopt(client, &shown, progress).map_err(|e| busy(e, wait))?;

@@ -146,7 +146,7 @@ fn a_read_only_open_never_adopts_and_its_session_cannot_write() {
     let super::super::Backend::Postgres(pg) = &ledger.backend else {
         panic!("a PostgreSQL address opened another backend");
     };
-    assert!(!pg.console_tables);
+    assert!(!pg.tables.console);
     let write = pg
         .client
         .borrow_mut()

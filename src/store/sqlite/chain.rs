@@ -133,7 +133,7 @@ impl Sqlite {
     /// is an error saying how to add it.
     pub fn verify_chain(&self) -> Result<ChainVerdict> {
         let err = |e| sqlite(&self.path, "reading the audit trail", e);
-        if !self.console_tables {
+        if !self.tables.console {
             // Never adopted: no decisions table, so no decision to chain.
             return Ok(ChainVerdict::Intact {
                 decisions: 0,

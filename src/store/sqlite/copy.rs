@@ -19,7 +19,7 @@ impl Sqlite {
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
     ) -> Result<u64> {
-        if table.console && !self.console_tables {
+        if table.console && !self.tables.console {
             return Ok(0);
         }
         let doing = format!("reading {} for the copy", table.name);

@@ -17,6 +17,7 @@ use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, State, format_time,
 };
 use crate::error::{Error, Result};
+use crate::store::Tables;
 
 impl Sqlite {
     /// Records `draft` at `now`, or refuses it with [`Error::Refused`] (a rule
@@ -55,7 +56,7 @@ pub(super) fn decide_in(
     draft: &DecisionDraft,
     now: DateTime<Utc>,
 ) -> Result<DecisionReceipt> {
-    let detail = reread(tx, path, draft, true)?;
+    let detail = reread(tx, path, draft, Tables::ALL)?;
     let judged = judge(draft, &detail, now)?;
     Writer {
         tx,
@@ -68,16 +69,16 @@ pub(super) fn decide_in(
 }
 
 /// What [`decide_in`] would refuse, without writing: the same reread and
-/// judgement, for a preview of many rows. `console_tables`: the ledger has
-/// settle's tables (a read-only look at an unadopted one does not).
+/// judgement, for a preview of many rows. `tables`: which of settle's
+/// tables the ledger has (a read-only look at an unadopted one has none).
 pub(super) fn judge_in(
     conn: &Connection,
     path: &Path,
     draft: &DecisionDraft,
     now: DateTime<Utc>,
-    console_tables: bool,
+    tables: Tables,
 ) -> Result<()> {
-    let detail = reread(conn, path, draft, console_tables)?;
+    let detail = reread(conn, path, draft, tables)?;
     judge(draft, &detail, now).map(|_| ())
 }
 
@@ -87,9 +88,9 @@ fn reread(
     tx: &Connection,
     path: &Path,
     draft: &DecisionDraft,
-    console_tables: bool,
+    tables: Tables,
 ) -> Result<OperationDetail> {
-    let detail = load_detail(tx, draft.op_id, console_tables)
+    let detail = load_detail(tx, draft.op_id, tables)
         .map_err(|e| super::sqlite(path, "reading the operation", e))?
         .ok_or_else(|| Error::NotFound {
             path: path.to_path_buf(),

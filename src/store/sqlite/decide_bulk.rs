@@ -75,6 +75,6 @@ impl Sqlite {
     /// nothing: `Ok` when it would be written, else the row's error as the
     /// batch would give it. For the preview before a bulk decision.
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
-        judge_in(&self.conn, &self.path, draft, now, self.console_tables)
+        judge_in(&self.conn, &self.path, draft, now, self.tables)
     }
 }

@@ -25,7 +25,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 use schema::sqlite;
 
-use super::{Access, BUSY_TIMEOUT, InterruptHandle, OpenReport};
+use super::{Access, BUSY_TIMEOUT, InterruptHandle, OpenReport, Tables};
 use schema::Progress;
 
 /// An open SQLite ledger.
@@ -33,9 +33,10 @@ pub struct Sqlite {
     conn: Connection,
     path: PathBuf,
     read_only: bool,
-    /// False for a read-only look at a service ledger that was never
-    /// adopted: reads of decisions and retry requests return nothing.
-    console_tables: bool,
+    /// Which of settle's tables the file holds: a read-only look at a
+    /// service ledger that was never adopted has none, so reads of
+    /// decisions, retry requests and probes return nothing.
+    tables: Tables,
     /// The trigger-kept summary and count tables are there and current, so
     /// reads use them instead of aggregating (false for a read-only look at
     /// a ledger that was never adopted or migrated).
@@ -76,7 +77,7 @@ impl Sqlite {
             conn,
             path: path.to_path_buf(),
             read_only: false,
-            console_tables: true,
+            tables: Tables::ALL,
             derived: true,
             wait: BUSY_TIMEOUT,
         })
@@ -136,7 +137,7 @@ impl Sqlite {
         conn.busy_timeout(wait)
             .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
         let found = schema::inspect(&conn, path)?;
-        let mut console_tables = found.missing_console_tables.is_empty();
+        let mut tables = found.tables();
         let mut derived = found.derived;
         if read_only {
             if found.needs_upgrade {
@@ -158,7 +159,7 @@ impl Sqlite {
                 report.upgraded = Some(
                     schema::upgrade(&mut conn, path, progress).map_err(|e| e.busy_after(wait))?,
                 );
-                console_tables = true;
+                tables = Tables::ALL;
                 derived = true;
             }
         }
@@ -167,7 +168,7 @@ impl Sqlite {
                 conn,
                 path: path.to_path_buf(),
                 read_only,
-                console_tables,
+                tables,
                 derived,
                 wait,
             },
@@ -197,7 +198,7 @@ impl Sqlite {
     /// never sees the decisions).
     pub fn reinspect(&mut self) -> Result<()> {
         let found = schema::inspect(&self.conn, &self.path)?;
-        self.console_tables = found.missing_console_tables.is_empty();
+        self.tables = found.tables();
         self.derived = found.derived;
         Ok(())
     }

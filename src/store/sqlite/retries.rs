@@ -19,6 +19,7 @@ use crate::domain::retry_run::{
 };
 use crate::domain::{OperationDetail, OperationId, State, format_time};
 use crate::error::Result;
+use crate::store::Tables;
 
 impl Sqlite {
     /// Claims the oldest request that is queued, or claimed with a lease
@@ -97,7 +98,7 @@ fn claim_in(
     let Some((request_id, op_id, runs, extra)) = candidate else {
         return Ok(None);
     };
-    let Some(detail) = load_detail(tx, OperationId(op_id), true)? else {
+    let Some(detail) = load_detail(tx, OperationId(op_id), Tables::ALL)? else {
         let why = format!("operation {op_id} is not in the ledger");
         return refuse(tx, request_id, worker, None, &why, None, &at).map(Some);
     };

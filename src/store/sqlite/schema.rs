@@ -237,6 +237,16 @@ pub struct Progress {
 
 pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
 
+impl Inspection {
+    /// Which of settle's tables reads may use.
+    pub(super) fn tables(&self) -> super::super::Tables {
+        super::super::Tables {
+            console: self.missing_console_tables.is_empty(),
+            worker: self.worker_columns,
+        }
+    }
+}
+
 /// What the file holds, read without writing anything.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inspection {

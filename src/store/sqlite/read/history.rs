@@ -11,6 +11,7 @@ use crate::domain::{
     OperationId, Probe, RetryRequest, Seek,
 };
 use crate::error::{Error, Result};
+use crate::store::Tables;
 use crate::store::rows::{self, flagged};
 use crate::store::sqlite::Sqlite;
 
@@ -25,7 +26,7 @@ impl Sqlite {
     /// The operation with its attempts, events, decisions, retry requests and
     /// its type's contract.
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        load_detail(&self.conn, id, self.console_tables)
+        load_detail(&self.conn, id, self.tables)
             .map_err(|e| self.err(&format!("reading operation {id}"), e))?
             .ok_or_else(|| Error::NotFound {
                 path: self.path.clone(),
@@ -36,7 +37,7 @@ impl Sqlite {
     /// How many decisions lie beyond `seek` in the trail's order (newest
     /// first): what a limit left out. One indexed count on the primary key.
     pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
-        if !self.console_tables {
+        if !self.tables.console {
             return Ok(0);
         }
         let (_, _, bound) = seek_plan(seek, true);
@@ -57,7 +58,7 @@ impl Sqlite {
     /// One page of decisions, newest first, for `settle audit` and the
     /// console's Audit view.
     pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
-        if !self.console_tables {
+        if !self.tables.console {
             return Ok(Vec::new());
         }
         let (order, reverse, bound) = seek_plan(seek, true);
@@ -95,7 +96,7 @@ impl Sqlite {
 pub(in crate::store) fn load_detail(
     conn: &Connection,
     id: OperationId,
-    console_tables: bool,
+    tables: Tables,
 ) -> rusqlite::Result<Option<OperationDetail>> {
     let Some(operation) = conn
         .prepare_cached(&format!(
@@ -128,8 +129,8 @@ pub(in crate::store) fn load_detail(
     });
     // Schema 5's probes and worker columns; a read-only look at an older
     // ledger has neither.
-    let worker_columns = console_tables && has_worker_columns(conn)?;
-    let (decisions, retry_requests, contract) = if console_tables {
+    let worker_columns = tables.console && tables.worker;
+    let (decisions, retry_requests, contract) = if tables.console {
         let decisions = conn
             .prepare_cached(&format!(
                 "SELECT {DECISION_COLUMNS} FROM decisions WHERE op_id = ?1 ORDER BY id"
@@ -218,15 +219,6 @@ fn retry_request(r: &Row<'_>) -> rusqlite::Result<(RetryRequest, Vec<Malformed>)
 
 fn probe(r: &Row<'_>) -> rusqlite::Result<(Probe, Vec<Malformed>)> {
     rows::probe(&mut Cells::new(r))
-}
-
-/// Whether the ledger has schema 5's probes table (and with it the
-/// worker's retry columns: one migration adds both).
-fn has_worker_columns(conn: &Connection) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'settle_probes')",
-    )?
-    .query_row([], |r| r.get(0))
 }
 
 fn contract(r: &Row<'_>) -> rusqlite::Result<(OpTypeContract, Vec<Malformed>)> {
