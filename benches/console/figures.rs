@@ -102,6 +102,49 @@ pub(crate) fn fmt_opt(d: Option<Duration>) -> String {
         .unwrap_or_else(|| format!("> {} s", LIMIT.as_secs()))
 }
 
+/// The 99th percentile of `v` (sorted in place), None when empty.
+pub(crate) fn p99(v: &mut [Duration]) -> Option<Duration> {
+    v.sort();
+    v.get((v.len() * 99 / 100).min(v.len().saturating_sub(1)))
+        .copied()
+}
+
+/// The wall times of `command(id)` for up to `n` of `ids`, those that
+/// succeeded; within [`LIMIT`] in all, so a slow commit cannot hold the run
+/// for `n` x 60 s.
+pub(crate) fn timed_runs(
+    ids: &[i64],
+    n: usize,
+    mut command: impl FnMut(i64) -> Command,
+) -> Vec<Duration> {
+    let began = Instant::now();
+    let mut times = Vec::new();
+    for &id in ids.iter().take(n) {
+        if began.elapsed() > LIMIT {
+            break;
+        }
+        if let Some((d, true)) = run_timed(&mut command(id)) {
+            times.push(d);
+        }
+    }
+    times
+}
+
+/// `settle decide LEDGER ID --applied`: one decision, the whole process.
+pub(crate) fn decide_command(ledger: &str, id: i64) -> Command {
+    let mut cmd = Command::new(SETTLE_BIN);
+    cmd.args([
+        "decide",
+        ledger,
+        &id.to_string(),
+        "--applied",
+        "--result-id",
+    ])
+    .arg(format!("bench-{id}"))
+    .args(["--operator", "bench"]);
+    cmd
+}
+
 pub(crate) fn median(v: &[Duration]) -> Duration {
     let mut v = v.to_vec();
     v.sort();
@@ -785,40 +828,10 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
 
     // Decisions: the whole `settle decide` process, 100 times.
     let (ours, theirs) = decide_ids.split_at(decide_ids.len() / 2);
-    let mut times = Vec::new();
-    // A budget, so a slow commit cannot hold the run for 100 x 60 s.
-    let began = Instant::now();
-    for id in ours.iter().take(100) {
-        if began.elapsed() > LIMIT {
-            break;
-        }
-        let id = id.to_string();
-        if let Some((d, true)) = run_timed(Command::new(SETTLE_BIN).args([
-            "decide",
-            w,
-            &id,
-            "--applied",
-            "--result-id",
-            &format!("bench-{id}"),
-            "--operator",
-            "bench",
-        ])) {
-            times.push(d);
-        }
-    }
-    let p99 = |v: &mut Vec<Duration>| {
-        v.sort();
-        v.get((v.len() * 99 / 100).min(v.len().saturating_sub(1)))
-            .copied()
-    };
+    let mut times = timed_runs(ours, 100, |id| decide_command(w, id));
     let ours_p99 = p99(&mut times);
     let anchor = if has_sqlite3 {
-        let mut shell = Vec::new();
-        let began = Instant::now();
-        for id in theirs.iter().take(100) {
-            if began.elapsed() > LIMIT {
-                break;
-            }
+        let mut shell = timed_runs(theirs, 100, |id| {
             let at = now_rfc3339();
             let sql = format!(
                 "PRAGMA busy_timeout = 5000; PRAGMA synchronous = FULL; BEGIN IMMEDIATE;
@@ -827,10 +840,10 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
                  UPDATE operations SET state = 'completed', result_id = 'anchor-{id}', version = version + 1, updated_at = '{at}' WHERE id = {id};
                  COMMIT;"
             );
-            if let Some((d, true)) = run_timed(Command::new("sqlite3").arg(w).stdin_file(&sql)) {
-                shell.push(d);
-            }
-        }
+            let mut shell = Command::new("sqlite3");
+            shell.arg(w).stdin_file(&sql);
+            shell
+        });
         format!(
             "sqlite3 shell, same transaction: {}",
             fmt_opt(p99(&mut shell))

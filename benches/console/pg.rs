@@ -8,11 +8,11 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::figures::{
-    Expect, Figure, LIMIT, SETTLE_BIN, fmt_opt, list_sql, now_rfc3339, open_ro, queue_where,
-    run_timed, start_console, stream_timed, type_filter,
+    Expect, Figure, SETTLE_BIN, decide_command, fmt_opt, list_sql, now_rfc3339, open_ro, p99,
+    queue_where, run_timed, start_console, stream_timed, timed_runs, type_filter,
 };
 
 #[path = "../../src/store/postgres/testing.rs"]
@@ -42,12 +42,6 @@ fn ratio(ours: Option<Duration>, theirs: Option<Duration>) -> String {
         (Some(a), Some(b)) if !b.is_zero() => format!("{:.1}x", a.as_secs_f64() / b.as_secs_f64()),
         _ => "n/a".into(),
     }
-}
-
-fn p99(v: &mut [Duration]) -> Option<Duration> {
-    v.sort();
-    v.get((v.len() * 99 / 100).min(v.len().saturating_sub(1)))
-        .copied()
 }
 
 /// Measures settle on a PostgreSQL copy of `pristine` (`n` operations).
@@ -150,32 +144,8 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
     // Decisions: the whole `settle decide` process beside psql running the
     // same transaction, 50 each.
     let (ours, theirs) = decide_ids.split_at(decide_ids.len() / 2);
-    let mut times = Vec::new();
-    let began = Instant::now();
-    for id in ours.iter().take(50) {
-        if began.elapsed() > LIMIT {
-            break;
-        }
-        let id = id.to_string();
-        if let Some((d, true)) = run_timed(Command::new(SETTLE_BIN).args([
-            "decide",
-            &address,
-            &id,
-            "--applied",
-            "--result-id",
-            &format!("bench-{id}"),
-            "--operator",
-            "bench",
-        ])) {
-            times.push(d);
-        }
-    }
-    let mut shell = Vec::new();
-    let began = Instant::now();
-    for id in theirs.iter().take(50) {
-        if began.elapsed() > LIMIT {
-            break;
-        }
+    let mut times = timed_runs(ours, 50, |id| decide_command(&address, id));
+    let mut shell = timed_runs(theirs, 50, |id| {
         // What settle's transaction does, less the rules and the chain:
         // the trail's lock, the row lock, a gapless id, the state change.
         let sql = format!(
@@ -188,10 +158,8 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
              UPDATE operations SET state = 'completed', result_id = 'anchor-{id}', version = version + 1, updated_at = now() WHERE id = {id};
              COMMIT;"
         );
-        if let Some((d, true)) = run_timed(&mut psql(&address, &sql)) {
-            shell.push(d);
-        }
-    }
+        psql(&address, &sql)
+    });
     let (ours_p99, theirs_p99) = (p99(&mut times), p99(&mut shell));
     fig(
         "PostgreSQL: settle decide, p99 of 50 processes",
