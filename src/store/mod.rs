@@ -12,6 +12,7 @@ pub mod postgres;
 pub mod receiver;
 mod rows;
 pub mod sqlite;
+mod tally;
 
 use std::path::Path;
 use std::time::Duration;

@@ -4,24 +4,15 @@
 //! serves the pages), counted here per dimension exactly as
 //! [`crate::store::sqlite`] counts them. Reads only.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 
 use super::Pg;
 use super::cells::Cells;
 use super::filter::{Params, refs, where_clause, where_sql};
-use crate::domain::{Cluster, ClusterDimension, Clusters};
+use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
-use crate::store::sqlite::age_bucket;
-
-/// The three text dimensions, in the statement's column order.
-const TEXT_DIMENSIONS: [ClusterDimension; 3] = [
-    ClusterDimension::OpType,
-    ClusterDimension::Account,
-    ClusterDimension::LastError,
-];
+use crate::store::tally::Tally;
 
 impl Pg {
     /// The operations matching `query` grouped by each [`ClusterDimension`],
@@ -49,8 +40,7 @@ impl Pg {
             .start()
             .map_err(failed)?;
         let portal = tx.bind(&sql, &refs(&values)).map_err(failed)?;
-        let mut text: [TextCounts; 3] = Default::default();
-        let mut ages: HashMap<&'static str, i64> = HashMap::new();
+        let mut tally = Tally::new(now.timestamp());
         loop {
             let rows = tx.query_portal(&portal, BATCH).map_err(failed)?;
             if rows.is_empty() {
@@ -58,58 +48,16 @@ impl Pg {
             }
             for row in &rows {
                 let mut c = Cells::new(row);
-                for (i, counts) in text.iter_mut().enumerate() {
-                    counts.count(c.opt_text(i, "cluster value").map_err(failed)?);
+                for i in 0..3 {
+                    tally.text(
+                        i,
+                        c.opt_text(i, "cluster value").map_err(failed)?.as_deref(),
+                    );
                 }
-                let instant = c.opt_int(3, "updated_at").map_err(failed)?;
-                *ages
-                    .entry(age_bucket(instant, now.timestamp()))
-                    .or_insert(0) += 1;
+                tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
             }
         }
         tx.commit().map_err(failed)?;
-        let groups = TEXT_DIMENSIONS
-            .iter()
-            .zip(text)
-            .flat_map(|(&dimension, counts)| counts.into_groups(dimension))
-            .chain(ages.into_iter().map(|(label, count)| Cluster {
-                dimension: ClusterDimension::Age,
-                value: Some(label.to_string()),
-                count,
-            }))
-            .collect();
-        Ok(Clusters::from_groups(groups, top))
-    }
-}
-
-/// One text dimension's counts: per value, and the NULLs.
-#[derive(Default)]
-struct TextCounts {
-    values: HashMap<String, i64>,
-    null: i64,
-}
-
-impl TextCounts {
-    fn count(&mut self, value: Option<String>) {
-        match value {
-            None => self.null += 1,
-            Some(v) => *self.values.entry(v).or_insert(0) += 1,
-        }
-    }
-
-    fn into_groups(self, dimension: ClusterDimension) -> impl Iterator<Item = Cluster> {
-        let null = (self.null > 0).then_some(Cluster {
-            dimension,
-            value: None,
-            count: self.null,
-        });
-        self.values
-            .into_iter()
-            .map(move |(value, count)| Cluster {
-                dimension,
-                value: Some(value),
-                count,
-            })
-            .chain(null)
+        Ok(tally.into_clusters(top))
     }
 }

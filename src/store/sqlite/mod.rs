@@ -14,7 +14,6 @@ mod lookup;
 mod probes;
 mod read;
 mod retries;
-pub(super) use read::age_bucket;
 pub mod schema;
 
 use std::path::{Path, PathBuf};

@@ -26,7 +26,6 @@ pub(super) use filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
 use filter::{where_clause, where_sql};
 pub(super) use history::load_detail;
 // The age buckets are counted the same way on PostgreSQL.
-pub(in crate::store) use clusters::age_bucket;
 
 /// A list row from the derived summary that triggers keep current: one
 /// primary-key lookup per row.

@@ -6,7 +6,7 @@
 //! 1M ledger (1.9 s against 0.5 s): nearly every row is its own combination,
 //! so SQLite sorted the queue. Reads only.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::{Value, ValueRef};
@@ -14,18 +14,11 @@ use rusqlite::{Row, params_from_iter};
 
 use super::Cells;
 use super::filter::{instant_sql, where_clause, where_sql};
-use crate::domain::clusters::{AGE_BUCKETS, AGE_UNREADABLE};
-use crate::domain::{Cluster, ClusterDimension, Clusters};
+use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::sqlite::Sqlite;
-
-/// The three text dimensions, in the statement's column order.
-const TEXT_DIMENSIONS: [ClusterDimension; 3] = [
-    ClusterDimension::OpType,
-    ClusterDimension::Account,
-    ClusterDimension::LastError,
-];
+use crate::store::tally::Tally;
 
 impl Sqlite {
     /// The operations matching `query` (the console asks for the queue)
@@ -39,31 +32,17 @@ impl Sqlite {
             .prepare_cached(&sql)
             .map_err(|e| self.err("preparing the clusters query", e))?;
         let mut rows = stmt.query(params_from_iter(values)).map_err(failed)?;
-        let mut text: [TextCounts; 3] = Default::default();
-        let mut ages: HashMap<&'static str, i64> = HashMap::new();
+        let mut tally = Tally::new(now.timestamp());
         while let Some(row) = rows.next().map_err(failed)? {
-            for (i, counts) in text.iter_mut().enumerate() {
-                counts.count(row, i).map_err(failed)?;
+            for i in 0..3 {
+                tally.text(i, cell_text(row, i).map_err(failed)?.as_deref());
             }
-            let instant: Option<i64> = match row.get_ref(3).map_err(failed)? {
+            tally.age(match row.get_ref(3).map_err(failed)? {
                 ValueRef::Integer(n) => Some(n),
                 _ => None,
-            };
-            *ages
-                .entry(age_bucket(instant, now.timestamp()))
-                .or_insert(0) += 1;
+            });
         }
-        let groups = TEXT_DIMENSIONS
-            .iter()
-            .zip(text)
-            .flat_map(|(&dimension, counts)| counts.into_groups(dimension))
-            .chain(ages.into_iter().map(|(label, count)| Cluster {
-                dimension: ClusterDimension::Age,
-                value: Some(label.to_string()),
-                count,
-            }))
-            .collect();
-        Ok(Clusters::from_groups(groups, top))
+        Ok(tally.into_clusters(top))
     }
 
     /// The statement: each matching row's type, account, last error and
@@ -96,68 +75,23 @@ impl Sqlite {
     }
 }
 
-/// One text dimension's counts: per value, and the NULLs.
-#[derive(Default)]
-struct TextCounts {
-    values: HashMap<String, i64>,
-    null: i64,
+/// Cell `i` of `row` as a group's value: plain UTF-8 text borrowed, so a
+/// row allocates nothing once its values were seen; anything else as the
+/// list shows it (lossy UTF-8, `<blob N bytes>`, a number's text); NULL as
+/// None.
+fn cell_text<'r>(row: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<Cow<'r, str>>> {
+    Ok(match row.get_ref(i)? {
+        ValueRef::Null => None,
+        ValueRef::Text(bytes) => match std::str::from_utf8(bytes) {
+            Ok(t) => Some(Cow::Borrowed(t)),
+            Err(_) => Some(Cow::Owned(shown(row, i)?)),
+        },
+        _ => Some(Cow::Owned(shown(row, i)?)),
+    })
 }
 
-impl TextCounts {
-    /// Counts cell `i` of `row`. Plain UTF-8 text is looked up borrowed,
-    /// so a row allocates nothing once its values were seen; anything else
-    /// reads as the list shows it (lossy UTF-8, `<blob N bytes>`, a
-    /// number's text).
-    fn count(&mut self, row: &Row<'_>, i: usize) -> rusqlite::Result<()> {
-        let text = match row.get_ref(i)? {
-            ValueRef::Null => {
-                self.null += 1;
-                return Ok(());
-            }
-            ValueRef::Text(bytes) => std::str::from_utf8(bytes).ok(),
-            _ => None,
-        };
-        match text {
-            Some(t) => match self.values.get_mut(t) {
-                Some(n) => *n += 1,
-                None => {
-                    self.values.insert(t.to_string(), 1);
-                }
-            },
-            None => {
-                let shown = Cells::new(row).opt_text(i, "cluster value")?;
-                *self.values.entry(shown.unwrap_or_default()).or_insert(0) += 1;
-            }
-        }
-        Ok(())
-    }
-
-    fn into_groups(self, dimension: ClusterDimension) -> impl Iterator<Item = Cluster> {
-        let null = (self.null > 0).then_some(Cluster {
-            dimension,
-            value: None,
-            count: self.null,
-        });
-        self.values
-            .into_iter()
-            .map(move |(value, count)| Cluster {
-                dimension,
-                value: Some(value),
-                count,
-            })
-            .chain(null)
-    }
-}
-
-/// The bucket of an operation last changed at `instant` (seconds since
-/// the epoch), read from [`AGE_BUCKETS`].
-pub(in crate::store) fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
-    let Some(at) = instant else {
-        return AGE_UNREADABLE;
-    };
-    let age = now.saturating_sub(at);
-    AGE_BUCKETS
-        .iter()
-        .find(|(_, below)| below.is_none_or(|b| age < b))
-        .map_or(AGE_UNREADABLE, |(label, _)| label)
+fn shown(row: &Row<'_>, i: usize) -> rusqlite::Result<String> {
+    Ok(Cells::new(row)
+        .opt_text(i, "cluster value")?
+        .unwrap_or_default())
 }
