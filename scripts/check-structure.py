@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""Checks the shape of src/ that issue 7 set: no import cycle between
-modules, no file over 600 lines and no function over 100 lines (tests
-aside). Reads `crate::`/`super::` paths outside test modules; prints each
-breach with file:line and exits 1 when there is one.
+"""Checks the shape of src/ and that docs/ARCHITECTURE.md tells the truth:
 
-    python3 scripts/check-structure.py [SRC_DIR]
+- no import circle between files, inside a folder too: a file's edges are
+  the `crate::`, `super::`, `self::` and child-module paths it names outside
+  its test module (a `mod x;` declaration alone is not an edge);
+- no file over 600 lines, tests included; no function over 80 lines
+  (test functions aside);
+- no comment that cites an issue or ticket instead of giving the reason;
+- every path (`src/store/mod.rs`) and module (`store::chain`,
+  `store::Ledger`) that ARCHITECTURE.md names in backticks exists.
+
+Prints each breach with file:line and exits 1 when there is one.
+
+    python3 scripts/check-structure.py [ROOT]
 """
 
 import os
@@ -12,57 +20,153 @@ import re
 import sys
 
 MAX_FILE_LINES = 600
-MAX_FN_LINES = 100
-TEST_FILES = ("tests.rs", "testkit.rs")
+MAX_FN_LINES = 80
+DOC = os.path.join("docs", "ARCHITECTURE.md")
+# A comment that points at the tracker instead of saying why.
+TICKET = re.compile(r"\b(?:[Ii]ssues? #?\d+|[Tt]ickets? #?\d+|#\d{1,4}\b)")
 
 
-def rust_files(root):
-    for folder, _, files in os.walk(root):
+def rust_files(src):
+    for folder, dirs, files in os.walk(src):
+        dirs.sort()
         for name in sorted(files):
             if name.endswith(".rs"):
                 yield os.path.join(folder, name)
 
 
-def without_tests(text):
-    """The file up to its `#[cfg(test)] mod tests` block."""
-    return re.split(r"#\[cfg\(test\)\]\s*mod tests\s*[{;]", text)[0]
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
-def module_of(root, path):
-    parts = os.path.relpath(path, root)[:-3].split(os.sep)
-    if parts[-1] in ("mod", "lib", "main"):
-        parts = parts[:-1]
-    return parts
+def strip_comments(code):
+    code = re.sub(r"/\*.*?\*/", "", code, flags=re.S)
+    return re.sub(r"//.*", "", code)
 
 
-def top_level_graph(root):
-    """Edges between top-level modules (`app`, `store`, ...)."""
-    graph = {}
-    for path in rust_files(root):
-        parts = module_of(root, path)
-        if not parts or os.path.basename(path) in TEST_FILES:
+def strip_strings(code):
+    return re.sub(r'"(?:\\.|[^"\\])*"', '""', code)
+
+
+def without_tests(code):
+    """The code with its `#[cfg(test)] mod tests { … }` blocks cut out."""
+    out, i = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", code):
+        if m.start() < i:
             continue
-        me = parts[0]
-        code = re.sub(r"//.*", "", without_tests(open(path, encoding="utf-8").read()))
-        targets = set(re.findall(r"\bcrate::(\w+)", code))
-        # `use crate::{app::App, store};` names several modules at once.
-        for group in re.findall(r"\bcrate::\{([^;]*)\}", code):
-            targets.update(re.findall(r"(?:^|[{,])\s*(\w+)", group))
-        graph.setdefault(me, set()).update(t for t in targets if t != me)
+        out.append(code[i : m.start()])
+        depth, j = 1, m.end()
+        while j < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        i = j
+    out.append(code[i:])
+    return "".join(out)
+
+
+class Tree:
+    """The module tree of one crate: module path (a tuple) -> file."""
+
+    def __init__(self, src):
+        self.src = src
+        self.files = {}
+        for path in rust_files(src):
+            self.files[self.module_of(path)] = path
+
+    def module_of(self, path):
+        parts = os.path.relpath(path, self.src)[:-3].split(os.sep)
+        if parts[-1] in ("mod", "lib", "main"):
+            parts = parts[:-1]
+        return tuple(parts)
+
+    def file_for(self, parts):
+        """The file of the longest prefix of `parts` that is a module."""
+        for n in range(len(parts), -1, -1):
+            if parts[:n] in self.files:
+                return self.files[parts[:n]]
+        return None
+
+
+def use_paths(code):
+    """Every path a `use` statement names, braces expanded."""
+
+    def expand(prefix, tree):
+        tree = tree.strip()
+        m = re.match(r"^(.*?)\{(.*)\}$", tree, flags=re.S)
+        if not m:
+            yield prefix + [p for p in tree.split("::") if p and p != "*"]
+            return
+        head = [p for p in m.group(1).split("::") if p]
+        body, depth, item, items = m.group(2), 0, "", []
+        for ch in body:
+            if ch == "," and depth == 0:
+                items.append(item)
+                item = ""
+                continue
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            item += ch
+        items.append(item)
+        for it in items:
+            if it.strip():
+                yield from expand(prefix + head, re.sub(r"\s+as\s+\w+", "", it))
+
+    for m in re.finditer(r"\buse\s+([^;]+);", code):
+        yield from expand([], m.group(1))
+
+
+def resolve(tree, me, path, children):
+    """The module `path` (a list of segments) names, from module `me`."""
+    if not path:
+        return None
+    head = path[0]
+    if head == "crate":
+        return list(path[1:])
+    if head == "self":
+        return list(me) + list(path[1:])
+    if head == "super":
+        base = list(me)
+        while path and path[0] == "super":
+            base = base[:-1]
+            path = path[1:]
+        return base + list(path)
+    if head in children:
+        return list(me) + list(path)
+    return None
+
+
+def file_graph(tree):
+    graph = {}
+    for parts, path in tree.files.items():
+        code = strip_strings(strip_comments(without_tests(read(path))))
+        children = set(re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", code, flags=re.M))
+        named = list(use_paths(code))
+        body = re.sub(r"\buse\s+[^;]+;", "", code)
+        named += [p.split("::") for p in re.findall(r"\b(?:crate|super|self)(?:::\w+)+", body)]
+        named += [p.split("::") for p in re.findall(r"(?<![:\w])(\w+(?:::\w+)+)", body) if p.split("::")[0] in children]
+        edges = set()
+        for p in named:
+            target = resolve(tree, parts, p, children)
+            if target is None:
+                continue
+            f = tree.file_for(tuple(target))
+            if f and f != path:
+                edges.add(f)
+        graph[path] = edges
     return graph
 
 
 def cycles(graph):
-    """Strongly connected components of more than one module (Tarjan)."""
+    """Strongly connected components of more than one file (Tarjan)."""
     index, low, stack, on_stack, found = {}, {}, [], set(), []
     counter = [0]
+    sys.setrecursionlimit(10000)
 
     def visit(v):
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
         on_stack.add(v)
-        for w in graph.get(v, ()):
+        for w in sorted(graph.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -86,30 +190,96 @@ def cycles(graph):
 
 
 def long_functions(path):
-    lines = without_tests(open(path, encoding="utf-8").read()).split("\n")
+    text = read(path)
+    lines = text.split("\n")
+    test_lines = set()
+    for m in re.finditer(r"#\[(?:cfg\(test\)|test)\]", text):
+        test_lines.add(text.count("\n", 0, m.start()))
     for i, line in enumerate(lines):
-        m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?fn (\w+)", line)
+        m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?(unsafe )?fn (\w+)", line)
         if not m or line.rstrip().endswith(";"):
+            continue
+        if os.path.basename(path) in ("tests.rs", "testkit.rs") or any(
+            j in test_lines for j in range(max(0, i - 3), i)
+        ):
             continue
         indent = m.group(1)
         end = next((j for j in range(i + 1, len(lines)) if lines[j] == indent + "}"), i)
         if end - i + 1 > MAX_FN_LINES:
-            yield i + 1, m.group(6), end - i + 1
+            yield i + 1, m.group(7), end - i + 1
+
+
+def ticket_comments(path):
+    for n, line in enumerate(read(path).split("\n"), 1):
+        comment = re.search(r"//(.*)", line)
+        if comment and TICKET.search(comment.group(1)):
+            yield n, comment.group(1).strip()
+
+
+def doc_names(root, tree):
+    """Backticked names in the architecture page that do not exist."""
+    doc = os.path.join(root, DOC)
+    if not os.path.exists(doc):
+        yield f"{DOC}: missing"
+        return
+    text = read(doc)
+    top = {p[0] for p in tree.files if p} | {"src", "docs", "scripts", "tests", "benches", "assets", "sample-data", "fuzz"}
+    for n, line in enumerate(text.split("\n"), 1):
+        for name in re.findall(r"`([^`\s]+)`", line):
+            if re.search(r"[*{}<>?]", name):
+                continue
+            first = re.split(r"/|::", name)[0]
+            if "/" in name and first in top:
+                candidate = name.rstrip("/")
+                tries = [candidate, os.path.join("src", candidate), candidate + ".rs", os.path.join("src", candidate + ".rs")]
+                if not any(os.path.exists(os.path.join(root, t)) for t in tries):
+                    yield f"{DOC}:{n}: `{name}` names no file"
+            elif re.fullmatch(r"\w+(::\w+)+", name) and first in top | {"crate"}:
+                if not module_item_exists(tree, name.split("::")):
+                    yield f"{DOC}:{n}: `{name}` names no module or item"
+
+
+def module_item_exists(tree, parts):
+    if parts[0] == "crate":
+        parts = parts[1:]
+    if tuple(parts) in tree.files:
+        return True
+    for n in range(len(parts) - 1, 0, -1):
+        if tuple(parts[:n]) in tree.files:
+            rest = parts[n:]
+            code = read(tree.files[tuple(parts[:n])])
+            # The item (or a variant, a method of it) is declared in that file.
+            return all(
+                re.search(
+                    r"\b(?:fn|struct|enum|trait|type|const|static|mod|macro_rules!)\s+" + re.escape(p) + r"\b"
+                    r"|^\s*" + re.escape(p) + r"\s*[({,]"
+                    r"|\bpub\s+use\s+[^;]*\b" + re.escape(p) + r"\b",
+                    code,
+                    flags=re.M,
+                )
+                for p in rest
+            )
+    return False
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "src"
+    root = sys.argv[1] if len(sys.argv) > 1 else "."
+    src = os.path.join(root, "src")
+    tree = Tree(src)
     breaches = []
-    for component in cycles(top_level_graph(root)):
-        breaches.append(f"import cycle between modules: {' -> '.join(component)}")
-    for path in rust_files(root):
-        if os.path.basename(path) in TEST_FILES:
-            continue
-        code_lines = without_tests(open(path, encoding="utf-8").read()).count("\n")
-        if code_lines > MAX_FILE_LINES:
-            breaches.append(f"{path}: {code_lines} lines (at most {MAX_FILE_LINES})")
+    for component in cycles(file_graph(tree)):
+        names = [os.path.relpath(p, root) for p in component]
+        breaches.append(f"import circle between files: {' <-> '.join(names)}")
+    for path in rust_files(src):
+        rel = os.path.relpath(path, root)
+        lines = read(path).count("\n")
+        if lines > MAX_FILE_LINES:
+            breaches.append(f"{rel}: {lines} lines (at most {MAX_FILE_LINES}, tests included)")
         for line, name, length in long_functions(path):
-            breaches.append(f"{path}:{line}: fn {name} is {length} lines (at most {MAX_FN_LINES})")
+            breaches.append(f"{rel}:{line}: fn {name} is {length} lines (at most {MAX_FN_LINES})")
+        for line, comment in ticket_comments(path):
+            breaches.append(f"{rel}:{line}: a comment cites a ticket; give the reason instead: {comment[:80]}")
+    breaches.extend(doc_names(root, tree))
     for breach in breaches:
         print(breach)
     print(f"structure: {len(breaches)} breach(es)")
