@@ -21,7 +21,10 @@ use crate::query::Query;
 use crate::store::{Ledger, Seek};
 
 mod bulk;
+mod line;
 pub mod probe;
+
+pub use line::first_line;
 
 // What goes to a worker thread and what comes back must be `Send`; this
 // fails to compile the day either type stops being so.
@@ -321,12 +324,6 @@ pub fn read_drill(path: &Path) -> LoadedDrill {
             .map(Box::new)
             .map_err(|e| first_line(&e)),
     )
-}
-
-/// Errors carry a "what to do" line for the CLI; the status line has room
-/// for the first.
-pub fn first_line(e: &Error) -> String {
-    e.to_string().lines().next().unwrap_or_default().to_string()
 }
 
 /// The window's plain key as the store's typed one.

@@ -4,11 +4,12 @@
 //! to it in the All view, and drill files arriving from a watched folder.
 //! Pure like the rest of `app`: the lookup and the reading are effects.
 
-use super::drills::CaseKey;
+use super::drill_files::CaseKey;
+use super::drill_files::LoadedDrill;
 use super::filtering::requery;
 use super::model::{App, DetailPane, Mode};
 use super::msg::Effect;
-use super::pane::{ListId, LoadedDrill};
+use super::pane::ListId;
 use crate::domain::OperationId;
 use crate::intent::View;
 

@@ -17,6 +17,7 @@ pub mod bulk;
 pub mod clusters;
 mod decisions;
 pub mod drill_compare;
+pub mod drill_files;
 mod drill_links;
 pub mod drills;
 pub mod export;
@@ -35,10 +36,11 @@ pub mod window;
 
 pub use crate::intent::{Intent, View};
 pub use clusters::ClustersPane;
+pub use drills::{DrillRow, DrillsPane, LoadedDrill};
 pub use export::{ExportRequest, ExportRows};
 pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
-pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
+pub use pane::{ListId, Pane};
 pub use update::{apply, update};
 
 #[cfg(test)]

@@ -8,10 +8,11 @@ use chrono::{DateTime, Utc};
 use ratatui::layout::Rect;
 
 use super::clusters::{ClustersPane, TOP_GROUPS};
+use super::drills::DrillsPane;
 use super::form::DecisionForm;
 use super::layout;
 use super::msg::{Effect, PageRows, PageSource, Ticket};
-use super::pane::{DrillsPane, ListId, Pane, PaneCursor};
+use super::pane::{ListId, Pane, PaneCursor};
 use super::window::{Fetch, Merge, Window};
 use crate::domain::{
     Decision, DecisionId, DecisionReceipt, OperationDetail, OperationId, OperationRow,

@@ -8,9 +8,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::bulk::{BulkPreview, BulkWrite, Target};
-use super::drills::CaseKey;
+use super::drill_files::{CaseKey, LoadedDrill};
 use super::export::ExportRequest;
-use super::pane::{ListId, LoadedDrill, Pane};
+use super::pane::{ListId, Pane};
 use super::probe::ProbeNews;
 use super::window::{Fetch, Merge};
 use crate::domain::{Clusters, Sort};

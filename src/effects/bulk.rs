@@ -107,7 +107,7 @@ pub fn record_bulk(
                 write.done += batch.len();
             }
             Err(e) => {
-                write.failed = Some(super::first_line(&e));
+                write.failed = Some(super::line::first_line(&e));
                 break;
             }
         }

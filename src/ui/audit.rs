@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Paragraph, Row, Table};
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
 use crate::app::App;
 use crate::labels;

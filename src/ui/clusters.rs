@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
 use crate::app::App;
 use crate::domain::{Cluster, ClusterDimension, ClusterSection};

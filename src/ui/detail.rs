@@ -9,8 +9,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
+use super::draw::{clean, duration};
 use super::theme::Theme;
-use super::{clean, duration};
 use crate::app::App;
 use crate::domain::{Malformed, OperationDetail, evidence, parse_time};
 use crate::labels;

@@ -14,8 +14,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use serde_json::Value;
 
-use super::clean;
-use super::drills::{passed, verdict_style};
+use super::draw::clean;
+use super::drills::passed;
 use super::theme::Theme;
 use crate::app::App;
 use crate::app::drills::CaseView;
@@ -103,7 +103,7 @@ fn case_lines(
     )];
     out.push(Line::from(vec![
         Span::styled(format!("{:<12}", "verdict"), theme.dim()),
-        Span::styled(a.verdict.as_str(), verdict_style(theme, a.verdict)),
+        Span::styled(a.verdict.as_str(), theme.verdict(a.verdict)),
     ]));
     out.push(match link {
         Some(Some(id)) => Line::from(vec![

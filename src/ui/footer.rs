@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
 use crate::app::{App, Intent, ListState, Mode, View};
 use crate::domain::DecisionKind;

@@ -7,8 +7,8 @@ use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
+use super::draw::{centered, clean};
 use super::theme::Theme;
-use super::{centered, clean};
 use crate::app::App;
 use crate::app::bulk::{Bulk, id_list};
 use crate::app::form::{DecisionForm, Field, PlannedDecision};

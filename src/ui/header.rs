@@ -7,8 +7,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::draw::{clean, duration};
 use super::theme::Theme;
-use super::{clean, duration};
 use crate::app::{App, ListId, View};
 use crate::domain::State;
 

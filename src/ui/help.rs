@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::centered;
+use super::draw::centered;
 use super::theme::Theme;
 use crate::app::App;
 use crate::keymap::KeyMode;

@@ -6,8 +6,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
+use super::draw::{age, clean};
 use super::theme::Theme;
-use super::{age, clean};
 use crate::app::{App, ListState, View};
 use crate::domain::{OperationRow, Sort};
 use crate::labels;

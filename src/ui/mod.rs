@@ -6,6 +6,7 @@
 mod audit;
 mod clusters;
 mod detail;
+mod draw;
 mod drill_case;
 mod drill_compare;
 mod drills;
@@ -17,7 +18,6 @@ mod list;
 pub mod theme;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
 
 use crate::app::{App, Mode, View};
 use theme::Theme;
@@ -47,24 +47,6 @@ pub fn render(app: &App, frame: &mut Frame) {
     if app.mode == Mode::Help {
         help::render(app, theme, frame);
     }
-}
-
-/// Ledger text made safe for the terminal.
-pub(crate) fn clean(text: &str) -> String {
-    crate::text::sanitize(text).into_owned()
-}
-
-pub(crate) use crate::domain::{age, human_duration as duration};
-
-/// A rectangle of at most `width` x `height` centred in `area`.
-pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
-        .flex(Flex::Center)
-        .areas(area);
-    let [cell] = Layout::horizontal([Constraint::Length(width.min(area.width))])
-        .flex(Flex::Center)
-        .areas(row);
-    cell
 }
 
 #[cfg(test)]
