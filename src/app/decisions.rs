@@ -53,7 +53,7 @@ pub(super) fn open_form(
     if undoes.is_none()
         && let Some(selection) = app.selection.clone()
     {
-        return super::bulk::open_bulk_form(app, kind, selection);
+        return super::bulk_flow::open_bulk_form(app, kind, selection);
     }
     let targets = match undoes {
         Some((_, op)) => vec![op],
@@ -148,7 +148,7 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     if form.bulk.is_some() {
-        return super::bulk::confirm_bulk(app);
+        return super::bulk_flow::confirm_bulk(app);
     }
     match form.confirm(&app.operator, app.now) {
         Ok(drafts) => {

@@ -12,7 +12,7 @@ pub(super) fn start_filter(app: &mut App) -> Vec<Effect> {
         app.mode = Mode::Filter;
         // `*` selected what the old filter matched: a new one must not
         // inherit it unseen.
-        return super::navigation::drop_selection(app);
+        return app.drop_selection();
     }
     Vec::new()
 }

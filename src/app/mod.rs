@@ -14,6 +14,7 @@
 //!   [`probe`] (`p`: asking the receivers, with a progress line).
 
 pub mod bulk;
+mod bulk_flow;
 pub mod clusters;
 mod decisions;
 pub mod drill_compare;
@@ -21,6 +22,7 @@ pub mod drill_files;
 mod drill_links;
 pub mod drills;
 pub mod export;
+mod export_flow;
 mod filtering;
 pub mod form;
 pub mod layout;
@@ -29,6 +31,7 @@ pub mod msg;
 mod navigation;
 pub mod pane;
 pub mod probe;
+mod probe_flow;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod update;

@@ -255,6 +255,16 @@ impl App {
         }
     }
 
+    /// Forgets an all-matching selection; when there was one, asks the reader
+    /// to stop judging its rows (a preview over millions of rows would hold
+    /// the reader, and every page behind it, for seconds).
+    pub(super) fn drop_selection(&mut self) -> Vec<Effect> {
+        match self.selection.take() {
+            Some(_) => vec![Effect::CancelBulkPreview],
+            None => Vec::new(),
+        }
+    }
+
     pub(super) fn info(&mut self, text: impl Into<String>) {
         self.status = Some(Status {
             text: text.into(),

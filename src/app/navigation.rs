@@ -230,7 +230,7 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
         Mode::Form => {
             // Esc before confirming drops an all-matching selection too,
             // and the reader stops judging its rows.
-            let dropped = drop_selection(app);
+            let dropped = app.drop_selection();
             app.form = None;
             app.pending_undo = None;
             app.mode = Mode::Normal;
@@ -257,7 +257,7 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             }
             if app.selection.is_some() {
                 app.info("selection dropped");
-                return drop_selection(app);
+                return app.drop_selection();
             }
             let Some(id) = app.pane().list() else {
                 return Vec::new();
@@ -269,15 +269,5 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             }
             clear_filter(app)
         }
-    }
-}
-
-/// Forgets an all-matching selection; when there was one, asks the reader
-/// to stop judging its rows (a preview over millions of rows would hold
-/// the reader, and every page behind it, for seconds).
-pub(super) fn drop_selection(app: &mut App) -> Vec<Effect> {
-    match app.selection.take() {
-        Some(_) => vec![Effect::CancelBulkPreview],
-        None => Vec::new(),
     }
 }

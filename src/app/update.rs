@@ -3,13 +3,13 @@
 //! `match` that hands the work to a handler (navigation, filtering,
 //! decisions) and returns the effects the shell must perform.
 
-use super::bulk;
+use super::bulk_flow;
 use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
 };
 use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
-use super::export::{confirm_export, edit_export_name, exported, start_export};
+use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
 use super::msg::{Effect, Msg, PageRows, Ticket};
@@ -17,7 +17,7 @@ use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
     resort, scroll_detail, show_view, toggle_detail,
 };
-use super::probe;
+use super::probe_flow;
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::Sort;
 use crate::intent::{Intent, View};
@@ -56,7 +56,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         return Vec::new();
     }
     if intent != Intent::Probe {
-        probe::disarm(app);
+        probe_flow::disarm(app);
     }
     match intent {
         Intent::Quit => {
@@ -109,8 +109,8 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::Input(c) => edit(app, Some(c)),
         Intent::DeleteChar => edit(app, None),
         Intent::ToggleMark => toggle_mark(app),
-        Intent::SelectMatching => bulk::select_matching(app),
-        Intent::Probe => probe::probe(app),
+        Intent::SelectMatching => bulk_flow::select_matching(app),
+        Intent::Probe => probe_flow::probe(app),
         Intent::Decide(kind) => open_form(app, kind, None),
         Intent::Undo => undo(app),
         Intent::Reload => {
@@ -179,8 +179,8 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::DecisionsRecorded(results) => decisions_recorded(app, results),
-        Msg::BulkPreviewed(preview) => bulk::preview_loaded(app, *preview),
-        Msg::BulkProgress(write) => bulk::bulk_progress(app, write),
+        Msg::BulkPreviewed(preview) => bulk_flow::preview_loaded(app, *preview),
+        Msg::BulkProgress(write) => bulk_flow::bulk_progress(app, write),
         Msg::CountsLoaded { counts, lists } => {
             app.counts = Some(counts);
             for (id, query, n) in lists {
@@ -195,8 +195,8 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             app.clusters.loaded(clusters);
             Vec::new()
         }
-        Msg::ProbeTargetsListed(ids) => probe::targets_listed(app, ids),
-        Msg::Probe(news) => probe::news(app, news),
+        Msg::ProbeTargetsListed(ids) => probe_flow::targets_listed(app, ids),
+        Msg::Probe(news) => probe_flow::news(app, news),
         Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
