@@ -27,7 +27,7 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
 use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
-use crate::app::{self, App, Effect, Intent, Msg, View};
+use crate::app::{self, App, Count, Effect, Intent, Msg, View, Write};
 use crate::config::Config;
 use crate::counter::Counter;
 use crate::drill_dir::{self, DrillDir};
@@ -456,14 +456,16 @@ impl Shell<'_> {
         let now = self.app.now;
         for effect in effects {
             match effect {
-                Effect::Count(lists) => self.counter.ask(lists, now),
-                Effect::LoadClusters { query, top } => self.counter.group(query, top, now),
-                Effect::RecordDecisions(drafts) => self.record(drafts),
-                Effect::RecordBulk { template, targets } => {
+                Effect::Read(read) => self.reader.ask(read, now),
+                Effect::Write(Write::Decisions(drafts)) => self.record(drafts),
+                Effect::Write(Write::Bulk { template, targets }) => {
                     self.record_bulk(template, targets);
                 }
+                Effect::Count(Count::Lists(lists)) => self.counter.ask(lists, now),
+                Effect::Count(Count::Clusters { query, top }) => {
+                    self.counter.group(query, top, now);
+                }
                 Effect::Probe(ids) => self.probe(ids),
-                read => self.reader.ask(read, now),
             }
         }
     }

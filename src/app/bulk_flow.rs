@@ -4,9 +4,9 @@
 //! plain data they pass around is `bulk`'s.
 
 use super::bulk::{Bulk, BulkPreview, BulkWrite, Selection, id_list};
+use super::effect::{Effect, Read, Write};
 use super::form::{DecisionForm, Field};
 use super::model::{App, Mode};
-use super::msg::Effect;
 use super::pane::ListId;
 use crate::domain::DecisionKind;
 use crate::query::Query;
@@ -64,10 +64,10 @@ pub(super) fn open_bulk_form(
     form.focus = form.fields().first().copied().unwrap_or(Field::Note);
     app.form = Some(form);
     app.mode = Mode::Form;
-    vec![Effect::PreviewBulk {
+    vec![Effect::Read(Read::PreviewBulk {
         query: Box::new(query),
         template: asked,
-    }]
+    })]
 }
 
 /// Enter on a bulk form: judges again if the fields changed since the
@@ -92,10 +92,10 @@ pub(super) fn confirm_bulk(app: &mut App) -> Vec<Effect> {
         bulk.preview = None;
         form.confirm_count.clear();
         form.problem = Some("the fields changed: judging every row again…".into());
-        return vec![Effect::PreviewBulk {
+        return vec![Effect::Read(Read::PreviewBulk {
             query: Box::new(bulk.selection.query.clone()),
             template,
-        }];
+        })];
     }
     let n = preview.pass.len();
     if n == 0 {
@@ -112,7 +112,7 @@ pub(super) fn confirm_bulk(app: &mut App) -> Vec<Effect> {
     form.problem = None;
     app.recording = Some(form.clone());
     app.info(format!("writing 0 of {n}…"));
-    vec![Effect::RecordBulk { template, targets }]
+    vec![Effect::Write(Write::Bulk { template, targets })]
 }
 
 /// The reader judged the matching rows; a preview for other fields than

@@ -39,14 +39,14 @@ fn incident() -> Vec<NewOperation> {
 
 fn preview_asked(effects: &[Effect]) -> Option<&DecisionDraft> {
     effects.iter().find_map(|e| match e {
-        Effect::PreviewBulk { template, .. } => Some(template),
+        Effect::Read(Read::PreviewBulk { template, .. }) => Some(template),
         _ => None,
     })
 }
 
 fn bulk_write(effects: &[Effect]) -> Option<(&DecisionDraft, &Vec<bulk::Target>)> {
     effects.iter().find_map(|e| match e {
-        Effect::RecordBulk { template, targets } => Some((template, targets)),
+        Effect::Write(Write::Bulk { template, targets }) => Some((template, targets)),
         _ => None,
     })
 }
@@ -118,7 +118,7 @@ fn esc_on_the_bulk_form_drops_the_selection_and_decisions_go_back_to_the_cursor(
     assert!(
         h.keys("esc")
             .iter()
-            .any(|e| matches!(e, Effect::CancelBulkPreview))
+            .any(|e| matches!(e, Effect::Read(Read::CancelBulkPreview)))
     );
     assert!(h.app.selection.is_none());
     h.keys("n");
@@ -138,7 +138,7 @@ fn editing_the_filter_drops_the_selection_it_made() {
     assert!(
         h.keys("/")
             .iter()
-            .any(|e| matches!(e, Effect::CancelBulkPreview))
+            .any(|e| matches!(e, Effect::Read(Read::CancelBulkPreview)))
     );
     h.keys("enter");
     assert!(h.app.selection.is_none());
@@ -240,7 +240,7 @@ fn a_write_past_one_batch_reports_progress_on_the_status_line_then_the_summary()
     let effects = update(&mut h.app, Intent::Confirm);
     let write = effects
         .into_iter()
-        .find(|e| matches!(e, Effect::RecordBulk { .. }))
+        .find(|e| matches!(e, Effect::Write(Write::Bulk { .. })))
         .unwrap();
     let mut answers = h.perform(write).into_iter();
 

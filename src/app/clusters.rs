@@ -109,7 +109,7 @@ pub fn filter_term(group: &Cluster) -> Result<String, &'static str> {
 #[cfg(test)]
 mod tests {
     use crate::app::testkit::Harness;
-    use crate::app::{Effect, View};
+    use crate::app::{Count, Effect, View};
     use crate::domain::ClusterDimension;
 
     /// The fixture's queue: four create_report and one place_order; the
@@ -121,7 +121,7 @@ mod tests {
         assert!(
             effects
                 .iter()
-                .any(|e| matches!(e, Effect::LoadClusters { .. })),
+                .any(|e| matches!(e, Effect::Count(Count::Clusters { .. }))),
             "showing the view asks for the grouping: {effects:?}"
         );
         let first = h.app.clusters.selected().unwrap();
@@ -168,7 +168,7 @@ mod tests {
         let asked = |effects: &[Effect]| {
             effects
                 .iter()
-                .any(|e| matches!(e, Effect::LoadClusters { .. }))
+                .any(|e| matches!(e, Effect::Count(Count::Clusters { .. })))
         };
         let effects = h.receive(crate::app::Msg::LedgerChanged);
         assert!(!asked(&effects), "the Queue is shown: {effects:?}");

@@ -1,11 +1,12 @@
 //! Deciding: marks, the decision form (open, type, confirm), undo through
 //! a compensating decision, and what the shell says came of the drafts (a
 //! busy ledger gives the form back, so Enter tries again).
-//! Pure: recording is an [`Effect::RecordDecisions`] the shell performs.
+//! Pure: recording is an [`Write::Decisions`](super::effect::Write::Decisions) the shell performs.
 
+use super::effect::{Effect, Read, Write};
 use super::form::{DecisionForm, Field};
 use super::model::{App, Mode};
-use super::msg::{DecisionOutcome, DecisionResult, Effect};
+use super::msg::{DecisionOutcome, DecisionResult};
 use super::navigation::{move_cursor, refresh};
 use crate::domain::{DecisionId, DecisionKind, OperationId};
 use crate::error::busy_text;
@@ -72,7 +73,7 @@ pub(super) fn open_form(
             .filter(|_| kind == DecisionKind::Reopen),
     ));
     app.mode = Mode::Form;
-    vec![Effect::LoadFormDetails(targets)]
+    vec![Effect::Read(Read::LoadFormDetails(targets))]
 }
 
 /// `u`: a compensating decision for this operator's last decision of the
@@ -157,7 +158,7 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
             // Kept whole: a busy ledger gives it back to press Enter again.
             app.recording = Some(form.clone());
             app.info(format!("recording {n} decision{}…", plural(n)));
-            vec![Effect::RecordDecisions(drafts)]
+            vec![Effect::Write(Write::Decisions(drafts))]
         }
         Err(problem) => {
             form.problem = Some(problem);
@@ -236,9 +237,9 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     let mut effects = refresh(app);
     if let Some(pane) = &app.detail
         && app.detail_open
-        && !effects.contains(&Effect::LoadDetail(pane.id))
+        && !effects.contains(&Effect::Read(Read::LoadDetail(pane.id)))
     {
-        effects.push(Effect::LoadDetail(pane.id));
+        effects.push(Effect::Read(Read::LoadDetail(pane.id)));
     }
     effects
 }
@@ -284,14 +285,16 @@ mod tests {
     use std::time::Duration;
 
     use super::super::testkit::Harness;
-    use super::super::{DecisionOutcome, DecisionResult, Effect, Intent, Mode, Msg, apply, update};
+    use super::super::{
+        DecisionOutcome, DecisionResult, Effect, Intent, Mode, Msg, Write, apply, update,
+    };
     use crate::domain::{DecisionDraft, DecisionKind};
 
     fn drafts(effects: &[Effect]) -> Vec<DecisionDraft> {
         effects
             .iter()
             .find_map(|e| match e {
-                Effect::RecordDecisions(d) => Some(d.clone()),
+                Effect::Write(Write::Decisions(d)) => Some(d.clone()),
                 _ => None,
             })
             .unwrap_or_default()

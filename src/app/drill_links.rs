@@ -6,9 +6,9 @@
 
 use super::drill_files::CaseKey;
 use super::drill_files::LoadedDrill;
+use super::effect::{Effect, Read};
 use super::filtering::requery;
 use super::model::{App, DetailPane, Mode};
-use super::msg::Effect;
 use super::pane::ListId;
 use crate::domain::OperationId;
 use crate::intent::View;
@@ -63,7 +63,7 @@ pub(super) fn open_operation(app: &mut App) -> Vec<Effect> {
         scroll: 0,
     });
     let mut effects = requery(app, ListId::All);
-    effects.push(Effect::LoadDetail(id));
+    effects.push(Effect::Read(Read::LoadDetail(id)));
     effects
 }
 

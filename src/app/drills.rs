@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::drill_compare::{CaseAcrossRuns, compare};
 use super::drill_files::verdict_rank;
 pub use super::drill_files::{CaseKey, CaseView, DrillRow, DrillSort, LoadedDrill};
-use super::msg::Effect;
+use super::effect::{Effect, Read};
 use super::pane::PaneCursor;
 use super::window::{Fetch, Merge};
 use crate::domain::OperationId;
@@ -138,7 +138,7 @@ impl DrillsPane {
             .import_keys()
             .get(row.case?)?
             .clone();
-        Some(Effect::FindDrillCase(key))
+        Some(Effect::Read(Read::FindDrillCase(key)))
     }
 
     /// `RUN/CASE` of a loaded case an import would have written as

@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
+use super::effect::{Effect, Read};
 use super::export::{ExportRequest, ExportRows};
 use super::model::{App, Mode};
-use super::msg::Effect;
 use super::pane::Pane;
 use crate::export::FileFormat;
 
@@ -60,11 +60,11 @@ pub(super) fn confirm_export(app: &mut App) -> Vec<Effect> {
     };
     app.mode = Mode::Normal;
     app.info(format!("exporting to {}…", path.display()));
-    vec![Effect::Export(Box::new(ExportRequest {
+    vec![Effect::Read(Read::Export(Box::new(ExportRequest {
         path,
         format,
         rows,
-    }))]
+    })))]
 }
 
 /// The shell's answer, on the status line.
@@ -100,7 +100,7 @@ mod tests {
 
     fn request(effects: &[Effect]) -> Option<&ExportRequest> {
         effects.iter().find_map(|e| match e {
-            Effect::Export(r) => Some(r.as_ref()),
+            Effect::Read(Read::Export(r)) => Some(r.as_ref()),
             _ => None,
         })
     }

@@ -1,8 +1,8 @@
 //! The filter of an operation list: typing it live, re-running the query,
 //! clearing it. A filter that does not parse keeps the last good query.
 
+use super::effect::Effect;
 use super::model::{App, Mode};
-use super::msg::Effect;
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
 use crate::query::Query;

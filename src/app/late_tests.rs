@@ -21,7 +21,7 @@ fn accounts(h: &Harness) -> Vec<String> {
 fn pages(effects: &[Effect]) -> usize {
     effects
         .iter()
-        .filter(|e| matches!(e, Effect::LoadPage { .. }))
+        .filter(|e| matches!(e, Effect::Read(Read::LoadPage { .. })))
         .count()
 }
 
@@ -85,7 +85,10 @@ fn the_form_says_it_is_recording_and_keys_still_answer() {
     let mut h = Harness::new();
     h.keys("a");
     let effects = update(&mut h.app, Intent::Confirm);
-    assert!(matches!(effects.as_slice(), [Effect::RecordDecisions(_)]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Write(Write::Decisions(_))]
+    ));
     assert!(h.app.recording.is_some());
     assert_eq!(h.app.mode, Mode::Form, "the form stays while recording");
     // Typing no longer changes what is being written; Enter twice records once.

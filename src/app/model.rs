@@ -9,9 +9,10 @@ use ratatui::layout::Rect;
 
 use super::clusters::{ClustersPane, TOP_GROUPS};
 use super::drills::DrillsPane;
+use super::effect::{Count, Effect, PageSource, Read, Ticket};
 use super::form::DecisionForm;
 use super::layout;
-use super::msg::{Effect, PageRows, PageSource, Ticket};
+use super::msg::PageRows;
 use super::pane::{ListId, Pane, PaneCursor};
 use super::window::{Fetch, Merge, Window};
 use crate::domain::{
@@ -260,7 +261,7 @@ impl App {
     /// the reader, and every page behind it, for seconds).
     pub(super) fn drop_selection(&mut self) -> Vec<Effect> {
         match self.selection.take() {
-            Some(_) => vec![Effect::CancelBulkPreview],
+            Some(_) => vec![Effect::Read(Read::CancelBulkPreview)],
             None => Vec::new(),
         }
     }
@@ -326,13 +327,13 @@ impl App {
         {
             *generation = ticket;
         }
-        Some(Effect::LoadPage {
+        Some(Effect::Read(Read::LoadPage {
             ticket,
             source: Box::new(source),
             fetch,
             merge,
             limit,
-        })
+        }))
     }
 
     fn generation_mut(&mut self, pane: Pane) -> Option<&mut Ticket> {
@@ -385,20 +386,20 @@ impl App {
 
     /// The counts the header shows, for the lists' current queries.
     pub(super) fn count_request(&self) -> Effect {
-        Effect::Count(vec![
+        Effect::Count(Count::Lists(vec![
             (ListId::Queue, self.queue.query.clone()),
             (ListId::All, self.all.query.clone()),
-        ])
+        ]))
     }
 
     /// The grouping the Clusters view shows, over the queue's own query
     /// (its base: the operator's filter narrows the Queue, not the view
     /// that chooses it).
     pub(super) fn clusters_request(&self) -> Effect {
-        Effect::LoadClusters {
+        Effect::Count(Count::Clusters {
             query: self.queue.base.clone(),
             top: TOP_GROUPS,
-        }
+        })
     }
 
     /// The operation under the cursor of the pane on screen: a list's row,

@@ -3,9 +3,9 @@
 //! Pure: returns the loads it needs as effects.
 
 use super::clusters::filter_term;
+use super::effect::{Effect, Read, Ticket};
 use super::filtering::{clear_filter, requery};
 use super::model::{App, DetailPane, Mode};
-use super::msg::{Effect, Ticket};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::{ClusterDimension, Sort};
@@ -41,7 +41,7 @@ pub(super) fn ledger_changed(app: &mut App) -> Vec<Effect> {
     }
     let effects = refresh(app);
     app.refresh.in_flight = effects.iter().find_map(|e| match e {
-        Effect::LoadPage { ticket, .. } => Some(*ticket),
+        Effect::Read(Read::LoadPage { ticket, .. }) => Some(*ticket),
         _ => None,
     });
     effects
@@ -74,7 +74,7 @@ pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
         && app.view.shows_detail()
         && let Some(pane) = &app.detail
     {
-        effects.push(Effect::LoadDetail(pane.id));
+        effects.push(Effect::Read(Read::LoadDetail(pane.id)));
     }
     effects.push(app.count_request());
     // Grouping reads the whole queue: only while the view is shown.
@@ -141,7 +141,7 @@ pub(super) fn follow_cursor(app: &mut App, force: bool) -> Vec<Effect> {
         detail: None,
         scroll: 0,
     });
-    vec![Effect::LoadDetail(id)]
+    vec![Effect::Read(Read::LoadDetail(id))]
 }
 
 pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {

@@ -3,8 +3,8 @@
 //! second `p` confirms the count; the prober's news moves the progress
 //! line. The plain data is `probe`'s.
 
+use super::effect::{Effect, Read};
 use super::model::App;
-use super::msg::Effect;
 use super::probe::{ProbeNews, ProbeRun, Probing};
 use crate::domain::{OperationId, ProbeOutcome};
 
@@ -51,7 +51,7 @@ pub(super) fn probe(app: &mut App) -> Vec<Effect> {
         let query = Box::new(selection.query.clone());
         app.info(format!("listing the rows matching {filter}…"));
         app.probing = Some(Probing::Listing { filter });
-        return vec![Effect::ListProbeTargets(query)];
+        return vec![Effect::Read(Read::ListProbeTargets(query))];
     }
     let ids = app.decision_targets();
     if ids.is_empty() {
@@ -148,7 +148,7 @@ pub(super) fn news(app: &mut App, news: ProbeNews) -> Vec<Effect> {
 
 fn reread_detail(app: &App, op: OperationId) -> Vec<Effect> {
     match &app.detail {
-        Some(pane) if app.detail_open && pane.id == op => vec![Effect::LoadDetail(op)],
+        Some(pane) if app.detail_open && pane.id == op => vec![Effect::Read(Read::LoadDetail(op))],
         _ => Vec::new(),
     }
 }

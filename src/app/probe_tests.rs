@@ -94,7 +94,7 @@ fn p_on_marked_rows_probes_exactly_those_and_rereads_the_open_detail() {
     h.keys("enter");
     let shown = h.app.detail.as_ref().unwrap().id;
     let effects = apply(&mut h.app, probed(shown, ProbeOutcome::Unknown));
-    assert_eq!(effects, vec![Effect::LoadDetail(shown)]);
+    assert_eq!(effects, vec![Effect::Read(Read::LoadDetail(shown))]);
     assert_eq!(status(&h), "probing 1/2 · 1 unknown");
 }
 
@@ -157,7 +157,7 @@ fn a_found_probe_starts_applied_with_its_result_id_and_cites_the_probe() {
         form.evidence
     );
     let drafts = match h.keys("enter").into_iter().find_map(|e| match e {
-        Effect::RecordDecisions(d) => Some(d),
+        Effect::Write(Write::Decisions(d)) => Some(d),
         _ => None,
     }) {
         Some(d) => d,
@@ -207,6 +207,6 @@ fn only_the_newest_probe_counts_and_an_unknown_one_fills_nothing() {
 fn asked_record(effects: &[Effect]) -> Option<()> {
     effects
         .iter()
-        .any(|e| matches!(e, Effect::RecordDecisions(_)))
+        .any(|e| matches!(e, Effect::Write(Write::Decisions(_))))
         .then_some(())
 }

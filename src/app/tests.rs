@@ -18,7 +18,7 @@ fn keys_in(h: &Harness) -> Vec<String> {
 
 fn recorded(effects: &[Effect]) -> Option<&Vec<DecisionDraft>> {
     effects.iter().find_map(|e| match e {
-        Effect::RecordDecisions(d) => Some(d),
+        Effect::Write(Write::Decisions(d)) => Some(d),
         _ => None,
     })
 }
@@ -146,7 +146,11 @@ fn the_filter_requeries_live_and_keeps_the_list_on_a_parse_error() {
     let mut h = Harness::new();
     h.keys("/");
     let effects = h.type_text("account:acme");
-    assert!(effects.iter().any(|e| matches!(e, Effect::LoadPage { .. })));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Read(Read::LoadPage { .. })))
+    );
     assert_eq!(keys_in(&h), vec!["k-report-1", "k-order"]);
     h.keys("enter");
     assert_eq!(h.app.mode, Mode::Normal);
@@ -265,10 +269,13 @@ fn views_cycle_and_help_opens_for_the_mode() {
 fn the_detail_follows_the_cursor() {
     let mut h = Harness::new();
     let effects = h.keys("enter");
-    assert_eq!(effects, vec![Effect::LoadDetail(OperationId(7))]);
+    assert_eq!(
+        effects,
+        vec![Effect::Read(Read::LoadDetail(OperationId(7)))]
+    );
     assert!(h.app.detail.as_ref().unwrap().detail.is_some());
     let effects = h.keys("j");
-    assert!(effects.contains(&Effect::LoadDetail(OperationId(6))));
+    assert!(effects.contains(&Effect::Read(Read::LoadDetail(OperationId(6)))));
     h.keys("esc");
     assert!(!h.app.detail_open);
 }
@@ -426,7 +433,7 @@ fn enter_in_the_audit_trail_shows_the_decision_s_operation() {
         .op_id;
     let effects = h.keys("enter");
     assert!(
-        effects.contains(&Effect::LoadDetail(decided)),
+        effects.contains(&Effect::Read(Read::LoadDetail(decided))),
         "{effects:?}"
     );
     let pane = h.app.detail.as_ref().expect("detail open");
@@ -451,7 +458,9 @@ fn lost_live_updates_are_said_until_the_ledger_answers_again() {
     let effects = h.receive(Msg::LiveRestored);
     assert!(h.app.live_error.is_none());
     assert!(
-        effects.iter().any(|e| matches!(e, Effect::LoadPage { .. })),
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Read(Read::LoadPage { .. }))),
         "the screen is reread once the ledger answers: {effects:?}"
     );
 }
@@ -468,14 +477,14 @@ fn s_sorts_the_list_and_keeps_the_cursor_on_its_operation() {
     let reads: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::LoadPage { source, merge, .. } => Some((source.as_ref(), *merge)),
+            Effect::Read(Read::LoadPage { source, merge, .. }) => Some((source.as_ref(), *merge)),
             _ => None,
         })
         .collect();
     assert!(
         reads.iter().any(|(source, merge)| matches!(
             (source, merge),
-            (msg::PageSource::Operations { sort: s, .. }, window::Merge::Replace { keep: Some(5) })
+            (effect::PageSource::Operations { sort: s, .. }, window::Merge::Replace { keep: Some(5) })
                 if *s == sort
         )),
         "{reads:?}"

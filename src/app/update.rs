@@ -9,10 +9,11 @@ use super::decisions::{
     toggle_override, undo,
 };
 use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
+use super::effect::{Effect, Ticket};
 use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
 use super::model::{App, Mode};
-use super::msg::{Effect, Msg, PageRows, Ticket};
+use super::msg::{Msg, PageRows};
 use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
     resort, scroll_detail, show_view, toggle_detail,
