@@ -62,8 +62,7 @@ pub(super) fn open_bulk_form(
         asked: asked.clone(),
     }));
     form.focus = form.fields().first().copied().unwrap_or(Field::Note);
-    app.form = Some(form);
-    app.mode = Mode::Form;
+    app.mode = Mode::Form(Box::new(form));
     vec![Effect::Read(Read::PreviewBulk {
         query: Box::new(query),
         template: asked,
@@ -75,7 +74,7 @@ pub(super) fn open_bulk_form(
 /// writes the passing rows at the versions the preview saw.
 pub(super) fn confirm_bulk(app: &mut App) -> Vec<Effect> {
     let operator = app.operator.clone();
-    let Some(form) = app.form.as_mut() else {
+    let Some(form) = app.mode.form_mut() else {
         return Vec::new();
     };
     let template = form.template(&operator);
@@ -118,7 +117,7 @@ pub(super) fn confirm_bulk(app: &mut App) -> Vec<Effect> {
 /// The reader judged the matching rows; a preview for other fields than
 /// the form's latest is out of date.
 pub(super) fn preview_loaded(app: &mut App, preview: BulkPreview) -> Vec<Effect> {
-    if let Some(form) = app.form.as_mut()
+    if let Some(form) = app.mode.form_mut()
         && let Some(bulk) = form.bulk.as_mut()
         && bulk.asked == preview.template
     {
@@ -139,11 +138,8 @@ pub(super) fn bulk_progress(app: &mut App, write: BulkWrite) -> Vec<Effect> {
         .and_then(|f| f.bulk)
         .and_then(|b| b.preview)
         .map(|p| p.matched - p.pass.len());
-    if app.form.as_ref().is_some_and(|f| f.bulk.is_some()) {
-        app.form = None;
-        if app.mode == Mode::Form {
-            app.mode = Mode::Normal;
-        }
+    if app.form().is_some_and(|f| f.bulk.is_some()) {
+        app.mode.take_form();
     }
     app.selection = None;
     let mut text = format!(

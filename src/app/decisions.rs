@@ -65,14 +65,13 @@ pub(super) fn open_form(
         return Vec::new();
     }
     app.pending_undo = undoes.map(|(d, _)| d);
-    app.form = Some(DecisionForm::new(
+    app.mode = Mode::Form(Box::new(DecisionForm::new(
         kind,
         targets.clone(),
         undoes
             .map(|(d, _)| d)
             .filter(|_| kind == DecisionKind::Reopen),
-    ));
-    app.mode = Mode::Form;
+    )));
     vec![Effect::Read(Read::LoadFormDetails(targets))]
 }
 
@@ -101,7 +100,7 @@ pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
     if app.recording.is_some() {
         return Vec::new();
     }
-    if let Some(form) = app.form.as_mut() {
+    if let Some(form) = app.mode.form_mut() {
         let focus = form.focus;
         match (form.field_text(focus), c) {
             (Some(text), Some(c)) => text.push(c),
@@ -117,14 +116,14 @@ pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
 }
 
 pub(super) fn cycle_field(app: &mut App, forward: bool) -> Vec<Effect> {
-    if let Some(form) = app.form.as_mut() {
+    if let Some(form) = app.mode.form_mut() {
         form.cycle_focus(forward);
     }
     Vec::new()
 }
 
 pub(super) fn toggle_override(app: &mut App) -> Vec<Effect> {
-    if let Some(form) = app.form.as_mut()
+    if let Some(form) = app.mode.form_mut()
         && form.fields().contains(&Field::Override)
     {
         form.override_committed = !form.override_committed;
@@ -140,8 +139,7 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     let file_problem = app.file_problem.clone();
-    let Some(form) = app.form.as_mut() else {
-        app.mode = Mode::Normal;
+    let Some(form) = app.mode.form_mut() else {
         return Vec::new();
     };
     if let Some(why) = file_problem {
@@ -171,8 +169,8 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     // The form open now is the one that was recording (no other opens
     // meanwhile); its job is done. A busy ledger gives it back below.
     let form = app.recording.take();
-    if form.is_some() && app.form.take().is_some() && app.mode == Mode::Form {
-        app.mode = Mode::Normal;
+    if form.is_some() {
+        app.mode.take_form();
     }
     let undoing = app.pending_undo.take();
     let mut recorded = Vec::new();
@@ -255,7 +253,7 @@ fn give_back_form(
     problem: String,
 ) {
     let Some(mut form) = form else { return };
-    if app.form.is_some() {
+    if app.form().is_some() {
         return;
     }
     if form.targets.len() != busy.len() {
@@ -272,8 +270,7 @@ fn give_back_form(
     }
     form.problem = Some(problem);
     app.pending_undo = undoing;
-    app.form = Some(form);
-    app.mode = Mode::Form;
+    app.mode = Mode::Form(Box::new(form));
 }
 
 fn plural(n: usize) -> &'static str {
@@ -319,13 +316,13 @@ mod tests {
         let mut h = Harness::new();
         h.keys("a");
         h.type_text(" (provider)");
-        let typed = h.app.form.clone().unwrap();
+        let typed = h.app.form().cloned().unwrap();
         let asked = drafts(&update(&mut h.app, Intent::Confirm));
         assert_eq!(asked.len(), 1);
 
         apply(&mut h.app, busy(&asked));
-        assert_eq!(h.app.mode, Mode::Form);
-        let form = h.app.form.as_ref().expect("the form stays open");
+        assert!(matches!(h.app.mode, Mode::Form(_)));
+        let form = h.app.form().expect("the form stays open");
         assert_eq!(form.result_id, typed.result_id, "what was typed is kept");
         assert_eq!(
             form.problem.as_deref(),
@@ -343,7 +340,7 @@ mod tests {
         // Enter again: the same draft, recorded this time.
         let again = drafts(&h.keys("enter"));
         assert_eq!(again, asked);
-        assert!(h.app.form.is_none());
+        assert!(h.app.form().is_none());
         assert_eq!(h.app.session.len(), 1);
     }
 
@@ -366,7 +363,7 @@ mod tests {
         results[0].outcome = DecisionOutcome::Recorded(receipt);
         apply(&mut h.app, Msg::DecisionsRecorded(results));
 
-        let form = h.app.form.as_ref().expect("the form stays open");
+        let form = h.app.form().expect("the form stays open");
         assert_eq!(form.targets, vec![asked[1].op_id]);
         assert_eq!(form.evidence, "bulk check with provider");
         assert!(!form.is_multi(), "one operation left: no count to type");

@@ -432,7 +432,7 @@ mod tests {
         let mut h = drills();
         for key in ["a", "n", "r", "c", "u", "space"] {
             assert!(h.keys(key).is_empty(), "{key} asked for something");
-            assert_eq!(h.app.form, None, "{key} opened a form");
+            assert_eq!(h.app.form(), None, "{key} opened a form");
             assert_eq!(h.app.status, None, "{key} said something");
         }
     }

@@ -14,22 +14,24 @@ use crate::export::FileFormat;
 /// carries the view and the second).
 pub(super) fn start_export(app: &mut App) -> Vec<Effect> {
     if matches!(app.pane(), Pane::Operations(_) | Pane::Audit) {
-        app.export_name = format!(
+        let name = format!(
             "settle-{}-{}.csv",
             app.view.title().to_lowercase(),
             app.now.format("%Y%m%d-%H%M%S")
         );
-        app.mode = Mode::Export;
+        app.mode = Mode::Export { name };
     }
     Vec::new()
 }
 
 /// Types `c` into the file name, or deletes its last character.
 pub(super) fn edit_export_name(app: &mut App, c: Option<char>) -> Vec<Effect> {
-    match c {
-        Some(c) => app.export_name.push(c),
-        None => {
-            app.export_name.pop();
+    if let Mode::Export { name } = &mut app.mode {
+        match c {
+            Some(c) => name.push(c),
+            None => {
+                name.pop();
+            }
         }
     }
     Vec::new()
@@ -38,8 +40,8 @@ pub(super) fn edit_export_name(app: &mut App, c: Option<char>) -> Vec<Effect> {
 /// Enter: a name with a known extension goes to the shell; any other
 /// keeps the prompt open and says which extensions work.
 pub(super) fn confirm_export(app: &mut App) -> Vec<Effect> {
-    let name = app.export_name.trim();
-    let path = PathBuf::from(name);
+    let name = app.export_name().trim().to_string();
+    let path = PathBuf::from(&name);
     let Some(format) = FileFormat::of(&path) else {
         app.error(format!(
             "export: {name:?} has no known extension: end the name with {}",
@@ -92,7 +94,7 @@ mod tests {
     /// presses Enter, all through the real keymap.
     fn export_to(h: &mut Harness, path: &Path) -> Vec<Effect> {
         h.keys("e");
-        let prefilled = h.app.export_name.chars().count();
+        let prefilled = h.app.export_name().chars().count();
         h.keys(&"backspace ".repeat(prefilled));
         h.type_text(&path.display().to_string());
         h.keys("enter")
@@ -117,11 +119,12 @@ mod tests {
     fn e_prefills_a_csv_name_for_the_view() {
         let mut h = Harness::new();
         h.keys("e");
-        assert_eq!(h.app.mode, Mode::Export);
+        assert!(matches!(h.app.mode, Mode::Export { .. }));
         assert!(
-            h.app.export_name.starts_with("settle-queue-") && h.app.export_name.ends_with(".csv"),
+            h.app.export_name().starts_with("settle-queue-")
+                && h.app.export_name().ends_with(".csv"),
             "{}",
-            h.app.export_name
+            h.app.export_name()
         );
         h.keys("esc");
         assert_eq!(h.app.mode, Mode::Normal);
@@ -210,7 +213,7 @@ mod tests {
         let mut h = Harness::new();
         let effects = export_to(&mut h, Path::new("rows.xlsx"));
         assert!(request(&effects).is_none());
-        assert_eq!(h.app.mode, Mode::Export);
+        assert!(matches!(h.app.mode, Mode::Export { .. }));
         let status = h.app.status.clone().unwrap();
         assert!(
             status.error && status.text.contains(".csv or .jsonl"),

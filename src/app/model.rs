@@ -23,25 +23,64 @@ use crate::keymap::Keymap;
 use crate::query::Query;
 use crate::store::{Progress, StateCounts};
 
-/// What keys mean right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What keys mean right now, with what that mode works on: the form is
+/// open exactly while the mode is the form's (or help over it), and the
+/// export's name exists only while it is typed.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
     Normal,
     Filter,
-    Form,
-    Help,
+    /// The decision form, open.
+    Form(Box<DecisionForm>),
+    /// The help popup, over the form it was opened on: Esc goes back to it.
+    Help {
+        form: Option<Box<DecisionForm>>,
+    },
     /// Typing the export's file name.
-    Export,
+    Export {
+        name: String,
+    },
 }
 
 impl Mode {
-    pub fn key_mode(self) -> KeyMode {
+    pub fn key_mode(&self) -> KeyMode {
         match self {
             Mode::Normal => KeyMode::List,
             Mode::Filter => KeyMode::Filter,
-            Mode::Form => KeyMode::Form,
-            Mode::Help => KeyMode::Help,
-            Mode::Export => KeyMode::Prompt,
+            Mode::Form(_) => KeyMode::Form,
+            Mode::Help { .. } => KeyMode::Help,
+            Mode::Export { .. } => KeyMode::Prompt,
+        }
+    }
+
+    /// The decision form on screen, also under the help popup.
+    pub fn form(&self) -> Option<&DecisionForm> {
+        match self {
+            Mode::Form(form) | Mode::Help { form: Some(form) } => Some(form),
+            _ => None,
+        }
+    }
+
+    pub(super) fn form_mut(&mut self) -> Option<&mut DecisionForm> {
+        match self {
+            Mode::Form(form) | Mode::Help { form: Some(form) } => Some(form),
+            _ => None,
+        }
+    }
+
+    /// Closes the form, wherever it is shown: the form's mode becomes the
+    /// list's, help over it stays help over nothing.
+    pub(super) fn take_form(&mut self) -> Option<DecisionForm> {
+        match std::mem::replace(self, Mode::Normal) {
+            Mode::Form(form) => Some(*form),
+            Mode::Help { form } => {
+                *self = Mode::Help { form: None };
+                form.map(|f| *f)
+            }
+            other => {
+                *self = other;
+                None
+            }
         }
     }
 }
@@ -120,7 +159,6 @@ pub struct App {
     pub clusters: ClustersPane,
     pub detail_open: bool,
     pub detail: Option<DetailPane>,
-    pub form: Option<DecisionForm>,
     pub counts: Option<StateCounts>,
     /// When the ledger last changed under us (another process wrote).
     pub last_change: Option<DateTime<Utc>>,
@@ -136,8 +174,6 @@ pub struct App {
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
-    /// The export's file name being typed (while in [`Mode::Export`]).
-    pub export_name: String,
     /// Decisions this operator recorded in this session, oldest first: what
     /// `u` undoes.
     pub session: Vec<DecisionReceipt>,
@@ -180,7 +216,6 @@ impl App {
             clusters: ClustersPane::default(),
             detail_open: false,
             detail: None,
-            form: None,
             counts: None,
             last_change: None,
             live_error: None,
@@ -189,7 +224,6 @@ impl App {
             adopting: None,
             next_ticket: 1,
             status: None,
-            export_name: String::new(),
             session: Vec::new(),
             pending_undo: None,
             recording: None,
@@ -210,6 +244,19 @@ impl App {
         match id {
             ListId::Queue => &mut self.queue,
             ListId::All => &mut self.all,
+        }
+    }
+
+    /// The decision form on screen, also under the help popup.
+    pub fn form(&self) -> Option<&DecisionForm> {
+        self.mode.form()
+    }
+
+    /// The export's file name as typed; empty unless the prompt is open.
+    pub fn export_name(&self) -> &str {
+        match &self.mode {
+            Mode::Export { name } => name,
+            _ => "",
         }
     }
 

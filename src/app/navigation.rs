@@ -210,28 +210,24 @@ pub(super) fn scroll_detail(app: &mut App, down: bool) -> Vec<Effect> {
 /// Esc: leaves help, cancels a form, clears the filter being typed; in the
 /// list it closes the detail, then clears marks, then the filter.
 pub(super) fn back(app: &mut App) -> Vec<Effect> {
-    match app.mode {
-        Mode::Help => {
-            app.mode = if app.form.is_some() {
-                Mode::Form
-            } else {
-                Mode::Normal
-            };
+    match &app.mode {
+        Mode::Help { .. } => {
+            if let Mode::Help { form } = std::mem::replace(&mut app.mode, Mode::Normal) {
+                app.mode = form.map_or(Mode::Normal, Mode::Form);
+            }
             Vec::new()
         }
         // A write under way cannot be taken back: Esc only hides the form,
         // the result shows on the status line.
-        Mode::Form if app.recording.is_some() => {
-            app.form = None;
+        Mode::Form(_) if app.recording.is_some() => {
             app.mode = Mode::Normal;
             app.info("still recording; the result shows here");
             Vec::new()
         }
-        Mode::Form => {
+        Mode::Form(_) => {
             // Esc before confirming drops an all-matching selection too,
             // and the reader stops judging its rows.
             let dropped = app.drop_selection();
-            app.form = None;
             app.pending_undo = None;
             app.mode = Mode::Normal;
             app.info("cancelled: nothing recorded");
@@ -241,7 +237,7 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             app.mode = Mode::Normal;
             clear_filter(app)
         }
-        Mode::Export => {
+        Mode::Export { .. } => {
             app.mode = Mode::Normal;
             app.info("export cancelled: nothing written");
             Vec::new()

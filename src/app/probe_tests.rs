@@ -149,7 +149,7 @@ fn a_found_probe_starts_applied_with_its_result_id_and_cites_the_probe() {
     let op = h.app.decision_targets()[0];
     record(&mut h, op, ProbeOutcome::Found, Some("report-77"));
     h.keys("a");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.result_id, "report-77");
     assert!(
         form.evidence.starts_with("probe 1 at 2026-11-06T11:59:00Z by alice: lookup `/bin/lookup acme` exit 0: found the effect, result id report-77"),
@@ -161,7 +161,7 @@ fn a_found_probe_starts_applied_with_its_result_id_and_cites_the_probe() {
         _ => None,
     }) {
         Some(d) => d,
-        None => panic!("nothing recorded: {:?}", h.app.form),
+        None => panic!("nothing recorded: {:?}", h.app.form()),
     };
     assert_eq!(drafts[0].result_id.as_deref(), Some("report-77"));
 }
@@ -172,13 +172,13 @@ fn a_not_found_probe_starts_not_applied_but_a_committed_event_still_needs_the_ov
     let committed = h.app.decision_targets()[0];
     record(&mut h, committed, ProbeOutcome::NotFound, None);
     h.keys("n");
-    let evidence = h.app.form.as_ref().unwrap().evidence.clone();
+    let evidence = h.app.form().unwrap().evidence.clone();
     assert!(
         evidence.ends_with("exit 3: the receiver has no record of the key"),
         "{evidence}"
     );
     assert!(asked_record(&h.keys("enter")).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(problem.contains("committed effect"), "{problem}");
     h.keys("esc");
 
@@ -188,7 +188,11 @@ fn a_not_found_probe_starts_not_applied_but_a_committed_event_still_needs_the_ov
     let plain = h.app.decision_targets()[0];
     record(&mut h, plain, ProbeOutcome::NotFound, None);
     h.keys("n");
-    assert!(asked_record(&h.keys("enter")).is_some(), "{:?}", h.app.form);
+    assert!(
+        asked_record(&h.keys("enter")).is_some(),
+        "{:?}",
+        h.app.form()
+    );
 }
 
 #[test]
@@ -199,7 +203,7 @@ fn only_the_newest_probe_counts_and_an_unknown_one_fills_nothing() {
     record(&mut h, op, ProbeOutcome::Found, Some("report-77"));
     record(&mut h, op, ProbeOutcome::Unknown, None);
     h.keys("a");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.result_id, "");
     assert_eq!(form.evidence, "");
 }

@@ -53,8 +53,8 @@ fn cursor_moves_and_stays_in_the_list() {
 fn applied_prefills_the_committed_effect_and_records_it() {
     let mut h = Harness::new();
     h.keys("a");
-    assert_eq!(h.app.mode, Mode::Form);
-    assert_eq!(h.app.form.as_ref().unwrap().result_id, "report-1");
+    assert!(matches!(h.app.mode, Mode::Form(_)));
+    assert_eq!(h.app.form().unwrap().result_id, "report-1");
     let effects = h.keys("enter");
     let drafts = recorded(&effects).expect("a decision was recorded");
     assert_eq!(drafts.len(), 1);
@@ -76,7 +76,7 @@ fn not_applied_with_a_committed_effect_needs_an_override_and_a_note() {
     h.type_text("provider has no record");
     let effects = h.keys("enter");
     assert!(recorded(&effects).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(problem.contains("committed effect seen"), "{problem}");
     h.keys("tab");
     h.type_text("checked the provider console");
@@ -96,7 +96,7 @@ fn retry_is_refused_for_a_receiver_that_does_not_honour_keys() {
     h.keys("j j r");
     let effects = h.keys("enter");
     assert!(recorded(&effects).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(
         problem.starts_with("refused: #5 contract idempotent"),
         "{problem}"
@@ -113,7 +113,7 @@ fn retry_is_refused_for_a_receiver_that_does_not_honour_keys() {
 fn several_marked_rows_need_the_count_typed() {
     let mut h = Harness::new();
     h.keys("space space a");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.targets, vec![OperationId(7), OperationId(6)]);
     assert_eq!(form.result_id, "", "no shared result id for several rows");
     h.keys("tab");
@@ -122,8 +122,7 @@ fn several_marked_rows_need_the_count_typed() {
     assert!(recorded(&effects).is_none());
     assert!(
         h.app
-            .form
-            .as_ref()
+            .form()
             .unwrap()
             .problem
             .as_ref()
@@ -170,7 +169,7 @@ fn undo_reopens_my_last_decision() {
     h.keys("a enter");
     let decided = h.app.session[0].decision_id;
     h.keys("u");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.kind, DecisionKind::Reopen);
     assert_eq!(form.undoes, Some(decided));
     let effects = h.keys("enter");
@@ -255,7 +254,10 @@ fn views_cycle_and_help_opens_for_the_mode() {
     h.keys("shift-tab");
     assert_eq!(h.app.view, View::Drills);
     h.keys("1 ?");
-    assert_eq!((h.app.view, h.app.mode), (View::Queue, Mode::Help));
+    assert_eq!(
+        (h.app.view, &h.app.mode),
+        (View::Queue, &Mode::Help { form: None })
+    );
     h.keys("j esc");
     assert_eq!(h.app.mode, Mode::Normal);
     assert_eq!(
@@ -287,7 +289,7 @@ fn a_retry_is_undone_by_cancelling_it() {
     h.keys("G r enter");
     assert_eq!(h.app.session[0].kind, DecisionKind::RetrySameKey);
     h.keys("u");
-    assert_eq!(h.app.form.as_ref().unwrap().kind, DecisionKind::CancelRetry);
+    assert_eq!(h.app.form().unwrap().kind, DecisionKind::CancelRetry);
     let effects = h.keys("enter");
     assert_eq!(
         recorded(&effects).unwrap()[0].kind,
@@ -312,7 +314,7 @@ fn a_user_keymap_changes_what_keys_do_and_what_help_says() {
     h.keys("a");
     assert_eq!(h.app.mode, Mode::Normal);
     h.keys("x");
-    assert_eq!(h.app.form.as_ref().unwrap().kind, DecisionKind::Applied);
+    assert_eq!(h.app.form().unwrap().kind, DecisionKind::Applied);
 }
 
 fn many(n: usize) -> Vec<NewOperation> {

@@ -65,7 +65,12 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             Vec::new()
         }
         Intent::Help => {
-            app.mode = Mode::Help;
+            let form = match std::mem::replace(&mut app.mode, Mode::Normal) {
+                Mode::Form(form) => Some(form),
+                Mode::Help { form } => form,
+                Mode::Normal | Mode::Filter | Mode::Export { .. } => None,
+            };
+            app.mode = Mode::Help { form };
             Vec::new()
         }
         Intent::NextView => cycle_view(app, true),
@@ -124,9 +129,9 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
                 app.mode = Mode::Normal;
                 Vec::new()
             }
-            Mode::Form => confirm_form(app),
-            Mode::Export => confirm_export(app),
-            Mode::Normal | Mode::Help => Vec::new(),
+            Mode::Form(_) => confirm_form(app),
+            Mode::Export { .. } => confirm_export(app),
+            Mode::Normal | Mode::Help { .. } => Vec::new(),
         },
         Intent::NextField => cycle_field(app, true),
         Intent::PrevField => cycle_field(app, false),
@@ -138,9 +143,9 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
 fn edit(app: &mut App, c: Option<char>) -> Vec<Effect> {
     match app.mode {
         Mode::Filter => edit_filter(app, c),
-        Mode::Form => edit_form(app, c),
-        Mode::Export => edit_export_name(app, c),
-        Mode::Normal | Mode::Help => Vec::new(),
+        Mode::Form(_) => edit_form(app, c),
+        Mode::Export { .. } => edit_export_name(app, c),
+        Mode::Normal | Mode::Help { .. } => Vec::new(),
     }
 }
 
@@ -174,7 +179,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::FormDetailsLoaded(details) => {
-            if let Some(form) = app.form.as_mut() {
+            if let Some(form) = app.mode.form_mut() {
                 form.details_loaded(details);
             }
             Vec::new()

@@ -14,8 +14,8 @@ use crate::domain::DecisionKind;
 use crate::intent::KeyMode;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
-    let line = match (app.mode, app.current_list()) {
-        (Mode::Export, list) => export_prompt(app, list, theme),
+    let line = match (&app.mode, app.current_list()) {
+        (Mode::Export { .. }, list) => export_prompt(app, list, theme),
         (Mode::Filter, Some(list)) => {
             let mut spans = vec![
                 Span::styled("/", theme.key()),
@@ -52,7 +52,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         alert(theme, frame, status, &s.text);
     }
 
-    let actions: Vec<Intent> = match app.mode {
+    let actions: Vec<Intent> = match &app.mode {
         Mode::Normal => vec![
             Intent::Help,
             Intent::ToggleDetail,
@@ -70,15 +70,15 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Intent::Quit,
         ],
         Mode::Filter => vec![Intent::Accept, Intent::Back, Intent::DeleteChar],
-        Mode::Form => vec![
+        Mode::Form(_) => vec![
             Intent::Confirm,
             Intent::Back,
             Intent::NextField,
             Intent::ToggleOverride,
             Intent::Help,
         ],
-        Mode::Help => vec![Intent::Back],
-        Mode::Export => vec![Intent::Confirm, Intent::Back, Intent::DeleteChar],
+        Mode::Help { .. } => vec![Intent::Back],
+        Mode::Export { .. } => vec![Intent::Confirm, Intent::Back, Intent::DeleteChar],
     };
     let actions: Vec<Intent> = actions
         .into_iter()
@@ -108,7 +108,7 @@ fn export_prompt<'a>(app: &App, list: Option<&ListState>, theme: Theme) -> Line<
     };
     Line::from(vec![
         Span::styled("export to ", theme.key()),
-        Span::raw(format!("{}▏", clean(&app.export_name))),
+        Span::raw(format!("{}▏", clean(app.export_name()))),
         Span::styled(format!("  {rows}, as .csv or .jsonl"), theme.dim()),
     ])
 }

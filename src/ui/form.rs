@@ -26,7 +26,7 @@ fn verb(kind: DecisionKind) -> &'static str {
 }
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
-    let Some(form) = &app.form else { return };
+    let Some(form) = app.form() else { return };
     let lines = match &form.bulk {
         Some(bulk) => bulk_lines(app, theme, form, bulk),
         None => lines(app, theme, form),

@@ -14,7 +14,7 @@ use crate::keymap::KeyMode;
 use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
-    let mode = if app.form.is_some() {
+    let mode = if app.form().is_some() {
         KeyMode::Form
     } else {
         KeyMode::List

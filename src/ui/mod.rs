@@ -41,10 +41,10 @@ pub fn render(app: &App, frame: &mut Frame) {
         }
     }
     footer::render(app, theme, frame, screen.status, screen.hints);
-    if app.form.is_some() {
+    if app.form().is_some() {
         form::render(app, theme, frame);
     }
-    if app.mode == Mode::Help {
+    if matches!(app.mode, Mode::Help { .. }) {
         help::render(app, theme, frame);
     }
 }
