@@ -1,6 +1,7 @@
 //! The Clusters view's model: the queue grouped (from the counter worker),
 //! a cursor over the groups, and what Enter on a group means: the Queue's
-//! filter term that shows it (issue 12, point 2). Pure: the grouping is
+//! filter term that shows it, so an incident found as a group becomes the
+//! rows to decide on in one key. Pure: the grouping is
 //! asked for as an effect and arrives as a message.
 
 use super::pane::PaneCursor;

@@ -1,4 +1,4 @@
-//! Probing from the keys (issue 11, point 2): what `p` asks the shell to
+//! Probing from the keys: what `p` asks the shell to
 //! run, the progress line as answers arrive, the count confirmed before
 //! every matching row is probed, and the decision form starting from the
 //! newest probe without lifting any rule.

@@ -18,10 +18,13 @@ use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
     resort, scroll_detail, show_view, toggle_detail,
 };
+use super::pane::ListId;
 use super::probe_flow;
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::Sort;
 use crate::intent::{Intent, View};
+use crate::query::Query;
+use crate::store::StateCounts;
 
 /// Applies what the operator meant and returns what the shell must do.
 pub fn update(app: &mut App, intent: Intent) -> Vec<Effect> {
@@ -64,15 +67,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             app.quit = true;
             Vec::new()
         }
-        Intent::Help => {
-            let form = match std::mem::replace(&mut app.mode, Mode::Normal) {
-                Mode::Form(form) => Some(form),
-                Mode::Help { form } => form,
-                Mode::Normal | Mode::Filter | Mode::Export { .. } => None,
-            };
-            app.mode = Mode::Help { form };
-            Vec::new()
-        }
+        Intent::Help => open_help(app),
         Intent::NextView => cycle_view(app, true),
         Intent::PrevView => cycle_view(app, false),
         Intent::ShowView(view) => show_view(app, view),
@@ -124,18 +119,34 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             refresh(app)
         }
         Intent::Back => back(app),
-        Intent::Confirm => match app.mode {
-            Mode::Filter => {
-                app.mode = Mode::Normal;
-                Vec::new()
-            }
-            Mode::Form(_) => confirm_form(app),
-            Mode::Export { .. } => confirm_export(app),
-            Mode::Normal | Mode::Help { .. } => Vec::new(),
-        },
+        Intent::Confirm => confirm(app),
         Intent::NextField => cycle_field(app, true),
         Intent::PrevField => cycle_field(app, false),
         Intent::ToggleOverride => toggle_override(app),
+    }
+}
+
+/// `?`: help over the list, or over the form (Esc goes back to it).
+fn open_help(app: &mut App) -> Vec<Effect> {
+    let form = match std::mem::replace(&mut app.mode, Mode::Normal) {
+        Mode::Form(form) => Some(form),
+        Mode::Help { form } => form,
+        Mode::Normal | Mode::Filter | Mode::Export { .. } => None,
+    };
+    app.mode = Mode::Help { form };
+    Vec::new()
+}
+
+/// Enter: whatever the mode confirms.
+fn confirm(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.mode = Mode::Normal;
+            Vec::new()
+        }
+        Mode::Form(_) => confirm_form(app),
+        Mode::Export { .. } => confirm_export(app),
+        Mode::Normal | Mode::Help { .. } => Vec::new(),
     }
 }
 
@@ -187,16 +198,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::DecisionsRecorded(results) => decisions_recorded(app, results),
         Msg::BulkPreviewed(preview) => bulk_flow::preview_loaded(app, *preview),
         Msg::BulkProgress(write) => bulk_flow::bulk_progress(app, write),
-        Msg::CountsLoaded { counts, lists } => {
-            app.counts = Some(counts);
-            for (id, query, n) in lists {
-                let list = app.list_mut(id);
-                if list.query == query {
-                    list.count = Some(n);
-                }
-            }
-            Vec::new()
-        }
+        Msg::CountsLoaded { counts, lists } => counts_loaded(app, counts, lists),
         Msg::ClustersLoaded(clusters) => {
             app.clusters.loaded(clusters);
             Vec::new()
@@ -206,28 +208,10 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
-        Msg::LiveLost(message) => {
-            app.error(format!(
-                "live updates stopped, the screen may be stale: {message}"
-            ));
-            app.live_error = Some(message);
-            Vec::new()
-        }
-        Msg::LiveRestored => {
-            app.live_error = None;
-            app.info("live updates resumed".to_string());
-            refresh(app)
-        }
-        Msg::FileReplaced(why) => {
-            app.error(format!("{why}; decisions are refused: reopen the ledger"));
-            app.file_problem = Some(why);
-            Vec::new()
-        }
-        Msg::FileRestored => {
-            app.file_problem = None;
-            app.info("the ledger file is back in place");
-            refresh(app)
-        }
+        Msg::LiveLost(message) => live(app, Some(message)),
+        Msg::LiveRestored => live(app, None),
+        Msg::FileReplaced(why) => file_in_place(app, Some(why)),
+        Msg::FileRestored => file_in_place(app, None),
         Msg::Adopting(progress) => {
             app.adopting = Some(progress);
             Vec::new()
@@ -241,6 +225,59 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::Notice(message) => {
             app.info(message);
             Vec::new()
+        }
+    }
+}
+
+/// The state counts, and each list's total unless it was counted for an
+/// older filter.
+fn counts_loaded(
+    app: &mut App,
+    counts: StateCounts,
+    lists: Vec<(ListId, Query, i64)>,
+) -> Vec<Effect> {
+    app.counts = Some(counts);
+    for (id, query, n) in lists {
+        let list = app.list_mut(id);
+        if list.query == query {
+            list.count = Some(n);
+        }
+    }
+    Vec::new()
+}
+
+/// Live updates stopped (with why) or resumed: the header says "not live"
+/// meanwhile, and the screen is reread when they resume.
+fn live(app: &mut App, lost: Option<String>) -> Vec<Effect> {
+    match lost {
+        Some(message) => {
+            app.error(format!(
+                "live updates stopped, the screen may be stale: {message}"
+            ));
+            app.live_error = Some(message);
+            Vec::new()
+        }
+        None => {
+            app.live_error = None;
+            app.info("live updates resumed".to_string());
+            refresh(app)
+        }
+    }
+}
+
+/// The path stopped naming the opened file (with why), or names it again:
+/// decisions are refused meanwhile.
+fn file_in_place(app: &mut App, problem: Option<String>) -> Vec<Effect> {
+    match problem {
+        Some(why) => {
+            app.error(format!("{why}; decisions are refused: reopen the ledger"));
+            app.file_problem = Some(why);
+            Vec::new()
+        }
+        None => {
+            app.file_problem = None;
+            app.info("the ledger file is back in place");
+            refresh(app)
         }
     }
 }

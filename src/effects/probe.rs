@@ -1,4 +1,4 @@
-//! The console's prober (issue 11, point 2): performs an
+//! The console's prober: performs an
 //! [`crate::app::Effect::Probe`] on a thread of its own with a ledger
 //! connection of its own, so lookups that take seconds never hold up the
 //! keyboard, the reader or the writer's decisions. It reports each

@@ -158,7 +158,8 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
 }
 
 /// The warnings about cells that did not read as stored, and whether they
-/// stop a decision (issue 9, point 3).
+/// stop a decision: a service wrote the ledger with plain SQL, so a bad
+/// cell is shown for what it is rather than hiding its row.
 fn malformed_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
     let op = &detail.operation;
     if !op.malformed.is_empty() {
@@ -351,7 +352,8 @@ mod tests {
 
     /// 10 MB of parameters, a 1 MB error and a 1 MB event detail: the
     /// detail draws the first part of each and says what it left out,
-    /// instead of formatting megabytes on every frame (issue 9, point 4).
+    /// instead of formatting megabytes on every frame, which would stall
+    /// the keyboard.
     #[test]
     fn a_detail_with_10_mb_of_params_draws_a_capped_part_and_says_so() {
         let mut op = fixture().pop().unwrap();

@@ -153,7 +153,8 @@ fn table_row(
         .or(row.last_error.as_deref())
         .unwrap_or("—");
     // A malformed cell is flagged in the mark column (`!`, unless marked)
-    // and its value drawn in the warning style (issue 9, point 3).
+    // and its value drawn in the warning style: the row stays listed, so
+    // one bad cell never hides an operation.
     let bad = |column: &str| row.malformed.iter().any(|m| m.column == column);
     let warn = |column: &str| {
         if bad(column) {
@@ -193,7 +194,7 @@ mod tests {
 
     /// A service writes one bad cell per kind with plain SQL; the All view
     /// still lists every operation, flags the bad ones, and the detail
-    /// names the column and refuses a decision (issue 9, point 3).
+    /// names the column and refuses a decision on a value it cannot trust.
     #[test]
     fn bad_cells_are_flagged_and_every_other_row_stays_listed() {
         let mut h = Harness::new();
