@@ -17,13 +17,12 @@ use serde_json::Value;
 use super::draw::clean;
 use super::drills::passed;
 use super::theme::Theme;
-use crate::app::App;
+use crate::app::DrillsPane;
 use crate::app::drills::CaseView;
 use crate::domain::OperationId;
 use crate::drill::{DrillEvent, Severity};
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.drills;
+pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered();
     let Some(row) = pane.selected() else {
         frame.render_widget(Paragraph::new("no case selected").block(block), area);

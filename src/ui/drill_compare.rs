@@ -11,12 +11,11 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use super::draw::clean;
 use super::theme::Theme;
-use crate::app::App;
+use crate::app::DrillsPane;
 use crate::app::drill_compare::{CaseAcrossRuns, CaseChange};
 use crate::text::fit;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.drills;
+pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
     let (runs, cases) = pane.compared();
     let block = Block::bordered().title(title(theme, runs.len(), &cases, &pane.filter_text));
     if cases.is_empty() {

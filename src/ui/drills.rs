@@ -11,14 +11,13 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
 use super::draw::clean;
 use super::theme::Theme;
-use crate::app::{App, DrillRow, DrillsPane};
+use crate::app::{DrillRow, DrillsPane};
 use crate::drill::CaseAnalysis;
 use crate::text::fit;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.drills;
+pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
     if pane.compare {
-        return super::drill_compare::render(app, theme, frame, area);
+        return super::drill_compare::render(pane, theme, frame, area);
     }
     let rows = pane.rows();
     let block = Block::bordered().title(title(pane, theme, rows.len()));

@@ -52,7 +52,25 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         alert(theme, frame, status, &s.text);
     }
 
-    let actions: Vec<Intent> = match &app.mode {
+    let actions: Vec<Intent> = offered(&app.mode)
+        .into_iter()
+        .filter(|a| advertised(app, app.mode.key_mode(), *a))
+        .collect();
+    let mut spans = Vec::new();
+    if app.read_only && app.mode == Mode::Normal && app.view.lists_operations() {
+        spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
+    }
+    for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::styled(format!(" {what}  "), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), hints);
+}
+
+/// The keys the footer offers in `mode`, most wanted first (those that do
+/// not act in the view are left out by [`advertised`]).
+fn offered(mode: &Mode) -> Vec<Intent> {
+    match mode {
         Mode::Normal => vec![
             Intent::Help,
             Intent::ToggleDetail,
@@ -79,20 +97,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         ],
         Mode::Help { .. } => vec![Intent::Back],
         Mode::Export { .. } => vec![Intent::Confirm, Intent::Back, Intent::DeleteChar],
-    };
-    let actions: Vec<Intent> = actions
-        .into_iter()
-        .filter(|a| advertised(app, app.mode.key_mode(), *a))
-        .collect();
-    let mut spans = Vec::new();
-    if app.read_only && app.mode == Mode::Normal && app.view.lists_operations() {
-        spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
     }
-    for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
-        spans.push(Span::styled(key, theme.key()));
-        spans.push(Span::styled(format!(" {what}  "), theme.dim()));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), hints);
 }
 
 /// `export to NAME▏  12 marked rows`: the name being typed and which rows

@@ -28,21 +28,26 @@ pub fn render(app: &App, frame: &mut Frame) {
     header::render(app, theme, frame, screen.header, screen.tabs);
     match app.view {
         View::Queue | View::All => list::render(app, theme, frame, screen.list),
-        View::Audit => audit::render(app, theme, frame, screen.list),
-        View::Drills => drills::render(app, theme, frame, screen.list),
-        View::Clusters => clusters::render(app, theme, frame, screen.list),
+        View::Audit => audit::render(&app.audit, theme, frame, screen.list),
+        View::Drills => drills::render(&app.drills, theme, frame, screen.list),
+        View::Clusters => clusters::render(&app.clusters, theme, frame, screen.list),
     }
     if let Some(area) = screen.detail {
         match app.view {
-            View::Drills => drill_case::render(app, theme, frame, area),
+            View::Drills => drill_case::render(&app.drills, theme, frame, area),
             View::Queue | View::All | View::Audit | View::Clusters => {
                 detail::render(app, theme, frame, area)
             }
         }
     }
     footer::render(app, theme, frame, screen.status, screen.hints);
-    if app.form().is_some() {
-        form::render(app, theme, frame);
+    if let Some(decision) = app.form() {
+        let writing = form::Writing {
+            operator: &app.operator,
+            now: app.now,
+            recording: app.recording.is_some(),
+        };
+        form::render(decision, writing, theme, frame);
     }
     if matches!(app.mode, Mode::Help { .. }) {
         help::render(app, theme, frame);
