@@ -64,14 +64,15 @@ pub(super) fn open_form(
         app.error("no operation selected");
         return Vec::new();
     }
-    app.pending_undo = undoes.map(|(d, _)| d);
-    app.mode = Mode::Form(Box::new(DecisionForm::new(
+    let mut form = DecisionForm::new(
         kind,
         targets.clone(),
         undoes
             .map(|(d, _)| d)
             .filter(|_| kind == DecisionKind::Reopen),
-    )));
+    );
+    form.undoing = undoes.map(|(d, _)| d);
+    app.mode = Mode::Form(Box::new(form));
     vec![Effect::Read(Read::LoadFormDetails(targets))]
 }
 
@@ -172,7 +173,7 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     if form.is_some() {
         app.mode.take_form();
     }
-    let undoing = app.pending_undo.take();
+    let undoing = form.as_ref().and_then(|f| f.undoing);
     let mut recorded = Vec::new();
     let mut problems = Vec::new();
     let mut busy = Vec::new();
@@ -219,7 +220,6 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
             app,
             form,
             &busy,
-            undoing,
             format!("{text}; press Enter to try again"),
         );
     }
@@ -249,7 +249,6 @@ fn give_back_form(
     app: &mut App,
     form: Option<DecisionForm>,
     busy: &[OperationId],
-    undoing: Option<DecisionId>,
     problem: String,
 ) {
     let Some(mut form) = form else { return };
@@ -269,7 +268,6 @@ fn give_back_form(
         }
     }
     form.problem = Some(problem);
-    app.pending_undo = undoing;
     app.mode = Mode::Form(Box::new(form));
 }
 

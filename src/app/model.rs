@@ -15,9 +15,7 @@ use super::layout;
 use super::msg::PageRows;
 use super::pane::{ListId, Pane, PaneCursor};
 use super::window::{Fetch, Merge, Window};
-use crate::domain::{
-    Decision, DecisionId, DecisionReceipt, OperationDetail, OperationId, OperationRow,
-};
+use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
 use crate::intent::{KeyMode, View};
 use crate::keymap::Keymap;
 use crate::query::Query;
@@ -177,8 +175,6 @@ pub struct App {
     /// Decisions this operator recorded in this session, oldest first: what
     /// `u` undoes.
     pub session: Vec<DecisionReceipt>,
-    /// The session decision an undo form in flight compensates.
-    pub pending_undo: Option<DecisionId>,
     /// The form whose drafts the shell is recording, kept so a busy ledger
     /// can give it back to the operator as it was. While it is there, the
     /// open form says it is recording and no other form opens.
@@ -225,7 +221,6 @@ impl App {
             next_ticket: 1,
             status: None,
             session: Vec::new(),
-            pending_undo: None,
             recording: None,
             selection: None,
             probing: None,

@@ -228,7 +228,6 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             // Esc before confirming drops an all-matching selection too,
             // and the reader stops judging its rows.
             let dropped = app.drop_selection();
-            app.pending_undo = None;
             app.mode = Mode::Normal;
             app.info("cancelled: nothing recorded");
             dropped
