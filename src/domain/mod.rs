@@ -11,6 +11,7 @@ mod malformed;
 mod probe;
 pub mod retry_plan;
 pub mod retry_run;
+pub mod retry_status;
 pub mod rules;
 mod sort;
 mod time;
