@@ -27,7 +27,7 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
 use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
-use crate::app::{self, App, Count, Effect, Intent, Msg, View, Write};
+use crate::app::{self, App, Count, Effect, Intent, LedgerAccess, Msg, View, Write};
 use crate::config::Config;
 use crate::counter::Counter;
 use crate::drill_dir::{self, DrillDir};
@@ -151,7 +151,7 @@ fn new_app(
     app.color = config.colour;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
     if adopting {
-        app.adopting = Some(Progress {
+        app.access = LedgerAccess::Adopting(Progress {
             step: "waiting for the write lock".to_string(),
             done: 0,
             total: 1,

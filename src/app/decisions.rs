@@ -30,7 +30,7 @@ pub(super) fn open_form(
     kind: DecisionKind,
     undoes: Option<(DecisionId, OperationId)>,
 ) -> Vec<Effect> {
-    if let Some(p) = &app.adopting {
+    if let Some(p) = app.adopting() {
         app.error(format!(
             "adopting the ledger ({} of {}: {}); decisions open when it is done",
             (p.done + 1).min(p.total),
@@ -39,7 +39,7 @@ pub(super) fn open_form(
         ));
         return Vec::new();
     }
-    if app.read_only {
+    if app.read_only() {
         app.error("read-only: decisions are disabled (opened with --read-only or the file is not writable)");
         return Vec::new();
     }

@@ -141,7 +141,7 @@ fn a_replaced_ledger_file_takes_no_decision_and_says_why() {
 #[test]
 fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     h.receive(Msg::Adopting(crate::store::Progress {
         step: "building index settle_operations_state".into(),
         done: 2,
@@ -158,7 +158,7 @@ fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
     );
     let effects = h.receive(Msg::Adopted(Ok("adopted".into())));
     assert!(pages(&effects) == 1, "reread once adopted: {effects:?}");
-    assert!(!h.app.read_only && h.app.adopting.is_none());
+    assert_eq!(h.app.access, LedgerAccess::ReadWrite);
     h.keys("a");
     assert!(h.app.form().is_some(), "decisions open once adopted");
 }

@@ -132,6 +132,19 @@ pub struct Refresh {
     pub pending: bool,
 }
 
+/// Whether this console may write to the ledger: a ledger being adopted
+/// is read-only until the writer is done, so "adopting" and "writable"
+/// cannot both hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LedgerAccess {
+    ReadWrite,
+    /// Opened with --read-only, a file that is not writable, no operator,
+    /// or an adoption that failed.
+    ReadOnly,
+    /// The writer is adopting (or migrating) the ledger: the step running.
+    Adopting(Progress),
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub text: String,
@@ -142,7 +155,7 @@ pub struct Status {
 pub struct App {
     pub ledger_path: String,
     pub operator: String,
-    pub read_only: bool,
+    pub access: LedgerAccess,
     /// False under NO_COLOR: the theme uses only bold, dim and reverse.
     pub color: bool,
     pub keymap: Keymap,
@@ -167,8 +180,6 @@ pub struct App {
     pub file_problem: Option<String>,
     /// Rereads asked for by other processes' commits.
     pub refresh: Refresh,
-    /// The ledger is being adopted: the step running. Read-only until done.
-    pub adopting: Option<Progress>,
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
@@ -198,7 +209,11 @@ impl App {
         App {
             ledger_path,
             operator,
-            read_only,
+            access: if read_only {
+                LedgerAccess::ReadOnly
+            } else {
+                LedgerAccess::ReadWrite
+            },
             color: true,
             keymap,
             now,
@@ -217,7 +232,6 @@ impl App {
             live_error: None,
             file_problem: None,
             refresh: Refresh::default(),
-            adopting: None,
             next_ticket: 1,
             status: None,
             session: Vec::new(),
@@ -245,6 +259,19 @@ impl App {
     /// The decision form on screen, also under the help popup.
     pub fn form(&self) -> Option<&DecisionForm> {
         self.mode.form()
+    }
+
+    /// No decision or probe can be written now (adopting included).
+    pub fn read_only(&self) -> bool {
+        self.access != LedgerAccess::ReadWrite
+    }
+
+    /// The adoption's step running, while the writer adopts the ledger.
+    pub fn adopting(&self) -> Option<&Progress> {
+        match &self.access {
+            LedgerAccess::Adopting(progress) => Some(progress),
+            LedgerAccess::ReadWrite | LedgerAccess::ReadOnly => None,
+        }
     }
 
     /// The export's file name as typed; empty unless the prompt is open.

@@ -11,10 +11,10 @@ use crate::domain::{OperationId, ProbeOutcome};
 /// Why nothing may be probed now, if so. A probe is recorded, so it needs
 /// what a decision needs: a writable ledger that is still the opened file.
 fn refusal(app: &App) -> Option<String> {
-    if app.adopting.is_some() {
+    if app.adopting().is_some() {
         return Some("adopting the ledger; probing opens when it is done".to_string());
     }
-    if app.read_only {
+    if app.read_only() {
         return Some(
             "read-only: a probe is recorded in the ledger, so probing needs a writable ledger"
                 .to_string(),

@@ -132,7 +132,7 @@ fn every_matching_row_is_probed_only_after_a_second_p_with_the_count_shown() {
 #[test]
 fn a_read_only_console_refuses_p_saying_why() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     assert!(update(&mut h.app, Intent::Probe).is_empty());
     let s = h.app.status.clone().unwrap();
     assert!(

@@ -223,7 +223,7 @@ fn a_version_conflict_names_the_other_writer_and_the_new_state() {
 #[test]
 fn read_only_refuses_to_open_a_decision() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     let effects = h.keys("a");
     assert!(effects.is_empty());
     assert_eq!(h.app.mode, Mode::Normal);
@@ -409,7 +409,7 @@ mod random {
 #[test]
 fn an_error_stays_until_the_next_key_but_not_past_it() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     h.keys("a");
     assert!(h.app.status.as_ref().unwrap().error);
     h.receive(Msg::LedgerChanged);

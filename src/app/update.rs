@@ -12,7 +12,7 @@ use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_oper
 use super::effect::{Effect, Ticket};
 use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
-use super::model::{App, Mode};
+use super::model::{App, LedgerAccess, Mode};
 use super::msg::{Msg, PageRows};
 use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
@@ -213,7 +213,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::FileReplaced(why) => file_in_place(app, Some(why)),
         Msg::FileRestored => file_in_place(app, None),
         Msg::Adopting(progress) => {
-            app.adopting = Some(progress);
+            app.access = LedgerAccess::Adopting(progress);
             Vec::new()
         }
         Msg::Adopted(outcome) => adopted(app, outcome),
@@ -286,14 +286,16 @@ fn file_in_place(app: &mut App, problem: Option<String>) -> Vec<Effect> {
 /// is reread through the tables adoption added, or it stays read-only and
 /// says why.
 fn adopted(app: &mut App, outcome: Result<String, String>) -> Vec<Effect> {
-    app.adopting = None;
     match outcome {
         Ok(done) => {
-            app.read_only = false;
+            app.access = LedgerAccess::ReadWrite;
             app.info(done);
             refresh(app)
         }
         Err(why) => {
+            if app.adopting().is_some() {
+                app.access = LedgerAccess::ReadOnly;
+            }
             app.error(format!("{why}; shown read-only"));
             Vec::new()
         }

@@ -57,7 +57,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         .filter(|a| advertised(app, app.mode.key_mode(), *a))
         .collect();
     let mut spans = Vec::new();
-    if app.read_only && app.mode == Mode::Normal && app.view.lists_operations() {
+    if app.read_only() && app.mode == Mode::Normal && app.view.lists_operations() {
         spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
     }
     for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
@@ -124,7 +124,7 @@ fn export_prompt<'a>(app: &App, list: Option<&ListState>, theme: Theme) -> Line<
 /// only say "read-only").
 pub(super) fn advertised(app: &App, mode: KeyMode, intent: Intent) -> bool {
     let acts = mode != KeyMode::List || intent.acts_in(app.view);
-    acts && !(app.read_only && intent.decides())
+    acts && !(app.read_only() && intent.decides())
 }
 
 /// An error too long for the status line, whole, in a box just above it:

@@ -21,7 +21,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         Span::raw(clean(&app.operator)),
         Span::raw("  "),
     ];
-    if let Some(p) = &app.adopting {
+    if let Some(p) = app.adopting() {
         spans.push(Span::styled(
             // `done` counts the steps finished; the one running is next
             // (the last report, "committing", comes with all of them done).
@@ -34,7 +34,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
             theme.read_only(),
         ));
         spans.push(Span::raw(" "));
-    } else if app.read_only {
+    } else if app.read_only() {
         spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
         spans.push(Span::raw(" "));
     }
