@@ -27,7 +27,17 @@ pub fn render(app: &App, frame: &mut Frame) {
     let screen = app.screen();
     header::render(app, theme, frame, screen.header, screen.tabs);
     match app.view {
-        View::Queue | View::All => list::render(app, theme, frame, screen.list),
+        View::Queue | View::All => {
+            if let Some(shown) = app.current_list() {
+                let shown = list::Shown {
+                    list: shown,
+                    view: app.view,
+                    approx: app.approx(shown),
+                    now: app.now,
+                };
+                list::render(shown, theme, frame, screen.list);
+            }
+        }
         View::Audit => audit::render(&app.audit, theme, frame, screen.list),
         View::Drills => drills::render(&app.drills, theme, frame, screen.list),
         View::Clusters => clusters::render(&app.clusters, theme, frame, screen.list),
@@ -36,7 +46,11 @@ pub fn render(app: &App, frame: &mut Frame) {
         match app.view {
             View::Drills => drill_case::render(&app.drills, theme, frame, area),
             View::Queue | View::All | View::Audit | View::Clusters => {
-                detail::render(app, theme, frame, area)
+                let ctx = detail::Context {
+                    now: app.now,
+                    drills: &app.drills,
+                };
+                detail::render(app.detail.as_ref(), ctx, theme, frame, area)
             }
         }
     }
