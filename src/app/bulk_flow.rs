@@ -6,7 +6,7 @@
 use super::bulk::{Bulk, BulkPreview, BulkWrite, Selection, id_list};
 use super::effect::{Effect, Read, Write};
 use super::form::{DecisionForm, Field};
-use super::model::{App, Mode};
+use super::model::{App, FormSlot, Mode};
 use super::pane::ListId;
 use crate::domain::DecisionKind;
 use crate::query::Query;
@@ -62,7 +62,7 @@ pub(super) fn open_bulk_form(
         asked: asked.clone(),
     }));
     form.focus = form.fields().first().copied().unwrap_or(Field::Note);
-    app.mode = Mode::Form(Box::new(form));
+    app.mode = Mode::Form(FormSlot::Editing(Box::new(form)));
     vec![Effect::Read(Read::PreviewBulk {
         query: Box::new(query),
         template: asked,
@@ -109,7 +109,7 @@ pub(super) fn confirm_bulk(app: &mut App) -> Vec<Effect> {
     }
     let targets = preview.pass.clone();
     form.problem = None;
-    app.recording = Some(form.clone());
+    app.start_recording();
     app.info(format!("writing 0 of {n}…"));
     vec![Effect::Write(Write::Bulk { template, targets })]
 }
@@ -132,15 +132,17 @@ pub(super) fn bulk_progress(app: &mut App, write: BulkWrite) -> Vec<Effect> {
         app.info(format!("writing {} of {}…", write.done, write.total));
         return Vec::new();
     }
+    // The popup shows the bulk form being written, if it is not hidden:
+    // its job is done.
+    if app.form().is_some_and(|f| f.bulk.is_some()) {
+        app.mode.close_form();
+    }
     let judged = app
         .recording
         .take()
         .and_then(|f| f.bulk)
         .and_then(|b| b.preview)
         .map(|p| p.matched - p.pass.len());
-    if app.form().is_some_and(|f| f.bulk.is_some()) {
-        app.mode.take_form();
-    }
     app.selection = None;
     let mut text = format!(
         "wrote {} of {}; {} refused, {} conflicted (changed meanwhile, not overwritten)",

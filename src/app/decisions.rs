@@ -5,7 +5,7 @@
 
 use super::effect::{Effect, Read, Write};
 use super::form::{DecisionForm, Field};
-use super::model::{App, Mode};
+use super::model::{App, FormSlot, Mode};
 use super::msg::{DecisionOutcome, DecisionResult};
 use super::navigation::{move_cursor, refresh};
 use crate::domain::{DecisionId, DecisionKind, OperationId};
@@ -72,7 +72,7 @@ pub(super) fn open_form(
             .filter(|_| kind == DecisionKind::Reopen),
     );
     form.undoing = undoes.map(|(d, _)| d);
-    app.mode = Mode::Form(Box::new(form));
+    app.mode = Mode::Form(FormSlot::Editing(Box::new(form)));
     vec![Effect::Read(Read::LoadFormDetails(targets))]
 }
 
@@ -155,7 +155,7 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
             let n = drafts.len();
             form.problem = None;
             // Kept whole: a busy ledger gives it back to press Enter again.
-            app.recording = Some(form.clone());
+            app.start_recording();
             app.info(format!("recording {n} decision{}…", plural(n)));
             vec![Effect::Write(Write::Decisions(drafts))]
         }
@@ -171,7 +171,7 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     // meanwhile); its job is done. A busy ledger gives it back below.
     let form = app.recording.take();
     if form.is_some() {
-        app.mode.take_form();
+        app.mode.close_form();
     }
     let undoing = form.as_ref().and_then(|f| f.undoing);
     let mut recorded = Vec::new();
@@ -268,7 +268,7 @@ fn give_back_form(
         }
     }
     form.problem = Some(problem);
-    app.mode = Mode::Form(Box::new(form));
+    app.mode = Mode::Form(FormSlot::Editing(Box::new(form)));
 }
 
 fn plural(n: usize) -> &'static str {

@@ -43,7 +43,7 @@ pub use clusters::ClustersPane;
 pub use drills::{DrillRow, DrillsPane, LoadedDrill};
 pub use effect::{Count, Effect, PageSource, Read, Ticket, Write};
 pub use export::{ExportRequest, ExportRows};
-pub use model::{App, DetailPane, LedgerAccess, ListState, Mode, Refresh, Status};
+pub use model::{App, DetailPane, FormSlot, LedgerAccess, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Msg, PageRows};
 pub use pane::{ListId, Pane};
 pub use update::{apply, update};

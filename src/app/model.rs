@@ -29,15 +29,25 @@ pub enum Mode {
     Normal,
     Filter,
     /// The decision form, open.
-    Form(Box<DecisionForm>),
+    Form(FormSlot),
     /// The help popup, over the form it was opened on: Esc goes back to it.
     Help {
-        form: Option<Box<DecisionForm>>,
+        form: Option<FormSlot>,
     },
     /// Typing the export's file name.
     Export {
         name: String,
     },
+}
+
+/// The form the decision popup shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormSlot {
+    /// Being filled in.
+    Editing(Box<DecisionForm>),
+    /// Confirmed: what is shown is [`App::recording`], the form as it was
+    /// sent, which no key changes any more.
+    Recording,
 }
 
 impl Mode {
@@ -51,34 +61,32 @@ impl Mode {
         }
     }
 
-    /// The decision form on screen, also under the help popup.
-    pub fn form(&self) -> Option<&DecisionForm> {
+    /// The popup's form, also under the help popup.
+    pub fn form_slot(&self) -> Option<&FormSlot> {
         match self {
-            Mode::Form(form) | Mode::Help { form: Some(form) } => Some(form),
+            Mode::Form(slot) | Mode::Help { form: Some(slot) } => Some(slot),
             _ => None,
         }
     }
 
+    /// The form being filled in, if one is (not one being recorded).
     pub(super) fn form_mut(&mut self) -> Option<&mut DecisionForm> {
         match self {
-            Mode::Form(form) | Mode::Help { form: Some(form) } => Some(form),
+            Mode::Form(FormSlot::Editing(form))
+            | Mode::Help {
+                form: Some(FormSlot::Editing(form)),
+            } => Some(form),
             _ => None,
         }
     }
 
     /// Closes the form, wherever it is shown: the form's mode becomes the
     /// list's, help over it stays help over nothing.
-    pub(super) fn take_form(&mut self) -> Option<DecisionForm> {
-        match std::mem::replace(self, Mode::Normal) {
-            Mode::Form(form) => Some(*form),
-            Mode::Help { form } => {
-                *self = Mode::Help { form: None };
-                form.map(|f| *f)
-            }
-            other => {
-                *self = other;
-                None
-            }
+    pub(super) fn close_form(&mut self) {
+        match self {
+            Mode::Form(_) => *self = Mode::Normal,
+            Mode::Help { form } => *form = None,
+            Mode::Normal | Mode::Filter | Mode::Export { .. } => {}
         }
     }
 }
@@ -188,7 +196,7 @@ pub struct App {
     pub session: Vec<DecisionReceipt>,
     /// The form whose drafts the shell is recording, kept so a busy ledger
     /// can give it back to the operator as it was. While it is there, the
-    /// open form says it is recording and no other form opens.
+    /// popup shows it ([`FormSlot::Recording`]) and no other form opens.
     pub recording: Option<DecisionForm>,
     /// `*`: every row a list's query matches, to decide on all at once.
     pub selection: Option<super::bulk::Selection>,
@@ -256,9 +264,23 @@ impl App {
         }
     }
 
-    /// The decision form on screen, also under the help popup.
+    /// The decision form on screen, also under the help popup: the one
+    /// being filled in, or the one being recorded.
     pub fn form(&self) -> Option<&DecisionForm> {
-        self.mode.form()
+        match self.mode.form_slot()? {
+            FormSlot::Editing(form) => Some(form),
+            FormSlot::Recording => self.recording.as_ref(),
+        }
+    }
+
+    /// Enter passed every check: the form being filled in becomes the one
+    /// being recorded, still shown (Esc hides it) but no longer edited.
+    pub(super) fn start_recording(&mut self) {
+        if let Mode::Form(slot) = &mut self.mode
+            && let FormSlot::Editing(form) = std::mem::replace(slot, FormSlot::Recording)
+        {
+            self.recording = Some(*form);
+        }
     }
 
     /// No decision or probe can be written now (adopting included).

@@ -5,7 +5,7 @@
 use super::clusters::filter_term;
 use super::effect::{Effect, Read, Ticket};
 use super::filtering::{clear_filter, requery};
-use super::model::{App, DetailPane, Mode};
+use super::model::{App, DetailPane, FormSlot, Mode};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::{ClusterDimension, Sort};
@@ -219,12 +219,12 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
         }
         // A write under way cannot be taken back: Esc only hides the form,
         // the result shows on the status line.
-        Mode::Form(_) if app.recording.is_some() => {
+        Mode::Form(FormSlot::Recording) => {
             app.mode = Mode::Normal;
             app.info("still recording; the result shows here");
             Vec::new()
         }
-        Mode::Form(_) => {
+        Mode::Form(FormSlot::Editing(_)) => {
             // Esc before confirming drops an all-matching selection too,
             // and the reader stops judging its rows.
             let dropped = app.drop_selection();
