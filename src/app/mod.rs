@@ -4,14 +4,19 @@
 //! touches the terminal, the clock or the ledger: `now`, pages and results
 //! arrive as messages, so every behaviour is testable from a key script.
 //!
-//! - [`model`]: `App` and its parts; [`pane`]: the one cursor every view
-//!   scrolls with; [`msg`]: effects out, messages in.
-//! - `update` dispatches to the handlers: `navigation`, `filtering`,
-//!   `decisions`.
-//! - [`clusters`] (the Clusters view: the queue grouped, Enter filters
-//!   the queue to a group), [`window`] (paging math), [`form`] (the decision form), [`layout`],
-//!   [`drills`] (the Drills view's rows, open case, filter and sort),
-//!   [`probe`] (`p`: asking the receivers, with a progress line).
+//! The files are layered, and each imports only those below it:
+//!
+//! - plain data: [`window`] (paging math), [`layout`], [`pane`] (the one
+//!   cursor every view scrolls with), [`form`] (the decision form),
+//!   [`bulk`], [`probe`], [`export`], [`drill_files`], [`clusters`] (the
+//!   queue grouped), [`drill_compare`] (runs side by side);
+//! - [`effect`] (what the shell must do, by who does it) and [`msg`] (what
+//!   it reports back); [`drills`] (the Drills view's rows, open case,
+//!   filter and sort);
+//! - [`model`]: `App`, its modes and their data;
+//! - the handlers that change it: `navigation`, `filtering`, `decisions`,
+//!   `bulk_flow`, `probe_flow`, `export_flow`, `drill_links`;
+//! - `update`, which dispatches intents and messages to them.
 
 pub mod bulk;
 mod bulk_flow;
