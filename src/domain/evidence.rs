@@ -6,8 +6,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::decision::DecisionKind;
+use super::operation::OperationDetail;
 use super::rules;
-use super::{DecisionKind, OperationDetail, State};
+use super::state::State;
 
 /// The facts the events establish and what they suggest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,9 +174,10 @@ fn suggest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{
-        Attempt, Event, OpTypeContract, Operation, OperationId, Outcome, fixture, parse_time,
-    };
+    use crate::domain::fixture;
+    use crate::domain::ids::OperationId;
+    use crate::domain::operation::{Attempt, Event, OpTypeContract, Operation, Outcome};
+    use crate::domain::time::parse_time;
 
     fn detail(
         state: State,

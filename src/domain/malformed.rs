@@ -2,8 +2,6 @@
 //! of them stop a decision. Plain data: the store flags them while reading,
 //! this file only names and describes them.
 
-use super::Operation;
-
 /// A cell the ledger holds in a form its column does not allow: invalid
 /// UTF-8, a BLOB or NULL where text is required, text where a number is.
 /// Services write with plain SQL, so this happens; the row is still read and
@@ -22,7 +20,7 @@ impl Malformed {
     /// The columns that say which operation a decision is about and what it
     /// changes: a decision on a row where one of them is malformed could
     /// land on the wrong operation or compare the wrong version, so it is
-    /// refused (see [`Operation::malformed_identity`]).
+    /// refused (see [`super::Operation::malformed_identity`]).
     pub const IDENTITY: [&'static str; 6] =
         ["id", "account", "op_type", "idem_key", "version", "state"];
 
@@ -41,15 +39,5 @@ impl Malformed {
             "column {} is malformed ({}); a decision needs the operation's identity exactly as stored: repair the row with SQL first",
             self.column, self.found
         )
-    }
-}
-
-impl Operation {
-    /// The first malformed identity column ([`Malformed::IDENTITY`]), if
-    /// any: no decision is recorded on such a row.
-    pub fn malformed_identity(&self) -> Option<&Malformed> {
-        self.malformed
-            .iter()
-            .find(|m| Malformed::IDENTITY.contains(&m.column))
     }
 }

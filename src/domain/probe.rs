@@ -3,7 +3,7 @@
 //! `settle_probes`; shown as evidence and used to pre-fill a decision. A
 //! probe is evidence for the operator, never a decision by itself.
 
-use super::OperationId;
+use super::ids::OperationId;
 
 /// What the receiver's `lookup` said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

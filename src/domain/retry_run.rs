@@ -8,11 +8,12 @@
 
 use chrono::{DateTime, Utc};
 
+use super::ids::OperationId;
 use super::key_expiry::{KeyExpiry, key_expiry};
+use super::operation::{Operation, OperationDetail};
 use super::rules::Rule;
-use super::{
-    Operation, OperationDetail, OperationId, State, TIME_FORMATS, format_time, parse_time,
-};
+use super::state::State;
+use super::time::{TIME_FORMATS, format_time, parse_time};
 
 /// Whether a queued retry may run now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,7 +228,8 @@ pub enum Finish {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Attempt, Outcome, fixture};
+    use crate::domain::fixture;
+    use crate::domain::operation::{Attempt, Outcome};
 
     fn now() -> DateTime<Utc> {
         parse_time("2026-11-06T12:00:00Z").unwrap()

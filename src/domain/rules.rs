@@ -6,10 +6,11 @@
 
 use chrono::{DateTime, Utc};
 
+use super::decision::{DecisionDraft, DecisionKind};
 use super::key_expiry::KeyExpiry;
-use super::{
-    DecisionDraft, DecisionKind, OperationDetail, State, TIME_FORMATS, format_time, parse_time,
-};
+use super::operation::OperationDetail;
+use super::state::State;
+use super::time::{TIME_FORMATS, format_time, parse_time};
 
 /// Which rule a check is about. The words are what refusals and the form say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

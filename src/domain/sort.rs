@@ -5,7 +5,8 @@
 
 use std::fmt;
 
-use super::{OperationId, OperationRow};
+use super::ids::OperationId;
+use super::operation::OperationRow;
 
 /// A column an operation list can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -5,10 +5,13 @@
 use chrono::{DateTime, Utc};
 
 use super::{Rule, RuleCheck, Verdict, check, check_kind, refusal, target_state};
-use crate::domain::{
-    Attempt, Decision, DecisionDraft, DecisionId, DecisionKind, Event, Malformed, Operation,
-    OperationDetail, OperationId, Outcome, RetryRequest, State, fixture, parse_time,
-};
+use crate::domain::decision::{Decision, DecisionDraft, DecisionKind};
+use crate::domain::fixture;
+use crate::domain::ids::{DecisionId, OperationId};
+use crate::domain::malformed::Malformed;
+use crate::domain::operation::{Attempt, Event, Operation, OperationDetail, Outcome, RetryRequest};
+use crate::domain::state::State;
+use crate::domain::time::parse_time;
 
 const NOW: &str = "2026-11-06T12:00:00Z";
 
@@ -747,7 +750,7 @@ fn each_decision_names_the_state_it_leads_to() {
 /// overridden with a note (issue 11, point 2).
 #[test]
 fn a_not_found_probe_does_not_lift_the_committed_effect_rule() {
-    use crate::domain::{NewProbe, Probe, ProbeOutcome};
+    use crate::domain::probe::{NewProbe, Probe, ProbeOutcome};
     let mut d = detail();
     d.events.push(committed("report-1"));
     d.probes.push(Probe {
