@@ -37,13 +37,13 @@ pub fn run(
     // filter that also matched completed rows must not reach them.
     let query = Query::parse(filter)?.and(Query::queue());
     // Each row gets its own id and the version listed before writing.
-    let template = super::decide::draft(args, kind, OperationId(0), operator);
+    let template = super::decide_flags::draft(args, kind, OperationId(0), operator);
     let shown = sanitize(filter).into_owned();
     let mut ledger = if args.dry_run {
-        super::open_for_reading(&args.ledger)?
+        super::ledger_arg::open_for_reading(&args.ledger)?
     } else {
         let wait = std::time::Duration::from_secs(args.wait);
-        super::open_for_writing(&args.ledger, wait)?
+        super::ledger_arg::open_for_writing(&args.ledger, wait)?
     };
     let count = usize::try_from(ledger.count(&query, now)?).unwrap_or(usize::MAX);
     if !args.dry_run {

@@ -19,7 +19,7 @@ use crate::labels;
 use crate::text::sanitize;
 
 pub fn run(args: &ShowArgs, now: DateTime<Utc>) -> Result<()> {
-    let ledger = super::open_for_reading(&args.ledger)?;
+    let ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
     let id = ledger.resolve(&args.op)?;
     let detail = ledger.detail(id)?;
     match args.format {

@@ -52,7 +52,7 @@ pub fn run(args: &WorkerArgs, config: &Config) -> Result<()> {
     // The main thread's open adopts or migrates the ledger once, before the
     // threads open theirs.
     let wait = crate::store::BUSY_TIMEOUT;
-    drop(super::open_for_writing(&args.ledger, wait)?);
+    drop(super::ledger_arg::open_for_writing(&args.ledger, wait)?);
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [SIGTERM, SIGINT] {
         // The first signal stops claiming; a second one, while retries
