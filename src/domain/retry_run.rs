@@ -46,11 +46,6 @@ pub fn may_run_retry(
     now: DateTime<Utc>,
 ) -> RetryGate {
     let op = &detail.operation;
-    let refuse = |rule, why: String, to_state| RetryGate::Refuse {
-        rule,
-        why,
-        to_state,
-    };
     if op.state != State::RetryPending {
         return refuse(
             Rule::StateAllows,
@@ -74,41 +69,8 @@ pub fn may_run_retry(
             );
         }
     }
-    match key_expiry(detail) {
-        KeyExpiry::Never => {}
-        KeyExpiry::Unreadable(why) => {
-            return refuse(Rule::KeyNotExpired, why, Some(State::Unknown));
-        }
-        KeyExpiry::At { at, why } if at <= now => {
-            return refuse(
-                Rule::KeyNotExpired,
-                format!(
-                    "key expired at {} ({why}): the receiver may have forgotten it, a retry could duplicate",
-                    format_time(at)
-                ),
-                Some(State::Unknown),
-            );
-        }
-        KeyExpiry::At { .. } => {}
-    }
-    if let Some(text) = op.deadline_at.as_deref() {
-        match parse_time(text) {
-            Some(deadline) if deadline > now => {}
-            Some(_) => {
-                return refuse(
-                    Rule::DeadlineNotPassed,
-                    format!("deadline {text} has passed"),
-                    Some(State::Exhausted),
-                );
-            }
-            None => {
-                return refuse(
-                    Rule::DeadlineNotPassed,
-                    format!("deadline_at {text:?} is not a time ({TIME_FORMATS})"),
-                    Some(State::Unknown),
-                );
-            }
-        }
+    if let Some(refused) = time_refusal(detail, now) {
+        return refused;
     }
     let attempt = detail.attempts_used() + 1;
     let allowance = allowance(op.max_attempts, extra_attempt);
@@ -123,6 +85,50 @@ pub fn may_run_retry(
         );
     }
     RetryGate::Run { attempt }
+}
+
+fn refuse(rule: Rule, why: String, to_state: Option<State>) -> RetryGate {
+    RetryGate::Refuse {
+        rule,
+        why,
+        to_state,
+    }
+}
+
+/// The refusal, if any, of what time may have changed since the retry was
+/// queued: the receiver forgetting the key, or the deadline passing.
+fn time_refusal(detail: &OperationDetail, now: DateTime<Utc>) -> Option<RetryGate> {
+    match key_expiry(detail) {
+        KeyExpiry::Never => {}
+        KeyExpiry::Unreadable(why) => {
+            return Some(refuse(Rule::KeyNotExpired, why, Some(State::Unknown)));
+        }
+        KeyExpiry::At { at, why } if at <= now => {
+            return Some(refuse(
+                Rule::KeyNotExpired,
+                format!(
+                    "key expired at {} ({why}): the receiver may have forgotten it, a retry could duplicate",
+                    format_time(at)
+                ),
+                Some(State::Unknown),
+            ));
+        }
+        KeyExpiry::At { .. } => {}
+    }
+    let text = detail.operation.deadline_at.as_deref()?;
+    match parse_time(text) {
+        Some(deadline) if deadline > now => None,
+        Some(_) => Some(refuse(
+            Rule::DeadlineNotPassed,
+            format!("deadline {text} has passed"),
+            Some(State::Exhausted),
+        )),
+        None => Some(refuse(
+            Rule::DeadlineNotPassed,
+            format!("deadline_at {text:?} is not a time ({TIME_FORMATS})"),
+            Some(State::Unknown),
+        )),
+    }
 }
 
 /// The attempts a retry may reach: `max_attempts`, plus the one extra the
