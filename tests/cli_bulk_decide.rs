@@ -1,4 +1,4 @@
-//! `settle decide LEDGER --filter Q ... --expect-count N` (issue 12, point 1)
+//! `settle decide LEDGER --filter Q ... --expect-count N`
 //! through the real binary on a ledger a service wrote with plain SQL,
 //! checked with SQL afterwards: a wrong or missing count writes nothing, the
 //! right one changes exactly the matching queue rows, each with its own

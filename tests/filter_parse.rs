@@ -1,8 +1,7 @@
 //! Property: no filter an operator can type panics the parser, and every
 //! filter it accepts runs as parameterised SQL against a real ledger
-//! without an SQL error and without matching what it must not (issue 9:
-//! "arbitrary filter strings never panic"; no SQL injection through
-//! filters).
+//! without an SQL error and without matching what it must not: a filter is
+//! typed by a person under pressure, and no filter may inject SQL.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use chrono::{DateTime, Utc};

@@ -1,4 +1,4 @@
-//! Probing from the console end to end (issue 11, point 2): the real
+//! Probing from the console end to end: the real
 //! binary in a pseudo-terminal with a receivers file whose lookup is a
 //! shell script answering per key. `p` records a probe, the decision form
 //! starts from it, a lookup that hangs never holds up the keyboard, and

@@ -1,4 +1,4 @@
-//! `settle worker` through the real binaries (issue 11 point 3), against
+//! `settle worker` through the real binaries, against
 //! the reference receiver (`settle receiver`, its own SQLite database): a
 //! queued same-key retry of an effect that exists completes with the
 //! receiver's result and no second effect; two worker processes share 200

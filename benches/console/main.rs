@@ -1,4 +1,4 @@
-//! The console benchmark of issue 8, as a user sees it: foreign ledgers of
+//! The console benchmark, as a user sees it: foreign ledgers of
 //! 1M and 10M operations, the real release `settle` in a pseudo-terminal,
 //! timed until the expected rows are on the screen (read back through
 //! vt100), each figure beside its floor (a bare rusqlite + ratatui program,

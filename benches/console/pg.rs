@@ -1,4 +1,4 @@
-//! The PostgreSQL column of the console benchmark (issue 10): the same
+//! The PostgreSQL column of the console benchmark: the same
 //! foreign ledger, loaded into a throwaway cluster with plain SQL as a
 //! service would have written it ([`crate::pg_load`]), then the real
 //! `settle` against it, each figure beside `psql` doing the same work.

@@ -1,4 +1,5 @@
-//! `settle worker`: drains `retry_requests` (ledger-v1, issue 11 point 3).
+//! `settle worker`: drains `retry_requests` (ledger-v1), so a same-key retry
+//! an operator queued is run by the receiver without the operator waiting.
 //! Up to `--concurrency` threads, each with its own ledger connection,
 //! claim a request, run the receiver's `retry` under the same key and
 //! record how it ended; the store judges the rules and keeps two workers

@@ -1,7 +1,7 @@
 //! When the receiver forgets an operation's idempotency key: the earlier of
 //! the row's `key_expires_at` and `created_at` plus the contract's
 //! `key_retention_s`. One answer for `settle show`, the console's detail and
-//! the retry rule, so they cannot disagree (issue 7, point 8). Pure.
+//! the retry rule, so they cannot disagree. Pure.
 
 use chrono::{DateTime, Duration, Utc};
 

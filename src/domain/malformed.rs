@@ -6,7 +6,8 @@
 /// UTF-8, a BLOB or NULL where text is required, text where a number is.
 /// Services write with plain SQL, so this happens; the row is still read and
 /// shown (the value made visible in place, as `sqlite3` would), flagged with
-/// the column's name, and every other row stays in reach (issue 9, point 3).
+/// the column's name, and every other row stays in reach: one bad cell
+/// never hides the ledger from the operator who has to repair it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed {
     /// The column, as the schema names it.

@@ -1,5 +1,5 @@
 //! What a worker may do with a claimed same-key retry, and where the
-//! operation goes afterwards (ledger-v1 "retry_requests", issue 11 point 3).
+//! operation goes afterwards (ledger-v1 "retry_requests").
 //! The rules an operator's `retry_same_key` met when it was queued are
 //! judged again here on the fresh row, because time passed in between: the
 //! key may have expired, the deadline passed, or another run spent the

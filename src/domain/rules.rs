@@ -34,7 +34,8 @@ pub enum Rule {
     RetryStillQueued,
     /// `reopen` needs the undone decision to be the last write.
     NothingSince,
-    /// The row's identity columns read as stored (issue 9, point 3).
+    /// The row's identity columns read as stored, so a decision cannot land
+    /// on the wrong operation or compare the wrong version.
     RowReadable,
 }
 
@@ -158,8 +159,7 @@ pub fn check(
     checks
 }
 
-/// A refusal when one of the row's identity columns is malformed (issue 9,
-/// point 3); `None` on a sound row, so the form lists it only when it bites.
+/// A refusal when one of the row's identity columns is malformed; `None` on a sound row, so the form lists it only when it bites.
 fn row_readable_check(detail: &OperationDetail) -> Option<RuleCheck> {
     let bad = detail.operation.malformed_identity()?;
     Some(RuleCheck::fail(Rule::RowReadable, bad.refusal()))

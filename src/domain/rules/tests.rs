@@ -211,7 +211,7 @@ fn each_decision_names_the_state_it_leads_to() {
 /// A probe is evidence for the operator, never a ruling: the receiver
 /// saying "no record of this key" does not outweigh a `committed` event in
 /// the ledger. `not_applied` citing the probe is still refused until it is
-/// overridden with a note (issue 11, point 2).
+/// overridden with a note.
 #[test]
 fn a_not_found_probe_does_not_lift_the_committed_effect_rule() {
     use crate::domain::probe::{NewProbe, Probe, ProbeOutcome};

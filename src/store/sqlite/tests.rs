@@ -1,7 +1,8 @@
 //! The store's own tests: paging from any position, filters, counts and
 //! summaries kept current by triggers when a service writes plain SQL, and
-//! the query plans the console's speed depends on (issue 8: a later change
-//! must not bring a full scan or a sort of the whole queue back).
+//! the query plans the console's speed depends on (a later change must not
+//! bring a full scan or a sort of the whole queue back). The fixtures are
+//! here; each concern's tests are in a file of their own.
 
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, params};

@@ -4,7 +4,7 @@ use super::{adopted, now};
 use crate::domain::OperationId;
 use crate::error::Error;
 
-/// A batch as `settle decide --filter` writes it (issue 12, point 1): rows
+/// A batch as `settle decide --filter` writes it: rows
 /// listed at version 1, one changed by the service before the batch runs and
 /// one a rule refuses. Only the others are written, each with its own
 /// chained decision row; the changed one is reported, never overwritten.

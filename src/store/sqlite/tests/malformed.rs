@@ -10,7 +10,7 @@ use crate::domain::{Seek, State};
 use crate::query::Query;
 use crate::store::Access;
 
-/// One instant written in each form a service uses (issue 9, point 5): the
+/// One instant written in each form a service uses: the
 /// queue (SQL), the lease judgement, the deadline and the key expiry (the
 /// rules) all read it as the same instant, on either side of now; text that
 /// is not a time is flagged on the row, never judged silently.
@@ -189,7 +189,7 @@ proptest::proptest! {
 
     /// Any bad cells, anywhere in the list's columns, of an unadopted or an
     /// adopted ledger: every row is listed, and a cell its column does not
-    /// allow is flagged on its row by name (issue 9, point 3).
+    /// allow is flagged on its row by name.
     #[test]
     fn bad_cells_anywhere_never_hide_a_row(
         cells in proptest::collection::vec((0i64..6, 0usize..9, 0usize..5), 0..10),

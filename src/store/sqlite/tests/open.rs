@@ -51,7 +51,7 @@ fn a_read_only_open_never_adopts_yet_reads_the_same_rows() {
 /// A service whose table allows a NULL state writes one: settle's triggers
 /// count it (as a malformed state) instead of failing the service's write,
 /// and a ledger adopted before that fix (schema 3, the old triggers) gets
-/// the fixed triggers on its next writable open (issue 9).
+/// the fixed triggers on its next writable open.
 #[test]
 fn a_null_state_never_fails_a_service_write_even_on_a_ledger_adopted_earlier() {
     let dir = TempDir::new().unwrap();

@@ -68,9 +68,10 @@ fn each_page_uses_its_index_and_never_sorts() {
     // Filters without a selective index walk the id order and stop once the
     // page is full: no sort. The list row and `attempts` read the
     // trigger-kept summary, not a subquery per row (`err:` still looks into
-    // each row's attempts: see issue 8, substring search). The one subquery
-    // a row may run is the newest retry request of a `retry_pending` row,
-    // through its index (the worker's progress, issue 11 point 3).
+    // each row's attempts: a substring cannot use an index). The one
+    // subquery a row may run is the newest retry request of a
+    // `retry_pending` row, through its index, so the list shows a worker's
+    // progress live.
     for filter in [
         "attempts>1",
         "err:timeout",
