@@ -24,7 +24,7 @@ pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters};
 pub use decision::{Decision, DecisionDraft, DecisionKind, DecisionReceipt};
 pub use ids::{DecisionId, OperationId, Seek};
 pub use malformed::Malformed;
-pub use new_operation::{NewAttempt, NewEvent, NewOperation};
+pub use new_operation::{NewAttempt, NewEvent, NewOperation, NewOperationBuilder};
 pub use operation::{
     Attempt, Event, OpTypeContract, Operation, OperationDetail, OperationRow, Outcome,
     RetryProgress, RetryRequest,

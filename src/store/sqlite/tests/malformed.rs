@@ -31,51 +31,46 @@ fn offset_sqlite_and_epoch_times_are_judged_alike_in_the_queue_and_the_rules() {
     ];
     let past = now() - chrono::Duration::hours(1);
     let future = now() + chrono::Duration::hours(1);
-    let op = |key: String, op_type: &str, state: State| NewOperation {
-        account: "a".into(),
-        op_type: op_type.into(),
-        idem_key: key,
-        fingerprint: "fp".into(),
-        params: None,
-        state,
-        result_id: None,
-        max_attempts: 3,
-        deadline_at: None,
-        lease_expires_at: None,
-        key_expires_at: None,
-        created_at: format_time(now()),
-        updated_at: format_time(now()),
-        attempts: Vec::new(),
-        events: Vec::new(),
+    let op = |key: String, op_type: &str, state: State| {
+        NewOperation::builder("a", op_type, &key)
+            .fingerprint("fp")
+            .state(state)
+            .created_at(format_time(now()))
+            .updated_at(format_time(now()))
     };
     let mut ops = Vec::new();
     for (name, form) in forms {
         for (when, t) in [("past", past), ("future", future)] {
             let key = |role: &str| format!("{name}/{when}/{role}");
-            ops.push(NewOperation {
-                lease_expires_at: Some(form(t)),
-                ..op(key("lease"), "idem", State::Reserved)
-            });
-            ops.push(NewOperation {
-                deadline_at: Some(form(t)),
-                ..op(key("deadline"), "idem", State::Unknown)
-            });
-            ops.push(NewOperation {
-                key_expires_at: Some(form(t)),
-                ..op(key("key"), "idem", State::Unknown)
-            });
+            ops.push(
+                op(key("lease"), "idem", State::Reserved)
+                    .lease_expires_at(form(t))
+                    .build(),
+            );
+            ops.push(
+                op(key("deadline"), "idem", State::Unknown)
+                    .deadline_at(form(t))
+                    .build(),
+            );
+            ops.push(
+                op(key("key"), "idem", State::Unknown)
+                    .key_expires_at(form(t))
+                    .build(),
+            );
             // The contract keeps keys an hour after created_at.
-            ops.push(NewOperation {
-                created_at: form(t - chrono::Duration::hours(1)),
-                ..op(key("retention"), "kept", State::Unknown)
-            });
+            ops.push(
+                op(key("retention"), "kept", State::Unknown)
+                    .created_at(form(t - chrono::Duration::hours(1)))
+                    .build(),
+            );
         }
     }
-    ops.push(NewOperation {
-        lease_expires_at: Some("soon".into()),
-        deadline_at: Some("soon".into()),
-        ..op("unreadable".into(), "idem", State::Reserved)
-    });
+    ops.push(
+        op("unreadable".into(), "idem", State::Reserved)
+            .lease_expires_at("soon")
+            .deadline_at("soon")
+            .build(),
+    );
     let contract = |op_type: &str, retention| OpTypeContract {
         op_type: op_type.into(),
         idempotent: true,
