@@ -200,8 +200,9 @@ pub fn probe_evidence(probe: &Probe) -> String {
 
 /// How much of one long value (parameters, an event's detail, an error, a
 /// response) is formatted for people: more than any screen holds, little
-/// enough that drawing it never keeps a key waiting (formatting a 10 MB
-/// value whole froze the console); JSON output keeps every byte.
+/// enough that drawing it never keeps a key waiting. A 10 MB value froze
+/// the console for as long as it was formatted; JSON output keeps every
+/// byte.
 pub const SHOWN_BYTES: usize = 16 * 1024;
 
 /// What ends a value cut at [`SHOWN_BYTES`].

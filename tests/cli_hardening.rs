@@ -1,7 +1,7 @@
-//! The CLI against awkward ledgers and hostile text: ambiguous
-//! addresses, CSV cells that a spreadsheet would run, truncated lists that
-//! must say so, refusals in the ledger's words. The real binary, checked with
-//! SQL afterwards.
+//! The CLI against awkward ledgers and hostile text: ambiguous addresses, CSV
+//! cells that a spreadsheet would run, truncated lists that must say so,
+//! refusals in the ledger's words. The real binary, checked with SQL
+//! afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,11 +1,11 @@
 //! `settle decide LEDGER --filter Q ... --expect-count N`: one decision for
 //! every row of the triage queue a filter matches, for an incident that left
-//! hundreds of operations with one answer. It
-//! counts first and refuses a count other than the one the operator typed,
-//! judges every row and says what would be refused (grouped) before writing,
-//! then writes in batches through [`crate::store::Ledger::record_decisions`],
-//! each row guarded by the version it had when listed. It holds only ids and
-//! versions, never the rows' details, and speaks no SQL.
+//! hundreds of operations with one answer. It counts first and refuses a
+//! count other than the one the operator typed, judges every row and says
+//! what would be refused (grouped) before writing, then writes in batches
+//! through [`crate::store::Ledger::record_decisions`], each row guarded by
+//! the version it had when listed. It holds only ids and versions, never the
+//! rows' details, and speaks no SQL.
 
 use std::collections::BTreeMap;
 

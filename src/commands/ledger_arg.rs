@@ -7,9 +7,9 @@ use crate::error::{Error, Result};
 use crate::store::{Access, Ledger};
 
 /// Opens a ledger for a command that only reads (`list`, `show`, `audit`):
-/// always read-only, so reading never writes, not even an adoption, and a
-/// ledger an operator may only read is read all the same. An unadopted ledger is read as it is, and stderr says how to
-/// adopt it.
+/// always read-only, so reading never writes, not even an adoption (a
+/// service's ledger changes only when someone asks). An unadopted ledger is
+/// read as it is, and stderr says how to adopt it.
 pub fn open_for_reading(path: &Path) -> Result<Ledger> {
     let (ledger, report) = Ledger::open(path, Access::ReadOnly)?;
     if let Some(why) = report.not_adopted {

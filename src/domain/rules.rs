@@ -159,7 +159,8 @@ pub fn check(
     checks
 }
 
-/// A refusal when one of the row's identity columns is malformed; `None` on a sound row, so the form lists it only when it bites.
+/// A refusal when one of the row's identity columns is malformed; `None` on
+/// a sound row, so the form lists it only when it bites.
 fn row_readable_check(detail: &OperationDetail) -> Option<RuleCheck> {
     let bad = detail.operation.malformed_identity()?;
     Some(RuleCheck::fail(Rule::RowReadable, bad.refusal()))

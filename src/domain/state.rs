@@ -36,7 +36,8 @@ impl State {
     ];
 
     /// States that are in the triage queue regardless of time. `reserved`
-    /// joins them only once its lease has passed (see [`super::Operation::in_queue`]).
+    /// joins them only once its lease has passed (see
+    /// [`super::Operation::in_queue`]).
     pub const QUEUE: [State; 3] = [State::Unknown, State::Exhausted, State::Conflict];
 
     pub fn parse(word: &str) -> State {

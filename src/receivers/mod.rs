@@ -1,8 +1,8 @@
 //! Asking a receiver about an operation and re-sending it: the receivers
 //! file, and running its `lookup` and `retry` actions as child processes,
-//! because only the receiver knows whether a key's effect exists. It turns a child's exit and output into domain
-//! outcomes; it never opens a ledger or writes one: the probe and the
-//! worker record what it reports.
+//! because only the receiver knows whether a key's effect exists. It turns
+//! a child's exit and output into domain outcomes; it never opens a ledger
+//! or writes one: the probe and the worker record what it reports.
 //!
 //! The API, for the probe (`p`, `settle probe`) and `settle worker`:
 //!
@@ -17,7 +17,8 @@
 //! - [`lookup_all`] runs many lookups, at most `receivers.concurrency` at
 //!   once, calling back on the caller's thread as each one finishes; the
 //!   callback may stop it. Run it on a worker thread in the console.
-//! - A [`Subject`] is built from an [`Operation`](crate::domain::Operation) (`Subject::from(&op)`).
+//! - A [`Subject`] is built from an
+//!   [`Operation`](crate::domain::Operation) (`Subject::from(&op)`).
 //!
 //! The contract a receiver's commands follow: `lookup` exits 0 and prints the
 //! result id on its first line when the effect exists, exits 3 when the
