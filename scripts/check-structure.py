@@ -199,9 +199,10 @@ def long_functions(path):
         m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?(unsafe )?fn (\w+)", line)
         if not m or line.rstrip().endswith(";"):
             continue
-        if os.path.basename(path) in ("tests.rs", "testkit.rs") or any(
-            j in test_lines for j in range(max(0, i - 3), i)
-        ):
+        # A test module's own folder (`x/tests.rs` with `x/tests/*.rs`) is
+        # test code throughout, as `tests.rs` is.
+        in_tests = os.path.basename(path) in ("tests.rs", "testkit.rs") or "tests" in path.split(os.sep)[:-1]
+        if in_tests or any(j in test_lines for j in range(max(0, i - 3), i)):
             continue
         indent = m.group(1)
         end = next((j for j in range(i + 1, len(lines)) if lines[j] == indent + "}"), i)

@@ -1,7 +1,7 @@
 //! `settle adopt`: adopts (or migrates) a ledger explicitly, with a
 //! progress line per step on stderr, since building the indexes of a big
 //! ledger takes a while. The only write is the adoption itself; reading
-//! commands never adopt (issue 9, point 11).
+//! commands never adopt, so looking at a ledger never changes it.
 
 use std::path::Path;
 
@@ -14,7 +14,7 @@ pub fn run(path: &Path) -> Result<()> {
         eprintln!("settle: adopting: {} ({}/{})", p.step, p.done, p.total);
     })?;
     if ledger.is_read_only() {
-        return Err(super::not_writable(path));
+        return Err(super::ledger_arg::not_writable(path));
     }
     let line = report.upgraded.unwrap_or_else(|| {
         format!(
