@@ -8,10 +8,14 @@
 
 mod chain;
 mod copy;
+mod import_report;
+mod interrupt;
+mod open;
 pub mod postgres;
 pub mod receiver;
 mod rows;
 pub mod sqlite;
+mod tables;
 mod tally;
 
 use std::path::Path;
@@ -30,79 +34,11 @@ use crate::query::Query;
 pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
 pub use copy::CopyReport;
-pub use sqlite::import::{ImportReport, create_service_ledger};
-pub use sqlite::schema::{self as schema, Progress};
-
-/// How long a write waits for another writer (a service, a worker, a second
-/// console) before giving up with [`crate::error::Error::Busy`];
-/// `settle decide --wait` changes it.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Which of settle's own tables a ledger holds, read once when it opens
-/// (and again by `reinspect`), so reads leave out what is not there
-/// instead of asking the database on every call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::store) struct Tables {
-    /// `decisions`, `retry_requests` and `op_types` (a read-only look at a
-    /// service's ledger that was never adopted has none).
-    pub console: bool,
-    /// `settle_probes` and the worker's `retry_requests` columns (SQLite
-    /// schema 5; every adopted PostgreSQL ledger).
-    pub worker: bool,
-}
-
-impl Tables {
-    /// A writable ledger: opening it adopted or migrated whatever lacked.
-    pub(in crate::store) const ALL: Tables = Tables {
-        console: true,
-        worker: true,
-    };
-}
-
-/// Whether the console may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    ReadWrite,
-    /// Opens read-only: no write at all, adoption and migrations included.
-    ReadOnly,
-}
-
-/// What opening did or could not do, for one line on stderr or the header.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OpenReport {
-    /// The adoption or migration that happened, in one line.
-    pub upgraded: Option<String>,
-    /// Why the ledger is read-only when the operator did not ask for it.
-    pub read_only_reason: Option<String>,
-    /// Why a read-only ledger is shown without adopting it.
-    pub not_adopted: Option<String>,
-}
-
-/// Stops the read running on one ledger connection from another thread
-/// ([`Ledger::interrupt_handle`]). Its own type, so callers never see which
-/// database library is underneath.
-pub enum InterruptHandle {
-    Sqlite(rusqlite::InterruptHandle),
-    /// The server's cancel request, sent over a connection of its own.
-    Postgres {
-        token: ::postgres::CancelToken,
-        tls: postgres_native_tls::MakeTlsConnector,
-    },
-}
-
-impl InterruptHandle {
-    /// Cancels the statement running now, if any; the next one runs as usual.
-    pub fn interrupt(&self) {
-        match self {
-            InterruptHandle::Sqlite(h) => h.interrupt(),
-            // Best effort, like SQLite's: a cancel that cannot reach the
-            // server leaves the statement to its statement timeout.
-            InterruptHandle::Postgres { token, tls } => {
-                let _ = token.cancel_query(tls.clone());
-            }
-        }
-    }
-}
+pub use import_report::ImportReport;
+pub use interrupt::InterruptHandle;
+pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
+pub use sqlite::schema;
+pub use sqlite::service::create_service_ledger;
 
 /// An open ledger, whichever database holds it.
 #[derive(Debug)]

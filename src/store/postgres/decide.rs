@@ -320,7 +320,7 @@ fn decide_in(
     )
     .map_err(pg("locking the operation"))?
     .ok_or_else(not_found)?;
-    let detail = load_detail(tx, draft.op_id, crate::store::Tables::ALL)
+    let detail = load_detail(tx, draft.op_id, crate::store::tables::Tables::ALL)
         .map_err(pg("reading the operation"))?
         .ok_or_else(not_found)?;
     check_version(draft, &detail).map_err(Failure::Settle)?;

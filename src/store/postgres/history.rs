@@ -105,7 +105,7 @@ impl Pg {
 pub(in crate::store) fn load_detail(
     client: &mut impl GenericClient,
     id: OperationId,
-    tables: crate::store::Tables,
+    tables: crate::store::tables::Tables,
 ) -> PgResult<Option<OperationDetail>> {
     let Some(row) = client.query_opt(
         &format!("SELECT {OPERATION_COLUMNS} FROM operations WHERE id = $1"),

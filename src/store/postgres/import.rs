@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use super::Pg;
 use crate::domain::{NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
-use crate::store::ImportReport;
+use crate::store::import_report::ImportReport;
 
 impl Pg {
     /// Inserts `operations` (and adds `contracts` not yet there) in one

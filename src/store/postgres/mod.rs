@@ -42,8 +42,10 @@ use postgres_native_tls::MakeTlsConnector;
 
 pub use address::{Address, is_address};
 
-use super::{Access, InterruptHandle, OpenReport, Progress};
 use crate::error::{Error, Result};
+use crate::store::interrupt::{Interrupt, InterruptHandle};
+use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
+use crate::store::tables::Tables;
 
 /// An open PostgreSQL ledger.
 pub struct Pg {
@@ -59,7 +61,7 @@ pub struct Pg {
     wait: Duration,
     /// The console's tables exist (a read-only look at a service's database
     /// that was never adopted has none): reads of decisions need them.
-    tables: crate::store::Tables,
+    tables: Tables,
     /// What the watching connection heard ([`live`]).
     live: RefCell<live::Live>,
 }
@@ -77,7 +79,7 @@ impl Pg {
     /// Creates the ledger's tables in an empty database; refuses one that
     /// already holds `operations`.
     pub fn create(address: &Address) -> Result<Pg> {
-        let mut pg = Pg::connect(address, false, super::BUSY_TIMEOUT)?;
+        let mut pg = Pg::connect(address, false, BUSY_TIMEOUT)?;
         schema::create(&mut pg)?;
         Ok(pg)
     }
@@ -107,7 +109,7 @@ impl Pg {
             tls,
             read_only,
             wait,
-            tables: crate::store::Tables::ALL,
+            tables: Tables::ALL,
             live: RefCell::default(),
         })
     }
@@ -123,10 +125,10 @@ impl Pg {
     /// A handle another thread uses to cancel the statement running on this
     /// connection (the server's cancel request).
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        InterruptHandle::Postgres {
+        InterruptHandle::new(Cancel {
             token: self.client.borrow().cancel_token(),
             tls: self.tls.clone(),
-        }
+        })
     }
 
     /// A PostgreSQL error said as settle's: the SQLSTATE kept for callers
@@ -145,6 +147,20 @@ impl Pg {
             ));
         }
         Ok(())
+    }
+}
+
+/// The server's cancel request, sent over a connection of its own.
+struct Cancel {
+    token: postgres::CancelToken,
+    tls: MakeTlsConnector,
+}
+
+impl Interrupt for Cancel {
+    fn interrupt(&self) {
+        // Best effort, like SQLite's: a cancel that cannot reach the
+        // server leaves the statement to its statement timeout.
+        let _ = self.token.cancel_query(self.tls.clone());
     }
 }
 

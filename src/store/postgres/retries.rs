@@ -76,7 +76,7 @@ fn claim_in(
     worker: &str,
     lease: Duration,
     now: DateTime<Utc>,
-    tables: crate::store::Tables,
+    tables: crate::store::tables::Tables,
 ) -> PgResult<Option<Claimed>> {
     let at = format_time(now);
     // SKIP LOCKED: a request another worker is claiming or finishing right

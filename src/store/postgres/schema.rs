@@ -10,8 +10,8 @@ use postgres::{Client, GenericClient};
 
 use super::{Pg, objects, pg_error};
 use crate::error::{Error, Result};
+use crate::store::open::{OpenReport, Progress};
 use crate::store::sqlite::schema::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
-use crate::store::{OpenReport, Progress};
 
 /// The schema version this binary writes and understands, kept in
 /// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
@@ -166,9 +166,9 @@ impl Inspection {
     /// Which of settle's tables reads may use: the probes table and the
     /// worker's columns come with adoption, and a read-only look at a
     /// service's own console tables may lack them.
-    pub(super) fn tables(&self) -> crate::store::Tables {
+    pub(super) fn tables(&self) -> crate::store::tables::Tables {
         let console = self.missing_console_tables.is_empty();
-        crate::store::Tables {
+        crate::store::tables::Tables {
             console,
             worker: console
                 && !self.missing.iter().any(|m| {

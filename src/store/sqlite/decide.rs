@@ -17,7 +17,7 @@ use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, State, format_time,
 };
 use crate::error::{Error, Result};
-use crate::store::Tables;
+use crate::store::tables::Tables;
 
 impl Sqlite {
     /// Records `draft` at `now`, or refuses it with [`Error::Refused`] (a rule

@@ -7,15 +7,7 @@ use rusqlite::{TransactionBehavior, params};
 use super::Sqlite;
 use crate::domain::{NewOperation, OpTypeContract};
 use crate::error::Result;
-
-/// What an import wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ImportReport {
-    pub inserted: usize,
-    /// Operations already in the ledger under the same natural key; left
-    /// untouched.
-    pub already_present: usize,
-}
+use crate::store::import_report::ImportReport;
 
 impl Sqlite {
     /// Inserts `operations` (and upserts `contracts`) in one transaction.
@@ -120,28 +112,4 @@ impl Sqlite {
         tx.commit().map_err(err)?;
         Ok(report)
     }
-}
-
-/// Creates a ledger the way a service does: a fresh SQLite file and a plain
-/// SQL script of its own (tables and rows), without the console's tables,
-/// indexes or schema version. Opening it with [`Sqlite::open`] then adopts
-/// it. Used by `settle demo` so the sample data goes through the same path
-/// as a real service's ledger.
-pub fn create_service_ledger(path: &std::path::Path, sql: &str) -> Result<()> {
-    if path.exists() {
-        return Err(crate::Error::ledger(
-            path,
-            "already exists",
-            "pick a new path for the sample ledger",
-        ));
-    }
-    let mut conn = rusqlite::Connection::open(path)
-        .map_err(|e| super::sqlite(path, "creating the ledger file", e))?;
-    let tx = conn
-        .transaction()
-        .map_err(|e| super::sqlite(path, "running the service script", e))?;
-    tx.execute_batch(sql)
-        .map_err(|e| super::sqlite(path, "running the service script", e))?;
-    tx.commit()
-        .map_err(|e| super::sqlite(path, "committing the service script", e))
 }

@@ -9,12 +9,13 @@ mod copy;
 pub(super) mod decide;
 mod decide_bulk;
 mod derived;
-pub(super) mod import;
+mod import;
 mod lookup;
 mod probes;
 mod read;
 mod retries;
 pub mod schema;
+pub(super) mod service;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,8 +25,9 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 use schema::sqlite;
 
-use super::{Access, BUSY_TIMEOUT, InterruptHandle, OpenReport, Tables};
-use schema::Progress;
+use crate::store::interrupt::{Interrupt, InterruptHandle};
+use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
+use crate::store::tables::Tables;
 
 /// An open SQLite ledger.
 pub struct Sqlite {
@@ -207,7 +209,7 @@ impl Sqlite {
     /// stopped read returns [`Error::Interrupted`]; a handle used while
     /// nothing runs does nothing.
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        InterruptHandle::Sqlite(self.conn.get_interrupt_handle())
+        InterruptHandle::new(self.conn.get_interrupt_handle())
     }
 
     fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
@@ -223,6 +225,12 @@ impl Sqlite {
             ));
         }
         Ok(())
+    }
+}
+
+impl Interrupt for rusqlite::InterruptHandle {
+    fn interrupt(&self) {
+        rusqlite::InterruptHandle::interrupt(self);
     }
 }
 

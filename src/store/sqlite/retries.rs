@@ -19,7 +19,7 @@ use crate::domain::retry_run::{
 };
 use crate::domain::{OperationDetail, OperationId, State, format_time};
 use crate::error::Result;
-use crate::store::Tables;
+use crate::store::tables::Tables;
 
 impl Sqlite {
     /// Claims the oldest request that is queued, or claimed with a lease

@@ -12,6 +12,7 @@ pub(crate) use super::columns::REQUIRED_COLUMNS;
 use super::columns::SETTLE_COLUMNS;
 use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
 use crate::error::{Error, Result};
+use crate::store::open::Progress;
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = 5;
@@ -226,21 +227,12 @@ fn derived_object_names() -> Vec<String> {
     names
 }
 
-/// One step of a migration, for a progress line: `done` of `total` steps
-/// finished, `step` running now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Progress {
-    pub step: String,
-    pub done: usize,
-    pub total: usize,
-}
-
 pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
 
 impl Inspection {
     /// Which of settle's tables reads may use.
-    pub(super) fn tables(&self) -> super::super::Tables {
-        super::super::Tables {
+    pub(super) fn tables(&self) -> crate::store::tables::Tables {
+        crate::store::tables::Tables {
             console: self.missing_console_tables.is_empty(),
             worker: self.worker_columns,
         }

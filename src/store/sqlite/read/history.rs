@@ -11,9 +11,9 @@ use crate::domain::{
     OperationId, Probe, RetryRequest, Seek,
 };
 use crate::error::{Error, Result};
-use crate::store::Tables;
 use crate::store::rows::{self, flagged};
 use crate::store::sqlite::Sqlite;
+use crate::store::tables::Tables;
 
 const OPERATION_COLUMNS: &str = "id, account, op_type, idem_key, fingerprint, params, state,
     result_id, max_attempts, deadline_at, CAST(lease_expires_at AS TEXT), key_expires_at, created_at,
