@@ -6,14 +6,19 @@
 //! backend is a submodule with one file per concern; this file only
 //! dispatches, and the rules stay in `domain`.
 
+mod cells;
 mod chain;
 mod copy;
+mod detail;
+mod filter;
+mod import;
 mod import_report;
 mod interrupt;
 mod open;
 pub mod postgres;
 pub mod receiver;
 mod rows;
+mod sql;
 pub mod sqlite;
 mod tables;
 mod tally;
