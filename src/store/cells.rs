@@ -11,7 +11,7 @@ use crate::text::sanitize;
 
 /// One row's cells, read tolerantly; `Error` is the backend's driver error
 /// (a cell that cannot be read at all, such as a column index out of range).
-pub(in crate::store) trait CellRead {
+pub(super) trait CellRead {
     type Error;
 
     /// Text or NULL, as the backend shows what the cell holds (a number is
@@ -99,7 +99,7 @@ fn check_time(malformed: &mut Vec<Malformed>, column: &'static str, text: &str) 
 }
 
 /// The first 40 characters, so a flag stays one line.
-pub(in crate::store) fn cap(text: &str) -> String {
+pub(super) fn cap(text: &str) -> String {
     let mut out: String = text.chars().take(40).collect();
     if text.chars().nth(40).is_some() {
         out.push('…');

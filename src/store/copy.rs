@@ -1,5 +1,6 @@
-//! Copying a whole ledger into an empty one, between backends or not (issue
-//! 10, point 7): which tables and columns go, in which order, and the
+//! Copying a whole ledger into an empty one, between backends or not, so a
+//! team can move from SQLite to PostgreSQL with its history and its chain:
+//! which tables and columns go, in which order, and the
 //! neutral value a cell travels as. Each backend reads its rows into
 //! [`Value`]s and writes them back in its own types; decisions keep their
 //! stored chain hashes (never recomputed), so the copy verifies only if the

@@ -87,7 +87,7 @@ impl HistorySql {
 
 /// Reads one operation's whole history; `None` when there is no such
 /// operation. What `tables` says the ledger lacks reads as empty.
-pub(in crate::store) fn load_detail<R: Reader>(
+pub(super) fn load_detail<R: Reader>(
     r: &mut R,
     id: OperationId,
     tables: Tables,
@@ -139,7 +139,7 @@ pub(in crate::store) fn load_detail<R: Reader>(
 
 /// How many decisions lie beyond `seek` in the trail's order (newest
 /// first): what a limit left out. One count on the primary key.
-pub(in crate::store) fn audit_count<R: Reader>(
+pub(super) fn audit_count<R: Reader>(
     r: &mut R,
     tables: Tables,
     seek: Seek<DecisionId>,
@@ -161,7 +161,7 @@ pub(in crate::store) fn audit_count<R: Reader>(
 
 /// One page of decisions, newest first, for `settle audit` and the
 /// console's Audit view.
-pub(in crate::store) fn audit_page<R: Reader>(
+pub(super) fn audit_page<R: Reader>(
     r: &mut R,
     tables: Tables,
     seek: Seek<DecisionId>,
@@ -197,7 +197,7 @@ pub(in crate::store) fn audit_page<R: Reader>(
 /// Finds an operation by id (`42`) or natural key (`account/op_type/key`;
 /// the key may itself contain `/`). `ledger` names it in errors; `failed`
 /// says a driver error as settle's.
-pub(in crate::store) fn resolve<R: Reader>(
+pub(super) fn resolve<R: Reader>(
     r: &mut R,
     spec: &str,
     ledger: &Path,
@@ -246,7 +246,7 @@ pub(in crate::store) fn resolve<R: Reader>(
 /// The id of the operation with this natural key, if the ledger holds it:
 /// how the console links a drill case to the operation `settle drill
 /// import` wrote for it. One indexed read (the natural key is unique).
-pub(in crate::store) fn operation_by_key<R: Reader>(
+pub(super) fn operation_by_key<R: Reader>(
     r: &mut R,
     (account, op_type, key): (&str, &str, &str),
 ) -> std::result::Result<Option<OperationId>, R::Error> {

@@ -8,18 +8,18 @@
 use chrono::{DateTime, Utc};
 
 use super::sql::{Arg, Args, Dialect};
-use crate::domain::{Seek, Sort, SortColumn, SortKey, SortValue};
+use crate::domain::{Seek, Sort, SortColumn, SortKey, SortValue, State};
 use crate::query::{Pattern, Query};
 
 /// A statement and its arguments.
-pub(in crate::store) struct Statement {
+pub(super) struct Statement {
     pub sql: String,
     pub args: Vec<Arg>,
 }
 
 /// The conditions on `operations o` a filter means, all of which must
 /// hold, with their arguments pushed onto `args`.
-pub(in crate::store) fn where_clause(
+pub(super) fn where_clause(
     d: &dyn Dialect,
     query: &Query,
     now: DateTime<Utc>,
@@ -88,7 +88,21 @@ pub(in crate::store) fn where_clause(
     clause
 }
 
-pub(in crate::store) fn where_sql(clause: &[String]) -> String {
+/// The states an operation in the triage queue can have, and reserved, as
+/// SQL constants (`'pending', …`): the partial queue indexes and the
+/// queries they serve spell them alike, never as parameters, because a
+/// planner uses a partial index only when it can prove the query implies
+/// the index's condition.
+pub(super) fn queue_candidate_words() -> String {
+    let words: Vec<String> = State::QUEUE
+        .iter()
+        .chain([State::Reserved].iter())
+        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
+        .collect();
+    words.join(", ")
+}
+
+pub(super) fn where_sql(clause: &[String]) -> String {
     if clause.is_empty() {
         String::new()
     } else {
@@ -133,7 +147,7 @@ fn prefix_range(pattern: &str) -> Option<(String, String)> {
 }
 
 /// Escapes `LIKE`'s metacharacters in `text` with a backslash.
-pub(in crate::store) fn like_literal(text: &str, out: &mut String) {
+pub(super) fn like_literal(text: &str, out: &mut String) {
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
             out.push('\\');
@@ -152,7 +166,7 @@ fn like_contains(text: &str) -> String {
 
 /// The direction to read in, whether the rows must be reversed into list
 /// order, and the comparison that keeps the rows beyond the seek key.
-pub(in crate::store) fn seek_plan<K>(
+pub(super) fn seek_plan<K>(
     seek: Seek<K>,
     descending: bool,
 ) -> (&'static str, bool, Option<(K, &'static str)>) {
@@ -173,7 +187,7 @@ pub(in crate::store) fn seek_plan<K>(
 /// The statement of a page (`limit`) or of the whole list (`None`) in
 /// `sort`'s order after `seek`, and whether to reverse its rows. A keyset
 /// on `(sort expression, id)`, never OFFSET.
-pub(in crate::store) fn page_sql(
+pub(super) fn page_sql(
     d: &dyn Dialect,
     query: &Query,
     sort: Sort,
@@ -221,7 +235,7 @@ pub(in crate::store) fn page_sql(
 }
 
 /// How many operations `query` matches.
-pub(in crate::store) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
+pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
     let clause = where_clause(d, query, now, &mut args);
     Statement {
@@ -234,11 +248,7 @@ pub(in crate::store) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<
 /// account, last error and last change (whole seconds since the epoch;
 /// NULL when not a time), in id order so the same index as the queue's
 /// pages serves it.
-pub(in crate::store) fn clusters_sql(
-    d: &dyn Dialect,
-    query: &Query,
-    now: DateTime<Utc>,
-) -> Statement {
+pub(super) fn clusters_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
     let clause = where_clause(d, query, now, &mut args);
     let sql = format!(

@@ -12,7 +12,7 @@ use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract};
 use crate::error::Result;
 
 /// An import's statements in one dialect.
-pub(in crate::store) struct ImportSql {
+pub(super) struct ImportSql {
     /// A contract already there stands.
     pub contract: String,
     /// Nothing happens when the natural key is there.
@@ -22,7 +22,7 @@ pub(in crate::store) struct ImportSql {
 }
 
 impl ImportSql {
-    pub(in crate::store) fn new(d: &dyn Dialect) -> ImportSql {
+    pub(super) fn new(d: &dyn Dialect) -> ImportSql {
         let values = |n: usize| {
             (1..=n)
                 .map(|i| format!("{}{i}", d.param_prefix()))
@@ -58,7 +58,7 @@ impl ImportSql {
 
 /// An open import transaction: each method writes one row with
 /// [`ImportSql`]'s statement of its kind.
-pub(in crate::store) trait Importer {
+pub(super) trait Importer {
     fn contract(&mut self, c: &OpTypeContract) -> Result<()>;
     /// The new operation's id, or `None` when its natural key was there.
     fn operation(&mut self, op: &NewOperation) -> Result<Option<i64>>;
@@ -68,7 +68,7 @@ pub(in crate::store) trait Importer {
 }
 
 /// Writes `contracts`, then each operation not there yet with its history.
-pub(in crate::store) fn import(
+pub(super) fn import(
     into: &mut impl Importer,
     operations: &[NewOperation],
     contracts: &[OpTypeContract],

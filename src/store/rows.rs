@@ -15,9 +15,7 @@ use crate::domain::{
 /// max_attempts, last_event, last_error, result_id, lease_expires_at,
 /// created_at, updated_at, version, retry status`. A malformed cell is
 /// flagged on the row instead of failing the page.
-pub(in crate::store) fn operation_row<C: CellRead + ?Sized>(
-    c: &mut C,
-) -> Result<OperationRow, C::Error> {
+pub(super) fn operation_row<C: CellRead + ?Sized>(c: &mut C) -> Result<OperationRow, C::Error> {
     Ok(OperationRow {
         id: OperationId(c.int(0, "id")?),
         state: State::parse(&c.text(1, "state")?),
@@ -41,7 +39,7 @@ pub(in crate::store) fn operation_row<C: CellRead + ?Sized>(
 /// `id, account, op_type, idem_key, fingerprint, params, state, result_id,
 /// max_attempts, deadline_at, lease_expires_at, key_expires_at,
 /// created_at, updated_at, version`.
-pub(in crate::store) fn operation<C: CellRead + ?Sized>(c: &mut C) -> Result<Operation, C::Error> {
+pub(super) fn operation<C: CellRead + ?Sized>(c: &mut C) -> Result<Operation, C::Error> {
     Ok(Operation {
         id: OperationId(c.int(0, "id")?),
         account: c.text(1, "account")?,
@@ -66,7 +64,7 @@ pub(in crate::store) fn operation<C: CellRead + ?Sized>(c: &mut C) -> Result<Ope
 // gathered on the detail by [`flagged`] (see `history_malformed`).
 
 /// `op_id, attempt, started_at, ended_at, outcome, error, response`.
-pub(in crate::store) fn attempt<C: CellRead + ?Sized>(
+pub(super) fn attempt<C: CellRead + ?Sized>(
     c: &mut C,
 ) -> Result<(Attempt, Vec<Malformed>), C::Error> {
     let row = Attempt {
@@ -82,9 +80,7 @@ pub(in crate::store) fn attempt<C: CellRead + ?Sized>(
 }
 
 /// `id, op_id, attempt, at, event, detail`.
-pub(in crate::store) fn event<C: CellRead + ?Sized>(
-    c: &mut C,
-) -> Result<(Event, Vec<Malformed>), C::Error> {
+pub(super) fn event<C: CellRead + ?Sized>(c: &mut C) -> Result<(Event, Vec<Malformed>), C::Error> {
     let row = Event {
         id: c.int(0, "id")?,
         op_id: OperationId(c.int(1, "op_id")?),
@@ -98,7 +94,7 @@ pub(in crate::store) fn event<C: CellRead + ?Sized>(
 
 /// `id, op_id, decision, from_state, to_state, result_id, evidence, note,
 /// operator, decided_at, op_version, undoes`.
-pub(in crate::store) fn decision<C: CellRead + ?Sized>(
+pub(super) fn decision<C: CellRead + ?Sized>(
     c: &mut C,
 ) -> Result<(Decision, Vec<Malformed>), C::Error> {
     let row = Decision {
@@ -120,7 +116,7 @@ pub(in crate::store) fn decision<C: CellRead + ?Sized>(
 
 /// `id, op_id, idem_key, requested_at, requested_by, status, decision_id,
 /// claimed_by, claim_expires_at, runs, finished_at, outcome`.
-pub(in crate::store) fn retry_request<C: CellRead + ?Sized>(
+pub(super) fn retry_request<C: CellRead + ?Sized>(
     c: &mut C,
 ) -> Result<(RetryRequest, Vec<Malformed>), C::Error> {
     let row = RetryRequest {
@@ -144,9 +140,7 @@ pub(in crate::store) fn retry_request<C: CellRead + ?Sized>(
 
 /// `id, op_id, idem_key, command, outcome, result_id, exit, output,
 /// operator, probed_at, duration_ms`.
-pub(in crate::store) fn probe<C: CellRead + ?Sized>(
-    c: &mut C,
-) -> Result<(Probe, Vec<Malformed>), C::Error> {
+pub(super) fn probe<C: CellRead + ?Sized>(c: &mut C) -> Result<(Probe, Vec<Malformed>), C::Error> {
     let row = Probe {
         id: c.int(0, "id")?,
         probe: NewProbe {
@@ -166,7 +160,7 @@ pub(in crate::store) fn probe<C: CellRead + ?Sized>(
 }
 
 /// `op_type, idempotent, key_retention_s, description`.
-pub(in crate::store) fn contract<C: CellRead + ?Sized>(
+pub(super) fn contract<C: CellRead + ?Sized>(
     c: &mut C,
 ) -> Result<(OpTypeContract, Vec<Malformed>), C::Error> {
     let row = OpTypeContract {
@@ -180,7 +174,7 @@ pub(in crate::store) fn contract<C: CellRead + ?Sized>(
 
 /// The rows without their flags, each flag kept in `out` as `attempt 2:
 /// error: a 3-byte BLOB` (`whose` names the row).
-pub(in crate::store) fn flagged<T>(
+pub(super) fn flagged<T>(
     rows: Vec<(T, Vec<Malformed>)>,
     out: &mut Vec<String>,
     whose: impl Fn(&T) -> String,
@@ -198,7 +192,7 @@ pub(in crate::store) fn flagged<T>(
 /// Operations per state from `(state, count)` rows, in the order of
 /// [`State::KNOWN`] (a state settle does not know last), states counted 0
 /// left out; `estimated` when some counts come from statistics.
-pub(in crate::store) fn state_counts(
+pub(super) fn state_counts(
     raw: Vec<(String, i64)>,
     stale_reserved: i64,
     estimated: bool,

@@ -15,7 +15,7 @@ use crate::domain::SortColumn;
 /// in its own (an instant is epoch seconds to SQLite, a `timestamptz` to
 /// PostgreSQL). Values never enter the SQL text.
 #[derive(Debug, Clone, PartialEq)]
-pub(in crate::store) enum Arg {
+pub(super) enum Arg {
     Int(i64),
     Text(String),
     Instant(DateTime<Utc>),
@@ -24,25 +24,25 @@ pub(in crate::store) enum Arg {
 impl Arg {
     /// `now` in whole seconds: SQLite compares leases as epoch seconds, and
     /// a lease within the current second must be stale on both backends.
-    pub(in crate::store) fn now(now: DateTime<Utc>) -> Arg {
+    pub(super) fn now(now: DateTime<Utc>) -> Arg {
         Arg::Instant(whole_seconds(now))
     }
 }
 
 /// `now` with its fraction dropped.
-pub(in crate::store) fn whole_seconds(now: DateTime<Utc>) -> DateTime<Utc> {
+pub(super) fn whole_seconds(now: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now)
 }
 
 /// A statement's arguments in placeholder order, numbered as the dialect
 /// numbers them (`?3` or `$3`).
-pub(in crate::store) struct Args {
+pub(super) struct Args {
     prefix: char,
     pub values: Vec<Arg>,
 }
 
 impl Args {
-    pub(in crate::store) fn new(dialect: &dyn Dialect) -> Args {
+    pub(super) fn new(dialect: &dyn Dialect) -> Args {
         Args {
             prefix: dialect.param_prefix(),
             values: Vec::new(),
@@ -50,16 +50,16 @@ impl Args {
     }
 
     /// Adds `arg` and names its placeholder.
-    pub(in crate::store) fn push(&mut self, arg: Arg) -> String {
+    pub(super) fn push(&mut self, arg: Arg) -> String {
         self.values.push(arg);
         format!("{}{}", self.prefix, self.values.len())
     }
 
-    pub(in crate::store) fn int(&mut self, n: i64) -> String {
+    pub(super) fn int(&mut self, n: i64) -> String {
         self.push(Arg::Int(n))
     }
 
-    pub(in crate::store) fn text(&mut self, t: impl Into<String>) -> String {
+    pub(super) fn text(&mut self, t: impl Into<String>) -> String {
         self.push(Arg::Text(t.into()))
     }
 }
@@ -67,7 +67,7 @@ impl Args {
 /// How a dialect spells what the shared statements mean. Each method says
 /// the meaning; the backend's file says why its spelling has that meaning
 /// (and serves its indexes).
-pub(in crate::store) trait Dialect {
+pub(super) trait Dialect {
     /// The placeholders' mark: `?` for `?1`, `$` for `$1`.
     fn param_prefix(&self) -> char;
 
@@ -129,12 +129,11 @@ pub(in crate::store) trait Dialect {
 }
 
 /// What reads one row's cells into a `T`, failing with the driver's `E`.
-pub(in crate::store) type ReadRow<'a, T, E> =
-    &'a mut dyn FnMut(&mut dyn CellRead<Error = E>) -> Result<T, E>;
+pub(super) type ReadRow<'a, T, E> = &'a mut dyn FnMut(&mut dyn CellRead<Error = E>) -> Result<T, E>;
 
 /// A connection or transaction the shared reads run their statements on.
 /// `read` is handed each row's cells, in the statement's column order.
-pub(in crate::store) trait Reader {
+pub(super) trait Reader {
     type Error;
 
     fn dialect(&self) -> &dyn Dialect;

@@ -16,7 +16,7 @@ use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
 
 impl Pg {
     /// Streams every row of `table` into `each`, in the copy's order.
-    pub(in crate::store) fn copy_rows(
+    pub(crate) fn copy_rows(
         &self,
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
@@ -53,7 +53,7 @@ impl Pg {
     /// Writes every row `source` gives into this ledger in one
     /// transaction; refuses a ledger that already holds operations or
     /// history.
-    pub(in crate::store) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+    pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
         let err = |doing: &str, e| super::pg_error(&shown, doing, e);

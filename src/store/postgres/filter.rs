@@ -7,8 +7,8 @@
 
 use postgres::types::ToSql;
 
-use crate::domain::{SortColumn, State};
-use crate::store::filter::like_literal;
+use crate::domain::SortColumn;
+use crate::store::filter::{like_literal, queue_candidate_words};
 use crate::store::sql::{Arg, Dialect};
 
 /// The arguments as the client binds them: each in its value's own type
@@ -28,13 +28,8 @@ pub(super) fn refs(values: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
 /// constants (never parameters) exactly as the partial index
 /// `settle_operations_queue` spells its condition: the planner uses a
 /// partial index only when it can prove the query implies the condition.
-pub(in crate::store) fn queue_candidates_sql(column: &str) -> String {
-    let words: Vec<String> = State::QUEUE
-        .iter()
-        .chain([State::Reserved].iter())
-        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
-        .collect();
-    format!("{column} IN ({})", words.join(", "))
+pub(super) fn queue_candidates_sql(column: &str) -> String {
+    format!("{column} IN ({})", queue_candidate_words())
 }
 
 /// A reserved operation whose lease has passed (or that has none: nobody
@@ -64,7 +59,7 @@ const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key
 
 /// PostgreSQL's spelling.
 #[derive(Debug, Clone, Copy)]
-pub(in crate::store) struct PgSql;
+pub(super) struct PgSql;
 
 impl Dialect for PgSql {
     fn param_prefix(&self) -> char {

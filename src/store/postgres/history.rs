@@ -88,7 +88,7 @@ impl Pg {
 /// Reads one operation's whole history, on a plain connection or inside a
 /// transaction: the decision transaction must judge the rules on what it is
 /// about to change.
-pub(in crate::store) fn load_detail(
+pub(super) fn load_detail(
     mut client: &mut impl GenericClient,
     id: OperationId,
     tables: Tables,

@@ -14,7 +14,7 @@ impl Sqlite {
     /// Streams every row of `table` into `each`, in the copy's order. A
     /// service's ledger that was never adopted has no console tables: none
     /// of their rows.
-    pub(in crate::store) fn copy_rows(
+    pub(crate) fn copy_rows(
         &self,
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
@@ -80,7 +80,7 @@ impl Sqlite {
     /// Writes every row `source` gives into this ledger, in one
     /// transaction; refuses a ledger that already holds operations or
     /// history (the copy would mix two ledgers and fork the chain).
-    pub(in crate::store) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+    pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let path = self.path.clone();
         let err = |doing: &str, e| super::sqlite(&path, doing, e);

@@ -7,16 +7,20 @@
 //! and the audit trail are in [`history`]; no statement here writes.
 
 use chrono::{DateTime, Utc};
-use rusqlite::params_from_iter;
+use rusqlite::{Connection, params_from_iter};
 
 use super::Sqlite;
-use crate::domain::{OperationId, OperationRow, Seek, Sort, SortKey, SortValue, StateCounts};
+use crate::domain::{
+    OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue, StateCounts,
+};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::cells::CellRead;
+use crate::store::detail;
 use crate::store::filter::{Statement, count_sql, page_sql};
 use crate::store::rows;
 use crate::store::sql::Arg;
+use crate::store::tables::Tables;
 
 mod cells;
 mod clusters;
@@ -25,7 +29,17 @@ mod history;
 use cells::Cells;
 pub(super) use filter::SqliteSql;
 pub(super) use filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
-pub(super) use history::load_detail;
+
+/// Reads one operation's whole history, on the connection or inside the
+/// decision transaction, which must judge the rules on what it is about to
+/// change.
+pub(super) fn load_detail(
+    conn: &Connection,
+    id: OperationId,
+    tables: Tables,
+) -> rusqlite::Result<Option<OperationDetail>> {
+    detail::load_detail(&mut &*conn, id, tables)
+}
 
 impl Sqlite {
     /// This ledger's spelling: with the trigger-kept summary once adopted.
@@ -115,7 +129,7 @@ impl Sqlite {
 
     /// The statement of a page (`limit`) or of the whole list (`None`), its
     /// arguments, and whether to reverse its rows.
-    pub(in crate::store) fn page_sql(
+    pub(super) fn page_sql(
         &self,
         query: &Query,
         sort: Sort,
@@ -127,8 +141,15 @@ impl Sqlite {
         (page.sql, page.args, reverse)
     }
 
+    /// The Clusters view's statement and its arguments, for the plan tests.
+    #[cfg(test)]
+    pub(super) fn clusters_sql(&self, query: &Query, now: DateTime<Utc>) -> (String, Vec<Arg>) {
+        let statement = crate::store::filter::clusters_sql(&self.dialect(), query, now);
+        (statement.sql, statement.args)
+    }
+
     /// Hands each row of `statement` to `each` as it is read.
-    pub(super) fn stream(
+    fn stream(
         &self,
         statement: &Statement,
         preparing: &str,

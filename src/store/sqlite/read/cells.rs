@@ -10,7 +10,7 @@ use crate::store::cells::{CellRead, cap};
 use crate::text::sanitize;
 
 /// One row being read, and the malformed cells met so far.
-pub(in crate::store) struct Cells<'a, 'r> {
+pub(super) struct Cells<'a, 'r> {
     row: &'a Row<'r>,
     malformed: Vec<Malformed>,
 }

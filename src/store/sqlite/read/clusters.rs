@@ -18,8 +18,7 @@ use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::cells::CellRead;
-use crate::store::filter::{Statement, clusters_sql};
-use crate::store::sql::Arg;
+use crate::store::filter::clusters_sql;
 use crate::store::sqlite::Sqlite;
 use crate::store::tally::Tally;
 
@@ -30,8 +29,7 @@ impl Sqlite {
     /// the screen's thread.
     pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
         let failed = |e| self.err("grouping the queue", e);
-        let (sql, args) = self.clusters_sql(query, now);
-        let statement = Statement { sql, args };
+        let statement = clusters_sql(&self.dialect(), query, now);
         let mut tally = Tally::new(now.timestamp());
         self.stream(
             &statement,
@@ -50,16 +48,6 @@ impl Sqlite {
             },
         )?;
         Ok(tally.into_clusters(top))
-    }
-
-    /// The statement and its arguments.
-    pub(in crate::store) fn clusters_sql(
-        &self,
-        query: &Query,
-        now: DateTime<Utc>,
-    ) -> (String, Vec<Arg>) {
-        let statement = clusters_sql(&self.dialect(), query, now);
-        (statement.sql, statement.args)
     }
 }
 

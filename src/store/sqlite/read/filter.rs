@@ -7,7 +7,8 @@
 use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, Value};
 
-use crate::domain::{SortColumn, State};
+use crate::domain::SortColumn;
+use crate::store::filter::queue_candidate_words;
 use crate::store::sql::{Arg, Dialect};
 
 /// The states an operation in the triage queue can have, as the partial
@@ -15,19 +16,14 @@ use crate::store::sql::{Arg, Dialect};
 /// (SQLite uses a partial index only when the query repeats its condition).
 /// The unary `+` keeps the planner off `settle_operations_state`, which
 /// would read the states one after the other and sort the whole queue.
-pub(in crate::store) fn queue_candidates_sql(column: &str) -> String {
-    let words: Vec<String> = State::QUEUE
-        .iter()
-        .chain([State::Reserved].iter())
-        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
-        .collect();
-    format!("+{column} IN ({})", words.join(", "))
+pub(crate) fn queue_candidates_sql(column: &str) -> String {
+    format!("+{column} IN ({})", queue_candidate_words())
 }
 
 /// The reserved rows the index `settle_operations_reserved_lease` holds;
 /// `+` as in [`queue_candidates_sql`], so that index, not the state index,
 /// counts the stale ones.
-pub(in crate::store) const STALE_CANDIDATES: &str = "+state = 'reserved'";
+pub(crate) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 
 /// A lease as seconds since the epoch, whatever form a service wrote it in:
 /// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
@@ -36,7 +32,7 @@ pub(in crate::store) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 /// [`crate::domain::stale_reservation`]); text that is not a time is NULL
 /// (never stale). The index `settle_operations_reserved_lease` is on this
 /// exact expression.
-pub(in crate::store) fn instant_sql(column: &str) -> String {
+pub(crate) fn instant_sql(column: &str) -> String {
     format!(
         "(CASE WHEN {column} IS NULL THEN 0 \
          WHEN typeof({column}) IN ('integer', 'real') \
@@ -76,7 +72,7 @@ const LAST_ERROR: &str =
 /// SQLite's spelling. `derived`: the trigger-kept summary table is there
 /// and current (joined as `s`), so reads use it instead of aggregating.
 #[derive(Debug, Clone, Copy)]
-pub(in crate::store) struct SqliteSql {
+pub(crate) struct SqliteSql {
     pub derived: bool,
 }
 

@@ -11,7 +11,6 @@ use crate::error::{Error, Result};
 use crate::store::detail;
 use crate::store::sql::{Arg, Dialect, ReadRow, Reader};
 use crate::store::sqlite::Sqlite;
-use crate::store::tables::Tables;
 
 /// A connection or transaction, each statement prepared once and cached.
 impl Reader for &Connection {
@@ -55,7 +54,7 @@ impl Sqlite {
     /// The operation with its attempts, events, decisions, retry requests and
     /// its type's contract.
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        load_detail(&self.conn, id, self.tables)
+        detail::load_detail(&mut &self.conn, id, self.tables)
             .map_err(|e| self.err(&format!("reading operation {id}"), e))?
             .ok_or_else(|| Error::NotFound {
                 path: self.path.clone(),
@@ -76,15 +75,4 @@ impl Sqlite {
         detail::audit_page(&mut &self.conn, self.tables, seek, limit)
             .map_err(|e| self.err("reading the audit trail", e))
     }
-}
-
-/// Reads one operation's whole history, on the connection or inside the
-/// decision transaction, which must judge the rules on what it is about to
-/// change.
-pub(in crate::store) fn load_detail(
-    conn: &Connection,
-    id: OperationId,
-    tables: Tables,
-) -> rusqlite::Result<Option<OperationDetail>> {
-    detail::load_detail(&mut &*conn, id, tables)
 }
