@@ -65,11 +65,14 @@ pub(super) trait Importer {
     /// `op` names the operation in an error.
     fn attempt(&mut self, op_id: i64, op: &NewOperation, a: &NewAttempt) -> Result<()>;
     fn event(&mut self, op_id: i64, op: &NewOperation, e: &NewEvent) -> Result<()>;
+    /// Makes the whole batch durable, or none of it.
+    fn commit(self) -> Result<()>;
 }
 
-/// Writes `contracts`, then each operation not there yet with its history.
+/// Writes `contracts`, then each operation not there yet with its history,
+/// and commits.
 pub(super) fn import(
-    into: &mut impl Importer,
+    mut into: impl Importer,
     operations: &[NewOperation],
     contracts: &[OpTypeContract],
 ) -> Result<ImportReport> {
@@ -90,5 +93,6 @@ pub(super) fn import(
             into.event(op_id, op, e)?;
         }
     }
+    into.commit()?;
     Ok(report)
 }

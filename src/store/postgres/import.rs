@@ -32,20 +32,18 @@ impl Pg {
             .map_err(|e| failed(&shown, e))?;
         let sql = ImportSql::new(&PgSql);
         let mut prepare = |sql: &str| tx.prepare(sql).map_err(|e| failed(&shown, e));
-        let statements = [
-            prepare(&sql.contract)?,
-            prepare(&format!("{} RETURNING id::bigint", sql.operation))?,
-            prepare(&sql.attempt)?,
-            prepare(&sql.event)?,
-        ];
-        let mut batch = Batch {
-            tx: &mut tx,
-            statements,
+        let prepared = Prepared {
+            contract: prepare(&sql.contract)?,
+            operation: prepare(&format!("{} RETURNING id::bigint", sql.operation))?,
+            attempt: prepare(&sql.attempt)?,
+            event: prepare(&sql.event)?,
+        };
+        let batch = Batch {
+            tx,
+            prepared,
             shown: &shown,
         };
-        let report = import(&mut batch, operations, contracts)?;
-        tx.commit().map_err(|e| failed(&shown, e))?;
-        Ok(report)
+        import(batch, operations, contracts)
     }
 }
 
@@ -53,15 +51,22 @@ fn failed(shown: &Path, e: postgres::Error) -> Error {
     super::pg_error(shown, "importing operations", e)
 }
 
-/// The import's transaction and its prepared statements: contract,
-/// operation, attempt, event.
-struct Batch<'a, 't> {
-    tx: &'a mut Transaction<'t>,
-    statements: [Statement; 4],
+/// The import's transaction and its prepared statements.
+struct Batch<'a> {
+    tx: Transaction<'a>,
+    prepared: Prepared,
     shown: &'a Path,
 }
 
-impl Importer for Batch<'_, '_> {
+/// [`ImportSql`]'s statements, prepared once for the whole batch.
+struct Prepared {
+    contract: Statement,
+    operation: Statement,
+    attempt: Statement,
+    event: Statement,
+}
+
+impl Importer for Batch<'_> {
     fn contract(&mut self, c: &OpTypeContract) -> Result<()> {
         let args: [&(dyn ToSql + Sync); 4] = [
             &c.op_type,
@@ -69,10 +74,7 @@ impl Importer for Batch<'_, '_> {
             &c.key_retention_s,
             &c.description,
         ];
-        self.tx
-            .execute(&self.statements[0], &args)
-            .map(|_| ())
-            .map_err(|e| failed(self.shown, e))
+        execute(&mut self.tx, &self.prepared.contract, &args, self.shown)
     }
 
     fn operation(&mut self, op: &NewOperation) -> Result<Option<i64>> {
@@ -85,7 +87,7 @@ impl Importer for Batch<'_, '_> {
         let inserted = self
             .tx
             .query_opt(
-                &self.statements[1],
+                &self.prepared.operation,
                 &[
                     &op.account,
                     &op.op_type,
@@ -124,20 +126,29 @@ impl Importer for Batch<'_, '_> {
             &a.error,
             &a.response,
         ];
-        self.tx
-            .execute(&self.statements[2], &args)
-            .map(|_| ())
-            .map_err(|e| failed(self.shown, e))
+        execute(&mut self.tx, &self.prepared.attempt, &args, self.shown)
     }
 
     fn event(&mut self, op_id: i64, op: &NewOperation, e: &NewEvent) -> Result<()> {
         let at = instant(self.shown, op, "an event's at", &e.at)?;
         let args: [&(dyn ToSql + Sync); 5] = [&op_id, &e.attempt, &at, &e.event, &e.detail];
-        self.tx
-            .execute(&self.statements[3], &args)
-            .map(|_| ())
-            .map_err(|e| failed(self.shown, e))
+        execute(&mut self.tx, &self.prepared.event, &args, self.shown)
     }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(|e| failed(self.shown, e))
+    }
+}
+
+fn execute(
+    tx: &mut Transaction<'_>,
+    statement: &Statement,
+    args: &[&(dyn ToSql + Sync)],
+    shown: &Path,
+) -> Result<()> {
+    tx.execute(statement, args)
+        .map(|_| ())
+        .map_err(|e| failed(shown, e))
 }
 
 /// A time of `op` as PostgreSQL stores it, or an error naming it.

@@ -27,15 +27,12 @@ impl Sqlite {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| failed(&path, e))?;
-        let sql = ImportSql::new(&SqliteSql { derived: false });
-        let mut into = Batch {
-            tx: &tx,
-            sql,
+        let batch = Batch {
+            tx,
+            sql: ImportSql::new(&SqliteSql { derived: false }),
             path: &path,
         };
-        let report = import(&mut into, operations, contracts)?;
-        tx.commit().map_err(|e| failed(&path, e))?;
-        Ok(report)
+        import(batch, operations, contracts)
     }
 }
 
@@ -44,10 +41,10 @@ fn failed(path: &Path, e: rusqlite::Error) -> Error {
 }
 
 /// The import's transaction, each statement prepared once and cached.
-struct Batch<'t> {
-    tx: &'t Transaction<'t>,
+struct Batch<'a> {
+    tx: Transaction<'a>,
     sql: ImportSql,
-    path: &'t Path,
+    path: &'a Path,
 }
 
 impl Importer for Batch<'_> {
@@ -92,6 +89,10 @@ impl Importer for Batch<'_> {
     fn event(&mut self, op_id: i64, _: &NewOperation, e: &NewEvent) -> Result<()> {
         let args = params![op_id, e.attempt, e.at, e.event, e.detail];
         self.execute(&self.sql.event, args).map(|_| ())
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(|e| failed(self.path, e))
     }
 }
 
