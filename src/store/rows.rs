@@ -10,7 +10,7 @@ use crate::domain::{
 };
 
 /// One row's cells, read tolerantly; `E` is the backend's error.
-pub(in crate::store) trait CellRead {
+pub(crate) trait CellRead {
     type Error;
     fn text(&mut self, i: usize, column: &'static str) -> Result<String, Self::Error>;
     fn opt_text(&mut self, i: usize, column: &'static str) -> Result<Option<String>, Self::Error>;
@@ -25,7 +25,7 @@ pub(in crate::store) trait CellRead {
 /// `id, account, op_type, idem_key, fingerprint, params, state, result_id,
 /// max_attempts, deadline_at, lease_expires_at, key_expires_at,
 /// created_at, updated_at, version`.
-pub(in crate::store) fn operation<C: CellRead>(c: &mut C) -> Result<Operation, C::Error> {
+pub(crate) fn operation<C: CellRead>(c: &mut C) -> Result<Operation, C::Error> {
     Ok(Operation {
         id: OperationId(c.int(0, "id")?),
         account: c.text(1, "account")?,
@@ -50,9 +50,7 @@ pub(in crate::store) fn operation<C: CellRead>(c: &mut C) -> Result<Operation, C
 // gathered on the detail by [`flagged`] (see `history_malformed`).
 
 /// `op_id, attempt, started_at, ended_at, outcome, error, response`.
-pub(in crate::store) fn attempt<C: CellRead>(
-    c: &mut C,
-) -> Result<(Attempt, Vec<Malformed>), C::Error> {
+pub(crate) fn attempt<C: CellRead>(c: &mut C) -> Result<(Attempt, Vec<Malformed>), C::Error> {
     let row = Attempt {
         op_id: OperationId(c.int(0, "op_id")?),
         attempt: c.int(1, "attempt")?,
@@ -66,7 +64,7 @@ pub(in crate::store) fn attempt<C: CellRead>(
 }
 
 /// `id, op_id, attempt, at, event, detail`.
-pub(in crate::store) fn event<C: CellRead>(c: &mut C) -> Result<(Event, Vec<Malformed>), C::Error> {
+pub(crate) fn event<C: CellRead>(c: &mut C) -> Result<(Event, Vec<Malformed>), C::Error> {
     let row = Event {
         id: c.int(0, "id")?,
         op_id: OperationId(c.int(1, "op_id")?),
@@ -80,9 +78,7 @@ pub(in crate::store) fn event<C: CellRead>(c: &mut C) -> Result<(Event, Vec<Malf
 
 /// `id, op_id, decision, from_state, to_state, result_id, evidence, note,
 /// operator, decided_at, op_version, undoes`.
-pub(in crate::store) fn decision<C: CellRead>(
-    c: &mut C,
-) -> Result<(Decision, Vec<Malformed>), C::Error> {
+pub(crate) fn decision<C: CellRead>(c: &mut C) -> Result<(Decision, Vec<Malformed>), C::Error> {
     let row = Decision {
         id: DecisionId(c.int(0, "id")?),
         op_id: OperationId(c.int(1, "op_id")?),
@@ -102,7 +98,7 @@ pub(in crate::store) fn decision<C: CellRead>(
 
 /// `id, op_id, idem_key, requested_at, requested_by, status, decision_id,
 /// claimed_by, claim_expires_at, runs, finished_at, outcome`.
-pub(in crate::store) fn retry_request<C: CellRead>(
+pub(crate) fn retry_request<C: CellRead>(
     c: &mut C,
 ) -> Result<(RetryRequest, Vec<Malformed>), C::Error> {
     let row = RetryRequest {
@@ -126,7 +122,7 @@ pub(in crate::store) fn retry_request<C: CellRead>(
 
 /// `id, op_id, idem_key, command, outcome, result_id, exit, output,
 /// operator, probed_at, duration_ms`.
-pub(in crate::store) fn probe<C: CellRead>(c: &mut C) -> Result<(Probe, Vec<Malformed>), C::Error> {
+pub(crate) fn probe<C: CellRead>(c: &mut C) -> Result<(Probe, Vec<Malformed>), C::Error> {
     let row = Probe {
         id: c.int(0, "id")?,
         probe: NewProbe {
@@ -147,7 +143,7 @@ pub(in crate::store) fn probe<C: CellRead>(c: &mut C) -> Result<(Probe, Vec<Malf
 
 /// The rows without their flags, each flag kept in `out` as `attempt 2:
 /// error: a 3-byte BLOB` (`whose` names the row).
-pub(in crate::store) fn flagged<T>(
+pub(crate) fn flagged<T>(
     rows: Vec<(T, Vec<Malformed>)>,
     out: &mut Vec<String>,
     whose: impl Fn(&T) -> String,

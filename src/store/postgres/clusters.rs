@@ -6,8 +6,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Pg;
 use super::cells::Cells;
+use super::conn::Pg;
 use super::filter::{Params, refs, where_clause, where_sql};
 use crate::domain::Clusters;
 use crate::error::Result;

@@ -23,7 +23,7 @@ pub(super) fn refs(values: &Params) -> Vec<&(dyn ToSql + Sync)> {
 /// constants (never parameters) exactly as the partial index
 /// `settle_operations_queue` spells its condition: the planner uses a
 /// partial index only when it can prove the query implies the condition.
-pub(in crate::store) fn queue_candidates_sql(column: &str) -> String {
+pub(crate) fn queue_candidates_sql(column: &str) -> String {
     let words: Vec<String> = State::QUEUE
         .iter()
         .chain([State::Reserved].iter())

@@ -6,8 +6,8 @@
 
 use postgres::{GenericClient, Row};
 
-use super::Pg;
 use super::cells::Cells;
+use super::conn::Pg;
 use super::read::seek_plan;
 use crate::domain::{
     Attempt, Decision, DecisionId, Event, Malformed, OpTypeContract, Operation, OperationDetail,
@@ -102,7 +102,7 @@ impl Pg {
 /// Reads one operation's whole history, on a plain connection or inside a
 /// transaction: the decision transaction must judge the rules on what it is
 /// about to change.
-pub(in crate::store) fn load_detail(
+pub(crate) fn load_detail(
     client: &mut impl GenericClient,
     id: OperationId,
     tables: crate::store::tables::Tables,
@@ -214,7 +214,7 @@ fn event(r: &Row) -> PgResult<(Event, Vec<Malformed>)> {
     rows::event(&mut Cells::new(r))
 }
 
-pub(in crate::store) fn decision(r: &Row) -> PgResult<(Decision, Vec<Malformed>)> {
+pub(crate) fn decision(r: &Row) -> PgResult<(Decision, Vec<Malformed>)> {
     rows::decision(&mut Cells::new(r))
 }
 

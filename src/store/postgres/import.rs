@@ -7,7 +7,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use super::Pg;
+use super::conn::Pg;
 use crate::domain::{NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
 use crate::store::import_report::ImportReport;
@@ -25,7 +25,7 @@ impl Pg {
     ) -> Result<ImportReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        let err = |e| super::pg_error(&shown, "importing operations", e);
+        let err = |e| super::error::pg_error(&shown, "importing operations", e);
         let mut tx = self.client.get_mut().transaction().map_err(err)?;
         insert_contracts(&mut tx, contracts).map_err(err)?;
         let op_stmt = tx

@@ -12,8 +12,8 @@
 use chrono::{DateTime, Utc};
 use postgres::Row;
 
-use super::Pg;
 use super::cells::Cells;
+use super::conn::Pg;
 use super::filter::{
     Params, param, queue_candidates_sql, refs, stale_sql, where_clause, where_sql, whole_seconds,
 };

@@ -6,7 +6,7 @@
 use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{TransactionBehavior, params_from_iter};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::error::{Error, Result};
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
 
@@ -14,7 +14,7 @@ impl Sqlite {
     /// Streams every row of `table` into `each`, in the copy's order. A
     /// service's ledger that was never adopted has no console tables: none
     /// of their rows.
-    pub(in crate::store) fn copy_rows(
+    pub(crate) fn copy_rows(
         &self,
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
@@ -80,10 +80,10 @@ impl Sqlite {
     /// Writes every row `source` gives into this ledger, in one
     /// transaction; refuses a ledger that already holds operations or
     /// history (the copy would mix two ledgers and fork the chain).
-    pub(in crate::store) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+    pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let path = self.path.clone();
-        let err = |doing: &str, e| super::sqlite(&path, doing, e);
+        let err = |doing: &str, e| super::error::sqlite(&path, doing, e);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -4,7 +4,7 @@
 
 use rusqlite::{TransactionBehavior, params};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::{NewOperation, OpTypeContract};
 use crate::error::Result;
 use crate::store::import_report::ImportReport;
@@ -21,7 +21,7 @@ impl Sqlite {
     ) -> Result<ImportReport> {
         self.ensure_writable()?;
         let path = self.path.clone();
-        let err = |e| super::sqlite(&path, "importing operations", e);
+        let err = |e| super::error::sqlite(&path, "importing operations", e);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -4,7 +4,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::OperationId;
 use crate::error::Result;
 

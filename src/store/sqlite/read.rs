@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, Row, params, params_from_iter};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::{
     OperationId, OperationRow, Seek, Sort, SortColumn, SortKey, SortValue, State, StateCounts,
 };

@@ -10,7 +10,7 @@ use crate::domain::{Malformed, TIME_FORMATS, parse_time};
 use crate::text::sanitize;
 
 /// One row being read, and the malformed cells met so far.
-pub(in crate::store) struct Cells<'a, 'r> {
+pub(crate) struct Cells<'a, 'r> {
     row: &'a Row<'r>,
     pub malformed: Vec<Malformed>,
 }

@@ -48,11 +48,7 @@ impl Sqlite {
     /// The statement: each matching row's type, account, last error and
     /// last change (seconds since the epoch; NULL when not a time), in id
     /// order so the same index as the queue's pages serves it.
-    pub(in crate::store) fn clusters_sql(
-        &self,
-        query: &Query,
-        now: DateTime<Utc>,
-    ) -> (String, Vec<Value>) {
+    pub(crate) fn clusters_sql(&self, query: &Query, now: DateTime<Utc>) -> (String, Vec<Value>) {
         let (clause, values) = where_clause(query, now, self.derived);
         let (from, last_error) = if self.derived {
             (

@@ -14,7 +14,7 @@ use crate::query::{Pattern, Query};
 /// (SQLite uses a partial index only when the query repeats its condition).
 /// The unary `+` keeps the planner off `settle_operations_state`, which
 /// would read the states one after the other and sort the whole queue.
-pub(in crate::store) fn queue_candidates_sql(column: &str) -> String {
+pub(crate) fn queue_candidates_sql(column: &str) -> String {
     let words: Vec<String> = State::QUEUE
         .iter()
         .chain([State::Reserved].iter())
@@ -26,7 +26,7 @@ pub(in crate::store) fn queue_candidates_sql(column: &str) -> String {
 /// The reserved rows the index `settle_operations_reserved_lease` holds;
 /// `+` as in [`queue_candidates_sql`], so that index, not the state index,
 /// counts the stale ones.
-pub(in crate::store) const STALE_CANDIDATES: &str = "+state = 'reserved'";
+pub(crate) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 
 /// A lease as seconds since the epoch, whatever form a service wrote it in:
 /// RFC 3339 with any offset, SQLite's `datetime('now')` form, or epoch
@@ -35,7 +35,7 @@ pub(in crate::store) const STALE_CANDIDATES: &str = "+state = 'reserved'";
 /// [`crate::domain::stale_reservation`]); text that is not a time is NULL
 /// (never stale). The index `settle_operations_reserved_lease` is on this
 /// exact expression.
-pub(in crate::store) fn instant_sql(column: &str) -> String {
+pub(crate) fn instant_sql(column: &str) -> String {
     format!(
         "(CASE WHEN {column} IS NULL THEN 0 \
          WHEN typeof({column}) IN ('integer', 'real') \

@@ -93,7 +93,7 @@ impl Sqlite {
 /// Reads one operation's whole history. Shared by [`Sqlite::detail`] and the
 /// decision transaction, which must judge the rules on what it is about to
 /// change.
-pub(in crate::store) fn load_detail(
+pub(crate) fn load_detail(
     conn: &Connection,
     id: OperationId,
     tables: Tables,
