@@ -27,7 +27,7 @@ use chrono::Utc;
 
 use crate::cli::{Cli, Command};
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::{Access, Ledger};
 
 /// Runs the parsed command line.
@@ -60,9 +60,9 @@ pub fn run(cli: Cli) -> Result<()> {
 }
 
 /// Opens a ledger for a command that only reads (`list`, `show`, `audit`):
-/// always read-only, so reading never writes, not even an adoption (issue 9,
-/// point 11). An unadopted ledger is read as it is, and stderr says how to
-/// adopt it.
+/// always read-only, so reading never writes, not even an adoption (a
+/// service's ledger changes only when someone asks). An unadopted ledger is
+/// read as it is, and stderr says how to adopt it.
 pub fn open_for_reading(path: &Path) -> Result<Ledger> {
     let (ledger, report) = Ledger::open(path, Access::ReadOnly)?;
     if let Some(why) = report.not_adopted {
@@ -88,36 +88,9 @@ pub fn open_for_writing(path: &Path, wait: std::time::Duration) -> Result<Ledger
         eprintln!("{line}");
     }
     if ledger.is_read_only() {
-        return Err(not_writable(path));
+        return Err(ledger.why_not_writable());
     }
     Ok(ledger)
-}
-
-/// Why `path` cannot take a write, told from the file's and its folder's
-/// permissions: SQLite writes `LEDGER-wal` and `LEDGER-shm` beside the file,
-/// so a read-only folder blocks a writable file too.
-fn not_writable(path: &Path) -> Error {
-    let file_read_only = std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if file_read_only || std::fs::OpenOptions::new().append(true).open(path).is_err() {
-        Error::ledger(
-            path,
-            "the file is not writable; nothing was written",
-            "check its permissions (`ls -l`): give your account write access (e.g. `chmod u+w`), or decide as the account that owns it",
-        )
-    } else {
-        Error::ledger(
-            path,
-            format!(
-                "its folder {} is not writable, and SQLite keeps the ledger's -wal and -shm files there; nothing was written",
-                dir.display()
-            ),
-            "give your account write access to the folder (`ls -ld` shows who may write), or move the ledger to a folder you may write",
-        )
-    }
 }
 
 /// Opens a ledger for a command, saying on stderr what adoption did.

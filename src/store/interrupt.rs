@@ -2,7 +2,7 @@
 
 /// What a backend hands out to stop the statement running on one of its
 /// connections; each backend implements it over its own driver's handle.
-pub(in crate::store) trait Interrupt: Send + Sync {
+pub(crate) trait Interrupt: Send + Sync {
     /// Cancels the statement running now, if any; the next one runs as
     /// usual. Best effort: a cancel that cannot be delivered is dropped.
     fn interrupt(&self);
@@ -14,7 +14,7 @@ pub(in crate::store) trait Interrupt: Send + Sync {
 pub struct InterruptHandle(Box<dyn Interrupt>);
 
 impl InterruptHandle {
-    pub(in crate::store) fn new(handle: impl Interrupt + 'static) -> InterruptHandle {
+    pub(crate) fn new(handle: impl Interrupt + 'static) -> InterruptHandle {
         InterruptHandle(Box::new(handle))
     }
 

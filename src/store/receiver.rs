@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::schema::sqlite;
+use super::sqlite::error::sqlite;
 use crate::error::{Error, Result};
 
 /// How long a call waits for another call's write lock: many workers may

@@ -4,7 +4,7 @@
 /// (and again by `reinspect`), so reads leave out what is not there
 /// instead of asking the database on every call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::store) struct Tables {
+pub(crate) struct Tables {
     /// `decisions`, `retry_requests` and `op_types` (a read-only look at a
     /// service's ledger that was never adopted has none).
     pub console: bool,
@@ -15,7 +15,7 @@ pub(in crate::store) struct Tables {
 
 impl Tables {
     /// A writable ledger: opening it adopted or migrated whatever lacked.
-    pub(in crate::store) const ALL: Tables = Tables {
+    pub(crate) const ALL: Tables = Tables {
         console: true,
         worker: true,
     };

@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Pg;
+use super::conn::Pg;
 use super::filter::PgSql;
 use super::read::Portal;
 use crate::domain::Clusters;

@@ -9,7 +9,7 @@ use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
-use super::Pg;
+use super::conn::Pg;
 use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
@@ -23,7 +23,7 @@ impl Pg {
     ) -> Result<u64> {
         let doing = format!("reading {} for the copy", table.name);
         let mut client = self.client.borrow_mut();
-        let err = |e| super::pg_error(&self.shown, &doing, e);
+        let err = |e| super::error::pg_error(&self.shown, &doing, e);
         if table.console {
             let present: bool = client
                 .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table.name])
@@ -56,7 +56,7 @@ impl Pg {
     pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        let err = |doing: &str, e| super::pg_error(&shown, doing, e);
+        let err = |doing: &str, e| super::error::pg_error(&shown, doing, e);
         let mut tx = self
             .client
             .get_mut()

@@ -10,7 +10,7 @@
 use chrono::{DateTime, SubsecRound, Utc};
 use postgres::{Client, GenericClient};
 
-use super::Pg;
+use super::conn::Pg;
 use super::history::load_detail;
 use crate::domain::rules::Rule;
 use crate::domain::{
@@ -116,7 +116,7 @@ impl Pg {
     /// nothing (no lock either: a preview).
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
-        let err = |e| super::pg_error(&self.shown, "reading the operation", e);
+        let err = |e| super::error::pg_error(&self.shown, "reading the operation", e);
         let detail = load_detail(&mut *client, draft.op_id, self.tables)
             .map_err(err)?
             .ok_or_else(|| Error::NotFound {
@@ -185,7 +185,7 @@ impl Pg {
                 waited: std::time::Duration::ZERO,
             };
         }
-        super::pg_error(&self.shown, doing, e)
+        super::error::pg_error(&self.shown, doing, e)
     }
 
     /// A fresh connection when the last one broke, so a console that lost

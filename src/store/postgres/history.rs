@@ -6,8 +6,8 @@
 
 use postgres::GenericClient;
 
-use super::Pg;
 use super::cells::Cells;
+use super::conn::Pg;
 use super::filter::{PgSql, refs};
 use crate::domain::{Decision, DecisionId, OperationDetail, OperationId, Seek};
 use crate::error::{Error, Result};

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use postgres::types::ToSql;
 use postgres::{Statement, Transaction};
 
-use super::Pg;
+use super::conn::Pg;
 use super::filter::PgSql;
 use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
@@ -48,7 +48,7 @@ impl Pg {
 }
 
 fn failed(shown: &Path, e: postgres::Error) -> Error {
-    super::pg_error(shown, "importing operations", e)
+    super::error::pg_error(shown, "importing operations", e)
 }
 
 /// The import's transaction and its prepared statements.

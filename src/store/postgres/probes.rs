@@ -1,7 +1,7 @@
 //! Recording probes in a PostgreSQL ledger (`settle_probes`, append-only by
 //! its triggers). A probe changes no operation.
 
-use super::Pg;
+use super::conn::Pg;
 use crate::domain::NewProbe;
 use crate::error::Result;
 
@@ -31,7 +31,7 @@ impl Pg {
                     &p.duration_ms,
                 ],
             )
-            .map_err(|e| super::pg_error(&shown, "recording a probe", e))?;
+            .map_err(|e| super::error::pg_error(&shown, "recording a probe", e))?;
         Ok(row.get(0))
     }
 }

@@ -9,8 +9,8 @@
 
 use chrono::{DateTime, Utc};
 
-use super::Pg;
 use super::cells::Cells;
+use super::conn::Pg;
 use super::filter::{PgSql, queue_candidates_sql, refs, stale_sql};
 use crate::domain::{
     OperationId, OperationRow, Seek, Sort, SortKey, SortValue, State, StateCounts,

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use postgres::GenericClient;
 use serde_json::json;
 
-use super::Pg;
+use super::conn::Pg;
 use super::history::load_detail;
 use crate::domain::retry_plan;
 use crate::domain::retry_run::{
@@ -373,81 +373,6 @@ mod tests {
             command: Some("/bin/retry".into()),
             exit: "exit 0".into(),
         }
-    }
-
-    /// A lapsed claim re-taken, the first worker's end refused as lost,
-    /// the second's recorded: every answer and every row the same as on
-    /// SQLite.
-    #[test]
-    fn claims_lapses_and_ends_read_the_same_as_on_sqlite() {
-        let Some((_dir, mut lite, mut pg, _)) = both("retry same") else {
-            return;
-        };
-        let mut answers = Vec::new();
-        for ledger in [&mut lite, &mut pg] {
-            let first = run_of(claim(ledger, "a", 1));
-            let held = claim(ledger, "b", 5);
-            let second = run_of(claim(ledger, "b", 12));
-            let lost = ledger.finish_retry(&first, &completed(13), t(13)).unwrap();
-            let failed = RetryRun {
-                end: RetryEnd::Failed {
-                    why: "exit 1".into(),
-                    timed_out: false,
-                },
-                ..completed(14)
-            };
-            let done = ledger.finish_retry(&second, &failed, t(14)).unwrap();
-            let after = claim(ledger, "c", 30);
-            answers.push((first, held, second, lost, done, after));
-        }
-        assert_eq!(answers[0], answers[1]);
-        let (first, held, second, lost, done, after) = &answers[1];
-        assert_eq!((first.run, second.run, second.attempt), (1, 2, 2));
-        assert_eq!(*held, None, "the lease held");
-        assert!(
-            matches!(lost, Finish::Lost { held, .. } if held == "claimed by b"),
-            "{lost:?}"
-        );
-        assert!(
-            matches!(done, Finish::Recorded(r) if r.status == "failed"
-                && r.to_state == Some(State::Unknown)),
-            "{done:?}"
-        );
-        assert_eq!(*after, None, "a failed request is never claimed again");
-        let detail = pg.detail(PENDING).unwrap();
-        assert_eq!(lite.detail(PENDING).unwrap(), detail);
-        let words: Vec<&str> = detail.events.iter().map(|e| e.event.as_str()).collect();
-        assert!(
-            words.ends_with(&["retry_sent", "provider_error"]),
-            "{words:?}"
-        );
-        assert_eq!(detail.retry_requests.last().unwrap().progress.runs, 2);
-    }
-
-    /// A key that expired while the request waited: refused in the claim's
-    /// transaction, in the same words, the operation back in triage.
-    #[test]
-    fn a_refusal_reads_the_same_as_on_sqlite() {
-        let Some((_dir, mut lite, mut pg, address)) = both("retry refused") else {
-            return;
-        };
-        let expire = "UPDATE operations SET key_expires_at = '2026-11-30T11:00:00Z' WHERE id = 15";
-        rusqlite::Connection::open(lite.path())
-            .unwrap()
-            .execute_batch(expire)
-            .unwrap();
-        connect(&address).batch_execute(expire).unwrap();
-        let refused: Vec<Option<Claimed>> = [&mut lite, &mut pg]
-            .into_iter()
-            .map(|l| claim(l, "a", 1))
-            .collect();
-        assert_eq!(refused[0], refused[1]);
-        let Some(Claimed::Refused(r)) = &refused[1] else {
-            panic!("{:?}", refused[1])
-        };
-        assert_eq!((r.status, &r.to_state), ("failed", &Some(State::Unknown)));
-        assert!(r.outcome.contains("key expired"), "{}", r.outcome);
-        assert_eq!(lite.detail(PENDING).unwrap(), pg.detail(PENDING).unwrap());
     }
 
     /// A request another worker holds locked is passed over, not waited

@@ -8,12 +8,13 @@
 use chrono::{DateTime, TimeZone, Utc};
 use tempfile::TempDir;
 
-use super::Pg;
+use super::conn::Pg;
 use super::schema::{CONSOLE_TABLES, SERVICE_TABLES};
 use super::testing::fresh_database;
 use crate::domain::{DecisionId, OperationId, OperationRow, Seek, Sort, SortColumn, SortKey};
 use crate::query::Query;
 use crate::store::Access;
+use crate::store::backend::Session as _;
 use crate::store::sqlite::Sqlite;
 
 fn now() -> DateTime<Utc> {

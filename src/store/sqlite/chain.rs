@@ -11,8 +11,8 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};
 
-use super::Sqlite;
-use super::schema::sqlite;
+use super::conn::Sqlite;
+use super::error::sqlite;
 use crate::error::{Error, Result};
 use crate::store::chain::{CHAIN_COLUMNS, ChainVerdict, GENESIS, OwnedCell, Walked, walk};
 pub(super) use crate::store::chain::{Cell, link};

@@ -6,7 +6,7 @@
 use rusqlite::types::{Value as Sql, ValueRef};
 use rusqlite::{TransactionBehavior, params_from_iter};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::error::{Error, Result};
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
 
@@ -83,7 +83,7 @@ impl Sqlite {
     pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let path = self.path.clone();
-        let err = |doing: &str, e| super::sqlite(&path, doing, e);
+        let err = |doing: &str, e| super::error::sqlite(&path, doing, e);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -9,8 +9,8 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
-use super::Sqlite;
 use super::chain::{self, Cell};
+use super::conn::Sqlite;
 use super::read::load_detail;
 use crate::domain::rules::{self, Rule};
 use crate::domain::{
@@ -33,7 +33,7 @@ impl Sqlite {
         self.ensure_writable()?;
         let wait = self.wait;
         let path = self.path.clone();
-        let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e);
+        let err = |doing: &str, e: rusqlite::Error| super::error::sqlite(&path, doing, e);
         // IMMEDIATE takes the write lock before we read, so the version we
         // check is the version we change: no other writer can slip between.
         let tx = self
@@ -91,7 +91,7 @@ fn reread(
     tables: Tables,
 ) -> Result<OperationDetail> {
     let detail = load_detail(tx, draft.op_id, tables)
-        .map_err(|e| super::sqlite(path, "reading the operation", e))?
+        .map_err(|e| super::error::sqlite(path, "reading the operation", e))?
         .ok_or_else(|| Error::NotFound {
             path: path.to_path_buf(),
             what: draft.op_id.to_string(),
@@ -102,10 +102,7 @@ fn reread(
 
 /// Whether the fresh row is still at the version the operator saw (and
 /// readable enough to tell). Shared with the PostgreSQL backend.
-pub(in crate::store) fn check_version(
-    draft: &DecisionDraft,
-    detail: &OperationDetail,
-) -> Result<()> {
+pub(crate) fn check_version(draft: &DecisionDraft, detail: &OperationDetail) -> Result<()> {
     let op = &detail.operation;
     // Before the version: a malformed `version` must be named, not
     // reported as a conflict.
@@ -129,13 +126,13 @@ pub(in crate::store) fn check_version(
 }
 
 /// What the contract's rules make of the draft on the fresh row.
-pub(in crate::store) struct Judged {
-    pub(in crate::store) to_state: State,
-    pub(in crate::store) extra_attempt: bool,
+pub(crate) struct Judged {
+    pub(crate) to_state: State,
+    pub(crate) extra_attempt: bool,
 }
 
 /// Shared with the PostgreSQL backend: one judgement, whichever database.
-pub(in crate::store) fn judge(
+pub(crate) fn judge(
     draft: &DecisionDraft,
     detail: &OperationDetail,
     now: DateTime<Utc>,
@@ -173,13 +170,13 @@ struct Writer<'a> {
     decided_at: String,
 }
 
-pub(in crate::store) fn non_empty(s: &Option<String>) -> Option<String> {
+pub(crate) fn non_empty(s: &Option<String>) -> Option<String> {
     s.clone().filter(|t| !t.trim().is_empty())
 }
 
 impl Writer<'_> {
     fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
-        super::sqlite(self.path, doing, e)
+        super::error::sqlite(self.path, doing, e)
     }
 
     fn write(&self, judged: Judged) -> Result<DecisionReceipt> {
@@ -349,10 +346,7 @@ impl Writer<'_> {
 
 /// The operation's result id after the decision. Shared with the
 /// PostgreSQL backend.
-pub(in crate::store) fn new_result_id(
-    draft: &DecisionDraft,
-    detail: &OperationDetail,
-) -> Option<String> {
+pub(crate) fn new_result_id(draft: &DecisionDraft, detail: &OperationDetail) -> Option<String> {
     let op = &detail.operation;
     match draft.kind {
         DecisionKind::Applied => non_empty(&draft.result_id).or(op.result_id.clone()),

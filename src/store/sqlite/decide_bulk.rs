@@ -8,7 +8,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::TransactionBehavior;
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use super::decide::{decide_in, judge_in};
 use crate::domain::{DecisionDraft, DecisionReceipt};
 use crate::error::{Error, Result};
@@ -38,7 +38,7 @@ impl Sqlite {
         self.ensure_writable()?;
         let wait = self.wait;
         let path = self.path.clone();
-        let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e);
+        let err = |doing: &str, e: rusqlite::Error| super::error::sqlite(&path, doing, e);
         let mut tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rusqlite::{Transaction, TransactionBehavior, params};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract};
 use crate::error::{Error, Result};
 use crate::store::import::{ImportSql, Importer, import};
@@ -37,7 +37,7 @@ impl Sqlite {
 }
 
 fn failed(path: &Path, e: rusqlite::Error) -> Error {
-    super::sqlite(path, "importing operations", e)
+    super::error::sqlite(path, "importing operations", e)
 }
 
 /// The import's transaction, each statement prepared once and cached.

@@ -1,7 +1,7 @@
 //! Finding one operation by a spec (an id, or `account/op_type/key`) or by
 //! its natural key, through the shared lookups of [`crate::store::detail`].
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::OperationId;
 use crate::error::Result;
 use crate::store::detail;

@@ -4,7 +4,7 @@
 
 use rusqlite::params;
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::NewProbe;
 use crate::error::Result;
 

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params_from_iter};
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::{
     OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue, StateCounts,
 };

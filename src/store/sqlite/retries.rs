@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde_json::json;
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use super::read::load_detail;
 use crate::domain::retry_plan;
 use crate::domain::retry_run::{
@@ -34,7 +34,9 @@ impl Sqlite {
     ) -> Result<Option<Claimed>> {
         self.ensure_writable()?;
         let (wait, path) = (self.wait, self.path.clone());
-        let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e).busy_after(wait);
+        let err = |doing: &str, e: rusqlite::Error| {
+            super::error::sqlite(&path, doing, e).busy_after(wait)
+        };
         // IMMEDIATE: the write lock is taken before the candidate is read,
         // so two workers can never pick the same row.
         let tx = self
@@ -56,7 +58,9 @@ impl Sqlite {
     ) -> Result<Finish> {
         self.ensure_writable()?;
         let (wait, path) = (self.wait, self.path.clone());
-        let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e).busy_after(wait);
+        let err = |doing: &str, e: rusqlite::Error| {
+            super::error::sqlite(&path, doing, e).busy_after(wait)
+        };
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -11,6 +11,7 @@ use super::chain;
 pub(crate) use super::columns::REQUIRED_COLUMNS;
 use super::columns::SETTLE_COLUMNS;
 use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
+use super::error::{classify_open_error, sqlite};
 use crate::error::{Error, Result};
 use crate::store::open::Progress;
 
@@ -517,34 +518,4 @@ fn table_columns(conn: &Connection, path: &Path, table: &str) -> Result<Vec<Stri
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(|e| sqlite(path, "reading the schema", e))?;
     Ok(names)
-}
-
-/// Turns SQLite's "file is not a database" into an error an operator can act on.
-pub(crate) fn classify_open_error(path: &Path, e: rusqlite::Error) -> Error {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => Error::ledger(
-            path,
-            "not an SQLite database",
-            "check the path: a ledger is an SQLite file (`settle init LEDGER` creates one)",
-        ),
-        Some(rusqlite::ErrorCode::DatabaseCorrupt) => Error::ledger(
-            path,
-            "the SQLite file is corrupt",
-            "restore it from a backup; settle will not write to it",
-        ),
-        _ => sqlite(path, "opening the ledger", e),
-    }
-}
-
-pub(crate) fn sqlite(path: &Path, doing: &str, source: rusqlite::Error) -> Error {
-    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) {
-        return Error::Interrupted {
-            doing: doing.to_string(),
-        };
-    }
-    Error::Sqlite {
-        path: path.to_path_buf(),
-        doing: doing.to_string(),
-        source,
-    }
 }

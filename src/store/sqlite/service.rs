@@ -1,6 +1,6 @@
 //! A ledger as a service makes it, for the sample data and tests.
 
-use super::schema::sqlite;
+use super::error::sqlite;
 use crate::error::Result;
 
 /// Creates a ledger the way a service does: a fresh SQLite file and a plain

@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::query::Query;
 use crate::store::cells::CellRead;
 use crate::store::filter::clusters_sql;
-use crate::store::sqlite::Sqlite;
+use crate::store::sqlite::conn::Sqlite;
 use crate::store::tally::Tally;
 
 impl Sqlite {

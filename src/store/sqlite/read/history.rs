@@ -10,7 +10,7 @@ use crate::domain::{Decision, DecisionId, OperationDetail, OperationId, Seek};
 use crate::error::{Error, Result};
 use crate::store::detail;
 use crate::store::sql::{Arg, Dialect, ReadRow, Reader};
-use crate::store::sqlite::Sqlite;
+use crate::store::sqlite::conn::Sqlite;
 
 /// A connection or transaction, each statement prepared once and cached.
 impl Reader for &Connection {
