@@ -43,6 +43,10 @@ pub(crate) struct Table {
     pub added_later: &'static [(&'static str, &'static str)],
 }
 
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
 use Kind::{Bool, Int, Text, Time};
 
 /// Every table, in the order rows are copied (a row's references first).
@@ -195,6 +199,34 @@ impl Table {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// One placeholder a column, marked `mark` (`?1, ?2` or `$1, $2`).
+    pub(crate) fn placeholders(&self, mark: char) -> String {
+        (1..=self.columns.len())
+            .map(|i| format!("{mark}{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Refuses a destination that already holds operations or history, asking
+/// `held` of each table: the copy would mix two ledgers and fork the chain.
+/// Op types' contracts may be there (a hand-made ledger may hold some).
+pub(crate) fn refuse_unless_empty(
+    ledger: &Path,
+    hint: &str,
+    mut held: impl FnMut(&str) -> Result<bool>,
+) -> Result<()> {
+    for table in TABLES.iter().filter(|t| t.name != "op_types") {
+        if held(table.name)? {
+            return Err(Error::ledger(
+                ledger,
+                format!("is not empty: it holds {}", table.name),
+                hint.to_string(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How many rows of each table a copy wrote, in [`TABLES`] order.
