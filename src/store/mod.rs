@@ -10,6 +10,7 @@
 mod backend;
 mod chain;
 mod copy;
+mod decide;
 mod import_report;
 mod interrupt;
 mod open;
