@@ -19,6 +19,7 @@ mod parity;
 pub mod postgres;
 pub mod receiver;
 mod registry;
+mod retries;
 mod rows;
 pub mod sqlite;
 mod tables;
