@@ -148,22 +148,7 @@ pub(crate) fn decide<T: DecisionTx>(
         }
         .into());
     };
-    let retry_request_id = match draft.kind {
-        DecisionKind::RetrySameKey => Some(tx.queue_retry(&row, &op.idem_key)?),
-        DecisionKind::CancelRetry => {
-            let request = detail.queued_retry().map(|r| r.id);
-            if !tx.cancel_retry(request)? {
-                return Err(Error::Refused {
-                    op: op.id,
-                    rule: Rule::RetryStillQueued,
-                    reason: "a worker claimed the retry request".to_string(),
-                }
-                .into());
-            }
-            request
-        }
-        _ => None,
-    };
+    let retry_request_id = write_retry_request(tx, &row, &detail)?;
     let receipt = DecisionReceipt {
         decision_id: DecisionId(id),
         op_id: op.id,
@@ -179,6 +164,32 @@ pub(crate) fn decide<T: DecisionTx>(
         chain_hash: row.chain_hash,
     };
     Ok((receipt, written))
+}
+
+/// Queues the retry a `retry_same_key` asks for, or cancels the queued one
+/// for `cancel_retry`; the request's id.
+fn write_retry_request<T: DecisionTx>(
+    tx: &mut T,
+    row: &DecisionRow,
+    detail: &OperationDetail,
+) -> Result<Option<i64>, T::Fail> {
+    let op = &detail.operation;
+    match row.kind {
+        DecisionKind::RetrySameKey => Ok(Some(tx.queue_retry(row, &op.idem_key)?)),
+        DecisionKind::CancelRetry => {
+            let request = detail.queued_retry().map(|r| r.id);
+            if !tx.cancel_retry(request)? {
+                return Err(Error::Refused {
+                    op: op.id,
+                    rule: Rule::RetryStillQueued,
+                    reason: "a worker claimed the retry request".to_string(),
+                }
+                .into());
+            }
+            Ok(request)
+        }
+        _ => Ok(None),
+    }
 }
 
 /// What [`decide`] would refuse on `detail` (the operation as it is now),

@@ -32,77 +32,6 @@ pub(crate) struct Candidate {
 /// Who holds a request now: its status, its worker, its runs.
 pub(crate) type Holder = (String, Option<String>, i64);
 
-/// What a backend does inside the transaction it holds for a claim or an
-/// end, in its own SQL. Every time is settle's time text ([`format_time`]).
-pub(crate) trait RetryTx {
-    /// The backend's driver error.
-    type Fail;
-
-    /// The oldest request that is queued, or claimed with a lease that
-    /// passed before `at`, taken so no other worker takes it too.
-    fn candidate(&mut self, at: &str) -> Result<Option<Candidate>, Self::Fail>;
-
-    /// The operation with its history, locked against decisions until the
-    /// transaction ends (`None`: no such operation).
-    fn fresh_detail(&mut self, op: OperationId) -> Result<Option<OperationDetail>, Self::Fail>;
-
-    /// Marks the request claimed by `worker` until `expires`, one run more.
-    fn take_claim(
-        &mut self,
-        request_id: i64,
-        worker: &str,
-        expires: &str,
-    ) -> Result<(), Self::Fail>;
-
-    /// Ends the request: `done` or `failed` at `at`, with the outcome (the
-    /// result id, or why); `worker` is set when it ends at its claim.
-    fn end_request(
-        &mut self,
-        request_id: i64,
-        worker: Option<&str>,
-        status: &str,
-        outcome: &str,
-        at: &str,
-    ) -> Result<(), Self::Fail>;
-
-    fn insert_event(
-        &mut self,
-        op: OperationId,
-        attempt: Option<i64>,
-        at: &str,
-        event: &str,
-        detail: &str,
-    ) -> Result<(), Self::Fail>;
-
-    /// Moves the operation to `state` if it is still at `version`; whether
-    /// it was.
-    fn move_state(
-        &mut self,
-        op: OperationId,
-        version: i64,
-        state: &State,
-        at: &str,
-    ) -> Result<bool, Self::Fail>;
-
-    /// Who holds the request now, locked until the end is written or not.
-    fn holder(&mut self, request_id: i64) -> Result<Option<Holder>, Self::Fail>;
-
-    /// The operation's state and the highest attempt it has, locked.
-    fn state_and_attempts(&mut self, op: OperationId) -> Result<(String, i64), Self::Fail>;
-
-    fn insert_attempt(&mut self, op: OperationId, a: &AttemptWrite) -> Result<(), Self::Fail>;
-
-    /// The operation's state and result id after a run (each left as it is
-    /// when `None`), its version bumped.
-    fn finish_operation(
-        &mut self,
-        op: OperationId,
-        to_state: Option<&State>,
-        result_id: Option<&str>,
-        at: &str,
-    ) -> Result<(), Self::Fail>;
-}
-
 /// Claims the oldest claimable request for `worker` until `now + lease`;
 /// `None` when there is none. A request the rules refuse now is recorded
 /// as `failed` and returned as [`Claimed::Refused`].
@@ -224,4 +153,75 @@ pub(crate) fn finish<T: RetryTx>(
         outcome: plan.outcome,
         attempt: plan.attempt.map(|a| a.attempt),
     }))
+}
+
+/// What a backend does inside the transaction it holds for a claim or an
+/// end, in its own SQL. Every time is settle's time text ([`format_time`]).
+pub(crate) trait RetryTx {
+    /// The backend's driver error.
+    type Fail;
+
+    /// The oldest request that is queued, or claimed with a lease that
+    /// passed before `at`, taken so no other worker takes it too.
+    fn candidate(&mut self, at: &str) -> Result<Option<Candidate>, Self::Fail>;
+
+    /// The operation with its history, locked against decisions until the
+    /// transaction ends (`None`: no such operation).
+    fn fresh_detail(&mut self, op: OperationId) -> Result<Option<OperationDetail>, Self::Fail>;
+
+    /// Marks the request claimed by `worker` until `expires`, one run more.
+    fn take_claim(
+        &mut self,
+        request_id: i64,
+        worker: &str,
+        expires: &str,
+    ) -> Result<(), Self::Fail>;
+
+    /// Ends the request: `done` or `failed` at `at`, with the outcome (the
+    /// result id, or why); `worker` is set when it ends at its claim.
+    fn end_request(
+        &mut self,
+        request_id: i64,
+        worker: Option<&str>,
+        status: &str,
+        outcome: &str,
+        at: &str,
+    ) -> Result<(), Self::Fail>;
+
+    fn insert_event(
+        &mut self,
+        op: OperationId,
+        attempt: Option<i64>,
+        at: &str,
+        event: &str,
+        detail: &str,
+    ) -> Result<(), Self::Fail>;
+
+    /// Moves the operation to `state` if it is still at `version`; whether
+    /// it was.
+    fn move_state(
+        &mut self,
+        op: OperationId,
+        version: i64,
+        state: &State,
+        at: &str,
+    ) -> Result<bool, Self::Fail>;
+
+    /// Who holds the request now, locked until the end is written or not.
+    fn holder(&mut self, request_id: i64) -> Result<Option<Holder>, Self::Fail>;
+
+    /// The operation's state and the highest attempt it has, locked.
+    fn state_and_attempts(&mut self, op: OperationId) -> Result<(String, i64), Self::Fail>;
+
+    fn insert_attempt(&mut self, op: OperationId, a: &AttemptWrite) -> Result<(), Self::Fail>;
+
+    /// The operation's state and result id after a run (each left as it is
+    /// when `None`), its version bumped.
+    fn finish_operation(
+        &mut self,
+        op: OperationId,
+        to_state: Option<&State>,
+        result_id: Option<&str>,
+        at: &str,
+    ) -> Result<(), Self::Fail>;
 }
