@@ -8,12 +8,12 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::chain;
-pub(crate) use super::columns::REQUIRED_COLUMNS;
 use super::columns::SETTLE_COLUMNS;
 use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
 use super::error::{classify_open_error, sqlite};
 use crate::error::{Error, Result};
 use crate::store::open::Progress;
+use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = 5;
@@ -227,8 +227,6 @@ fn derived_object_names() -> Vec<String> {
     names.extend(["settle_op_summary", "settle_state_counts"].map(String::from));
     names
 }
-
-pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
 
 impl Inspection {
     /// Which of settle's tables reads may use.
