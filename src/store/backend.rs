@@ -151,21 +151,33 @@ pub(crate) trait Reads {
 /// Writing what an operator decided and what a receiver said.
 pub(crate) trait Decisions {
     /// Records one decision atomically: the version the operator saw is
-    /// checked and the rules judged on the fresh row inside the transaction.
+    /// checked and the rules judged on the fresh row inside the transaction
+    /// ([`crate::store::decide`]). Refuses it with
+    /// [`crate::error::Error::Refused`] (a rule of the contract),
+    /// [`crate::error::Error::VersionConflict`] (someone else wrote the
+    /// operation since the operator looked) or
+    /// [`crate::error::Error::Busy`] (another writer held the lock past the
+    /// wait); a refusal writes nothing.
     fn record_decision(
         &mut self,
         draft: &DecisionDraft,
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt>;
 
-    /// Records many decisions, each judged and written on its own.
+    /// Records every draft of a batch in one transaction. Each row gets
+    /// its own decision row (chained as one decision would be) or, in its
+    /// place in the answer, the error that kept it out: refused, changed
+    /// since it was listed (never overwritten), or not found. Any other
+    /// error stops the batch with nothing of it written.
     fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
     ) -> Result<Vec<Result<DecisionReceipt>>>;
 
-    /// Judges a draft against the rules on the current row, writing nothing.
+    /// What [`Decisions::record_decisions`] would make of `draft` now,
+    /// writing nothing: `Ok` when it would be written, else the row's error
+    /// as the batch would give it. For the preview before a bulk decision.
     fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()>;
 
     /// Appends what a receiver said to a probe (`settle_probes`); returns

@@ -259,12 +259,17 @@ fn a_batch_skips_the_rows_a_rule_refuses_or_that_changed_on_every_backend() {
     );
 }
 
-/// The demo's sample, copied into `ledger` (the sample is built once, in
-/// SQLite; the copy goes to whichever backend `ledger` is).
-fn sample(ledger: &mut Ledger) {
+/// The demo's sample, built once in SQLite, for every backend's ledger to
+/// copy (one build: the demo's rows need not come out the same twice).
+struct Sample {
+    _dir: tempfile::TempDir,
+    ledger: Ledger,
+}
+
+fn sample() -> Sample {
     let dir = tempfile::tempdir().unwrap();
-    let demo = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
-    demo.copy_into(ledger).unwrap();
+    let ledger = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
+    Sample { _dir: dir, ledger }
 }
 
 fn t(seconds: i64) -> DateTime<Utc> {
@@ -303,9 +308,10 @@ const PENDING: OperationId = OperationId(15);
 
 #[test]
 fn claims_lapses_and_ends_read_the_same_on_every_backend() {
+    let demo = sample();
     let (first, held, second, lost, done, after, detail) =
         same_on_every_backend("retry same", |ledger, _| {
-            sample(ledger);
+            demo.ledger.copy_into(ledger).unwrap();
             let first = run_of(claim(ledger, "a", 1));
             let held = claim(ledger, "b", 5);
             let second = run_of(claim(ledger, "b", 12));
@@ -346,8 +352,9 @@ fn claims_lapses_and_ends_read_the_same_on_every_backend() {
 /// transaction, in the same words, the operation back in triage.
 #[test]
 fn a_refused_claim_reads_the_same_on_every_backend() {
+    let demo = sample();
     let (refused, _) = same_on_every_backend("retry refused", |ledger, exec| {
-        sample(ledger);
+        demo.ledger.copy_into(ledger).unwrap();
         exec("UPDATE operations SET key_expires_at = '2026-11-30T11:00:00Z' WHERE id = 15");
         (claim(ledger, "a", 1), ledger.detail(PENDING).unwrap())
     });

@@ -10,10 +10,10 @@ use tempfile::TempDir;
 
 use super::address::Address;
 use super::conn::Pg;
-use super::decide::Written;
 use super::testing;
 use crate::domain::{DecisionId, DecisionKind, NewOperation, State};
 use crate::error::Error;
+use crate::store::decide::Written;
 use crate::store::parity::{draft, fixture, head, now, op, outcome, script};
 use crate::store::{ChainVerdict, Ledger};
 

@@ -148,8 +148,8 @@ impl Pg {
                 "SELECT count(*) FROM pg_trigger WHERE tgname = ANY($1)",
                 &[&names],
             )
-            .map_err(said)?
-            .get(0);
+            .and_then(|row| row.try_get(0))
+            .map_err(said)?;
         live.notifying = found == names.len() as i64;
         if live.notifying {
             // What was written before the triggers existed was not heard.

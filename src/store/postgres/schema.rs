@@ -13,7 +13,7 @@ use super::error::{STATEMENT_TIMEOUT, pg_error};
 use super::objects;
 use crate::error::{Error, Result};
 use crate::store::open::{OpenReport, Progress};
-use crate::store::sqlite::schema::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
+use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 
 /// The schema version this binary writes and understands, kept in
 /// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
@@ -208,8 +208,8 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
     if !columns(db, "settle_schema").map_err(err)?.is_empty() {
         version = db
             .query_one("SELECT coalesce(max(version), 0) FROM settle_schema", &[])
-            .map_err(err)?
-            .get(0);
+            .and_then(|row| row.try_get(0))
+            .map_err(err)?;
     }
     if version > SCHEMA_VERSION {
         return Err(Error::ledger(
@@ -274,7 +274,7 @@ fn columns(
          WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped",
         &[&table],
     )?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
+    rows.iter().map(|r| r.try_get(0)).collect()
 }
 
 /// The names of the indexes and triggers on the ledger's tables.
@@ -295,7 +295,7 @@ fn settle_objects(
           WHERE NOT tgisinternal AND tgrelid IN (SELECT oid FROM t)",
         &[&tables],
     )?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
+    rows.iter().map(|r| r.try_get(0)).collect()
 }
 
 /// Creates settle's schema in an empty database; refuses one that already
