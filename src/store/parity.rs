@@ -261,35 +261,35 @@ fn a_batch_skips_the_rows_a_rule_refuses_or_that_changed_on_every_backend() {
 
 /// The demo's sample, built once in SQLite, for every backend's ledger to
 /// copy (one build: the demo's rows need not come out the same twice).
-struct Sample {
+pub(super) struct Sample {
     _dir: tempfile::TempDir,
-    ledger: Ledger,
+    pub(super) ledger: Ledger,
 }
 
-fn sample() -> Sample {
+pub(super) fn sample() -> Sample {
     let dir = tempfile::tempdir().unwrap();
     let ledger = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
     Sample { _dir: dir, ledger }
 }
 
-fn t(seconds: i64) -> DateTime<Utc> {
+pub(super) fn t(seconds: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
 }
 
-fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<Claimed> {
+pub(super) fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<Claimed> {
     ledger
         .claim_retry(worker, Duration::from_secs(10), t(at))
         .unwrap()
 }
 
-fn run_of(c: Option<Claimed>) -> RetryClaim {
+pub(super) fn run_of(c: Option<Claimed>) -> RetryClaim {
     match c {
         Some(Claimed::Run(c)) => *c,
         other => panic!("wanted a claim to run, got {other:?}"),
     }
 }
 
-fn completed(at: i64) -> RetryRun {
+pub(super) fn completed(at: i64) -> RetryRun {
     RetryRun {
         end: RetryEnd::Completed {
             result_id: "refund-1".into(),
@@ -304,7 +304,7 @@ fn completed(at: i64) -> RetryRun {
 /// A lapsed claim re-taken, the first worker's end refused as lost, the
 /// second's recorded: every answer and the operation's history alike.
 /// The sample's retry_pending operation, with its queued request.
-const PENDING: OperationId = OperationId(15);
+pub(super) const PENDING: OperationId = OperationId(15);
 
 #[test]
 fn claims_lapses_and_ends_read_the_same_on_every_backend() {

@@ -251,66 +251,28 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-    use std::time::Duration;
-
-    use chrono::{DateTime, TimeZone, Utc};
-
     use super::super::testing::{connect, fresh_database};
-    use super::super::{Address, Pg};
-    use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
-    use crate::domain::{OperationId, State};
+    use crate::domain::State;
+    use crate::domain::retry_run::Finish;
     use crate::store::Ledger;
+    use crate::store::parity::{PENDING, Sample, claim, completed, run_of, sample, t};
+    use std::path::PathBuf;
 
-    /// The sample's retry_pending operation, with its queued request.
-    const PENDING: OperationId = OperationId(15);
-
-    fn t(seconds: i64) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
-    }
-
-    /// The demo's sample in SQLite and the same rows copied into a fresh
-    /// PostgreSQL ledger; `None` without a server.
-    fn both(hint: &str) -> Option<(tempfile::TempDir, Ledger, Ledger, PathBuf)> {
+    /// The demo's sample copied into a fresh PostgreSQL ledger; `None`
+    /// without a server.
+    fn pg_sample(hint: &str) -> Option<(Sample, Ledger, PathBuf)> {
         let address = fresh_database(hint)?;
-        let pg = Pg::create(&Address::parse(&address).unwrap()).unwrap();
-        let mut pg = Ledger::from(pg);
-        let dir = tempfile::tempdir().unwrap();
-        let lite = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
-        lite.copy_into(&mut pg).unwrap();
-        Some((dir, lite, pg, address))
-    }
-
-    fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<Claimed> {
-        ledger
-            .claim_retry(worker, Duration::from_secs(10), t(at))
-            .unwrap()
-    }
-
-    fn run_of(c: Option<Claimed>) -> RetryClaim {
-        match c {
-            Some(Claimed::Run(c)) => *c,
-            other => panic!("wanted a claim to run, got {other:?}"),
-        }
-    }
-
-    fn completed(at: i64) -> RetryRun {
-        RetryRun {
-            end: RetryEnd::Completed {
-                result_id: "refund-1".into(),
-            },
-            started_at: t(at),
-            ended_at: t(at),
-            command: Some("/bin/retry".into()),
-            exit: "exit 0".into(),
-        }
+        let mut pg = Ledger::create(&address).unwrap();
+        let demo = sample();
+        demo.ledger.copy_into(&mut pg).unwrap();
+        Some((demo, pg, address))
     }
 
     /// A request another worker holds locked is passed over, not waited
     /// for: the claim takes the next one (a wait would end in Busy).
     #[test]
     fn a_locked_request_is_skipped_not_waited_for() {
-        let Some((_dir, _lite, mut pg, address)) = both("retry skip") else {
+        let Some((_demo, mut pg, address)) = pg_sample("retry skip") else {
             return;
         };
         let mut service = connect(&address);
@@ -352,7 +314,7 @@ mod tests {
     /// is enough to claim and finish, and no more: it cannot decide.
     #[test]
     fn the_documented_worker_role_claims_and_finishes_but_never_decides() {
-        let Some((_dir, _lite, owner, address)) = both("retry role") else {
+        let Some((_demo, owner, address)) = pg_sample("retry role") else {
             return;
         };
         drop(owner);

@@ -217,19 +217,11 @@ impl RetryTx for Tx<'_> {
 mod tests {
     use std::time::Duration;
 
-    use chrono::{DateTime, TimeZone, Utc};
-
+    use crate::domain::State;
     use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
-    use crate::domain::{OperationId, State};
     use crate::query::Query;
+    use crate::store::parity::{PENDING, completed, t};
     use crate::store::{Ledger, Seek};
-
-    /// The sample's retry_pending operation, with its queued request.
-    const PENDING: OperationId = OperationId(15);
-
-    fn t(seconds: i64) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
-    }
 
     fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<RetryClaim> {
         match ledger
@@ -239,18 +231,6 @@ mod tests {
             Some(Claimed::Run(c)) => Some(*c),
             Some(Claimed::Refused(r)) => panic!("refused: {r:?}"),
             None => None,
-        }
-    }
-
-    fn completed(at: i64) -> RetryRun {
-        RetryRun {
-            end: RetryEnd::Completed {
-                result_id: "refund-1".into(),
-            },
-            started_at: t(at),
-            ended_at: t(at),
-            command: Some("/bin/retry".into()),
-            exit: "exit 0".into(),
         }
     }
 
