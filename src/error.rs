@@ -21,26 +21,18 @@ pub enum Error {
         hint: String,
     },
 
-    /// SQLite failed while doing something the message names.
-    #[error("{path}: {doing}: {source}", path = path.display())]
-    Sqlite {
-        path: PathBuf,
-        doing: String,
-        #[source]
-        source: rusqlite::Error,
-    },
-
-    /// PostgreSQL failed while doing something the message names. `path`
-    /// is the ledger as shown (`user@host/db`), never with a password;
-    /// `problem` is the server's message, already sanitised.
+    /// The database failed while doing something the message names.
+    /// `path` is the ledger as shown (`user@host/db` for a server, never
+    /// with a password); `problem` is the database's own message, already
+    /// sanitised where it may quote ledger text; `fault` says what kind of
+    /// failure it is, so a caller decides whether to wait and try again
+    /// without knowing which database said it.
     #[error("{path}: {doing}: {problem}", path = path.display())]
-    Postgres {
+    Database {
         path: PathBuf,
         doing: String,
         problem: String,
-        /// The SQLSTATE, when the server sent one (40001 serialization,
-        /// 40P01 deadlock, 57014 cancelled…).
-        code: Option<String>,
+        fault: Fault,
     },
 
     /// A file could not be read or written.
@@ -207,16 +199,31 @@ impl Error {
         }
     }
 
-    /// SQLite's "database is locked" after a busy timeout of `waited`, said
-    /// as [`Error::Busy`]; any other error as it is.
+    /// A lock another writer held for the whole wait of `waited`, said as
+    /// [`Error::Busy`]; any other error as it is.
     pub(crate) fn busy_after(self, waited: Duration) -> Self {
         match self {
-            Error::Sqlite { path, source, .. }
-                if source.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) =>
-            {
-                Error::Busy { path, waited }
-            }
+            Error::Database {
+                path,
+                fault: Fault::Busy,
+                ..
+            } => Error::Busy { path, waited },
             other => other,
+        }
+    }
+
+    /// Whether the same call may well succeed a little later: another
+    /// writer held a lock, the database broke a race between two writers,
+    /// or the connection to a server broke (a restart, a failover). A
+    /// long-running worker waits these out; anything else is reported.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Busy { .. } | Error::ConnectionLost { .. } => true,
+            Error::Database { fault, .. } => matches!(
+                fault,
+                Fault::Busy | Fault::Conflict | Fault::Lost | Fault::Cancelled
+            ),
+            _ => false,
         }
     }
 
@@ -231,6 +238,26 @@ impl Error {
             hint: hint.into(),
         }
     }
+}
+
+/// What kind of failure a database reported, whichever database it was:
+/// each backend sorts its driver's errors into these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// A lock another writer held did not come free in time.
+    Busy,
+    /// The database broke a race between two writers (a serialization
+    /// failure, a deadlock); the transaction may be run again.
+    Conflict,
+    /// The connection to the database broke or could not be made.
+    Lost,
+    /// The database refused the statement: a constraint, a permission, a
+    /// read-only database or transaction.
+    Refused,
+    /// The statement was stopped before it finished (a statement timeout).
+    Cancelled,
+    /// Anything else: a malformed database, a bug, a full disk.
+    Other,
 }
 
 /// What a busy ledger means, in the ledger's words; the CLI's error and the

@@ -14,7 +14,7 @@ pub fn run(path: &Path) -> Result<()> {
         eprintln!("settle: adopting: {} ({}/{})", p.step, p.done, p.total);
     })?;
     if ledger.is_read_only() {
-        return Err(super::ledger_arg::not_writable(path));
+        return Err(ledger.why_not_writable());
     }
     let line = report.upgraded.unwrap_or_else(|| {
         format!(

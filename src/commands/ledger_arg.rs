@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::{Access, Ledger};
 
 /// Opens a ledger for a command that only reads (`list`, `show`, `audit`):
@@ -35,36 +35,9 @@ pub fn open_for_writing(path: &Path, wait: std::time::Duration) -> Result<Ledger
         eprintln!("{line}");
     }
     if ledger.is_read_only() {
-        return Err(not_writable(path));
+        return Err(ledger.why_not_writable());
     }
     Ok(ledger)
-}
-
-/// Why `path` cannot take a write, told from the file's and its folder's
-/// permissions: SQLite writes `LEDGER-wal` and `LEDGER-shm` beside the file,
-/// so a read-only folder blocks a writable file too.
-pub(super) fn not_writable(path: &Path) -> Error {
-    let file_read_only = std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly());
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if file_read_only || std::fs::OpenOptions::new().append(true).open(path).is_err() {
-        Error::ledger(
-            path,
-            "the file is not writable; nothing was written",
-            "check its permissions (`ls -l`): give your account write access (e.g. `chmod u+w`), or decide as the account that owns it",
-        )
-    } else {
-        Error::ledger(
-            path,
-            format!(
-                "its folder {} is not writable, and SQLite keeps the ledger's -wal and -shm files there; nothing was written",
-                dir.display()
-            ),
-            "give your account write access to the folder (`ls -ld` shows who may write), or move the ledger to a folder you may write",
-        )
-    }
 }
 
 /// Opens a ledger for a command, saying on stderr what adoption did.

@@ -262,10 +262,11 @@ fn finished_line(f: &RetryFinished, ran: Option<(&RetryRun, Duration)>) -> Strin
     )
 }
 
-/// Errors a database restart or a dropped connection gives, which the next
-/// call may not: worth waiting out in a long-running worker.
+/// Errors a database restart, a dropped connection or another writer's
+/// lock gives, which the next call may not: worth waiting out in a
+/// long-running worker ([`Error::is_transient`]).
 fn transient(e: &Error) -> bool {
-    matches!(e, Error::Postgres { .. } | Error::ConnectionLost { .. })
+    e.is_transient()
 }
 
 /// `host:pid`, so a claim names the machine and process that holds it.

@@ -2,16 +2,32 @@
 //! opening, adopting and migrating a ledger, paging through operations,
 //! reading one operation's history, recording decisions atomically,
 //! importing operations. It returns [`crate::domain`] types; nothing outside
-//! `store` sees a row, a statement, or which database is underneath. Each
-//! backend is a submodule with one file per concern; this file only
-//! dispatches, and the rules stay in `domain`.
+//! `store` sees a row, a statement, or which database is underneath. What a
+//! backend must provide is written once in [`backend`]; which backends there
+//! are, in [`registry`]. Each backend is a submodule with one file per
+//! concern; this file only forwards, and the rules stay in `domain`.
 
+mod backend;
+mod cells;
 mod chain;
 mod copy;
+mod decide;
+mod detail;
+mod filter;
+mod import;
+mod import_report;
+mod interrupt;
+mod open;
+#[cfg(test)]
+mod parity;
 pub mod postgres;
 pub mod receiver;
+mod registry;
+mod retries;
 mod rows;
+mod sql;
 pub mod sqlite;
+mod tables;
 mod tally;
 
 use std::path::Path;
@@ -26,104 +42,21 @@ use crate::domain::{
 };
 use crate::error::Result;
 use crate::query::Query;
+use backend::Backend;
 
 pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
 pub use copy::CopyReport;
-pub use sqlite::import::{ImportReport, create_service_ledger};
-pub use sqlite::schema::{self as schema, Progress};
-
-/// How long a write waits for another writer (a service, a worker, a second
-/// console) before giving up with [`crate::error::Error::Busy`];
-/// `settle decide --wait` changes it.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Which of settle's own tables a ledger holds, read once when it opens
-/// (and again by `reinspect`), so reads leave out what is not there
-/// instead of asking the database on every call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::store) struct Tables {
-    /// `decisions`, `retry_requests` and `op_types` (a read-only look at a
-    /// service's ledger that was never adopted has none).
-    pub console: bool,
-    /// `settle_probes` and the worker's `retry_requests` columns (SQLite
-    /// schema 5; every adopted PostgreSQL ledger).
-    pub worker: bool,
-}
-
-impl Tables {
-    /// A writable ledger: opening it adopted or migrated whatever lacked.
-    pub(in crate::store) const ALL: Tables = Tables {
-        console: true,
-        worker: true,
-    };
-}
-
-/// Whether the console may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    ReadWrite,
-    /// Opens read-only: no write at all, adoption and migrations included.
-    ReadOnly,
-}
-
-/// What opening did or could not do, for one line on stderr or the header.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct OpenReport {
-    /// The adoption or migration that happened, in one line.
-    pub upgraded: Option<String>,
-    /// Why the ledger is read-only when the operator did not ask for it.
-    pub read_only_reason: Option<String>,
-    /// Why a read-only ledger is shown without adopting it.
-    pub not_adopted: Option<String>,
-}
-
-/// Stops the read running on one ledger connection from another thread
-/// ([`Ledger::interrupt_handle`]). Its own type, so callers never see which
-/// database library is underneath.
-pub enum InterruptHandle {
-    Sqlite(rusqlite::InterruptHandle),
-    /// The server's cancel request, sent over a connection of its own.
-    Postgres {
-        token: ::postgres::CancelToken,
-        tls: postgres_native_tls::MakeTlsConnector,
-    },
-}
-
-impl InterruptHandle {
-    /// Cancels the statement running now, if any; the next one runs as usual.
-    pub fn interrupt(&self) {
-        match self {
-            InterruptHandle::Sqlite(h) => h.interrupt(),
-            // Best effort, like SQLite's: a cancel that cannot reach the
-            // server leaves the statement to its statement timeout.
-            InterruptHandle::Postgres { token, tls } => {
-                let _ = token.cancel_query(tls.clone());
-            }
-        }
-    }
-}
+pub use import_report::ImportReport;
+pub use interrupt::InterruptHandle;
+pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
+pub use sqlite::schema;
+pub use sqlite::service::create_service_ledger;
 
 /// An open ledger, whichever database holds it.
 #[derive(Debug)]
 pub struct Ledger {
-    backend: Backend,
-}
-
-#[derive(Debug)]
-enum Backend {
-    Sqlite(sqlite::Sqlite),
-    Postgres(Box<postgres::Pg>),
-}
-
-/// Runs the same call on whichever backend holds the ledger.
-macro_rules! dispatch {
-    ($ledger:expr, $db:ident => $call:expr) => {
-        match $ledger {
-            Backend::Sqlite($db) => $call,
-            Backend::Postgres($db) => $call,
-        }
-    };
+    backend: Box<dyn Backend>,
 }
 
 impl Ledger {
@@ -131,25 +64,16 @@ impl Ledger {
     /// PostgreSQL address: see [`postgres::is_address`]). Refuses an
     /// existing one.
     pub fn create(path: &Path) -> Result<Ledger> {
-        if postgres::is_address(path) {
-            let db = postgres::Pg::create(&postgres::Address::parse(path)?)?;
-            return Ok(Ledger::from(db));
-        }
-        Ok(Ledger::from(sqlite::Sqlite::create(path)?))
+        let backend = (registry::kind_of(path).create)(path)?;
+        Ok(Ledger { backend })
     }
 
     /// The ledger at `path` for a copy to write: a SQLite file is created
     /// when missing, a PostgreSQL database gets settle's tables when it has
     /// none; an existing ledger is opened to write (and adopted).
     pub fn open_or_create(path: &Path) -> Result<(Ledger, OpenReport)> {
-        if postgres::is_address(path) {
-            // Creating refuses a database that already has the tables;
-            // opening then says what is wrong, if anything.
-            if let Ok(db) = postgres::Pg::create(&postgres::Address::parse(path)?) {
-                return Ok((Ledger::from(db), OpenReport::default()));
-            }
-        } else if !path.exists() {
-            return Ok((Ledger::create(path)?, OpenReport::default()));
+        if let Some(backend) = (registry::kind_of(path).create_if_absent)(path)? {
+            return Ok((Ledger { backend }, OpenReport::default()));
         }
         Ledger::open(path, Access::ReadWrite)
     }
@@ -181,64 +105,47 @@ impl Ledger {
         wait: Duration,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Ledger, OpenReport)> {
-        if postgres::is_address(path) {
-            let address = postgres::Address::parse(path)?;
-            let (db, report) = postgres::Pg::open_waiting(&address, access, wait, progress)?;
-            return Ok((Ledger::from(db), report));
-        }
-        let (db, report) = sqlite::Sqlite::open_waiting(path, access, wait, progress)?;
-        Ok((Ledger::from(db), report))
+        let (backend, report) = (registry::kind_of(path).open)(path, access, wait, progress)?;
+        Ok((Ledger { backend }, report))
     }
+}
 
-    /// Where the ledger is, as shown to a person (never a password).
+/// Each call below is the contract's ([`backend`]), documented there.
+impl Ledger {
     pub fn path(&self) -> &Path {
-        dispatch!(&self.backend, db => db.path())
+        self.backend.path()
     }
 
-    /// The schema version this binary writes for this ledger's backend.
     pub fn schema_version(&self) -> i64 {
-        match &self.backend {
-            Backend::Sqlite(_) => sqlite::schema::SCHEMA_VERSION,
-            Backend::Postgres(_) => postgres::schema::SCHEMA_VERSION,
-        }
+        self.backend.schema_version()
     }
 
-    /// The local file that holds the ledger, or None when a server holds
-    /// it: the watcher checks the file's identity only for a file.
     pub fn file(&self) -> Option<&Path> {
-        match &self.backend {
-            Backend::Sqlite(db) => Some(db.path()),
-            Backend::Postgres(_) => None,
-        }
+        self.backend.file()
     }
 
     pub fn is_read_only(&self) -> bool {
-        dispatch!(&self.backend, db => db.is_read_only())
+        self.backend.is_read_only()
     }
 
-    /// Changes whenever another connection commits; the console polls it to
-    /// show live changes without rereading anything. An error means the
-    /// ledger cannot tell now (a server's connection is lost: later calls
-    /// reconnect, and answer again once they have).
+    /// Why this ledger, opened read-only though a write was asked for,
+    /// cannot take one: for a command to say what to fix.
+    pub fn why_not_writable(&self) -> crate::error::Error {
+        self.backend.why_not_writable()
+    }
+
     pub fn data_version(&self) -> Result<i64> {
-        dispatch!(&self.backend, db => db.data_version())
+        self.backend.data_version()
     }
 
-    /// Reads again which tables the ledger holds, after another connection
-    /// adopted or migrated it, so reads use them from now on.
     pub fn reinspect(&mut self) -> Result<()> {
-        dispatch!(&mut self.backend, db => db.reinspect())
+        self.backend.reinspect()
     }
 
-    /// A handle another thread may use to stop the read running on this
-    /// ledger (the console cancels a page when the filter changes). The
-    /// stopped read returns [`crate::error::Error::Interrupted`]; a handle
-    /// used while nothing runs does nothing.
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        dispatch!(&self.backend, db => db.interrupt_handle())
+        self.backend.interrupt_handle()
     }
 
-    /// One page of the operations `query` matches, in id order after `seek`.
     pub fn page(
         &self,
         query: &Query,
@@ -246,10 +153,9 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        dispatch!(&self.backend, db => db.page(query, seek, limit, now))
+        self.backend.page(query, seek, limit, now)
     }
 
-    /// One page in `sort` order after `seek` (keyset on the sort key and id).
     pub fn sorted_page(
         &self,
         query: &Query,
@@ -258,145 +164,118 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        dispatch!(&self.backend, db => db.sorted_page(query, sort, seek, limit, now))
+        self.backend.sorted_page(query, sort, seek, limit, now)
     }
 
-    /// Streams every match in id order; returns how many were seen.
     pub fn for_each_row(
         &self,
         query: &Query,
         now: DateTime<Utc>,
-        each: impl FnMut(OperationRow) -> Result<()>,
+        mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        dispatch!(&self.backend, db => db.for_each_row(query, now, each))
+        self.backend.for_each_row(query, now, &mut each)
     }
 
-    /// Streams every match in `sort` order; returns how many were seen.
     pub fn for_each_sorted_row(
         &self,
         query: &Query,
         sort: Sort,
         now: DateTime<Utc>,
-        each: impl FnMut(OperationRow) -> Result<()>,
+        mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        dispatch!(&self.backend, db => db.for_each_sorted_row(query, sort, now, each))
+        self.backend
+            .for_each_sorted_row(query, sort, now, &mut each)
     }
 
-    /// How many operations `query` matches.
     pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
-        dispatch!(&self.backend, db => db.count(query, now))
+        self.backend.count(query, now)
     }
 
-    /// The number of operations in each state, and in the triage queue.
     pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
-        dispatch!(&self.backend, db => db.state_counts(now))
+        self.backend.state_counts(now)
     }
 
-    /// The id an operation spec (an id, or `account/op_type/key`) names.
     pub fn resolve(&self, spec: &str) -> Result<OperationId> {
-        dispatch!(&self.backend, db => db.resolve(spec))
+        self.backend.resolve(spec)
     }
 
-    /// The operation with this idempotency key, if any.
     pub fn operation_by_key(
         &self,
         account: &str,
         op_type: &str,
         key: &str,
     ) -> Result<Option<OperationId>> {
-        dispatch!(&self.backend, db => db.operation_by_key(account, op_type, key))
+        self.backend.operation_by_key(account, op_type, key)
     }
 
-    /// The top values of each dimension among the operations `query` matches.
     pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
-        dispatch!(&self.backend, db => db.clusters(query, now, top))
+        self.backend.clusters(query, now, top)
     }
 
-    /// One operation with its attempts, events, decisions and retry requests.
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        dispatch!(&self.backend, db => db.detail(id))
+        self.backend.detail(id)
     }
 
-    /// How many decisions lie after `seek` in the audit trail.
     pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
-        dispatch!(&self.backend, db => db.audit_count(seek))
+        self.backend.audit_count(seek)
     }
 
-    /// One page of the audit trail after `seek`.
     pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
-        dispatch!(&self.backend, db => db.audit_page(seek, limit))
+        self.backend.audit_page(seek, limit)
     }
 
-    /// Walks the decisions' hash chain and says where it breaks, if it does.
     pub fn verify_chain(&self) -> Result<ChainVerdict> {
-        dispatch!(&self.backend, db => db.verify_chain())
+        self.backend.verify_chain()
     }
 
-    /// Records one decision atomically: the version the operator saw is
-    /// checked and the rules judged on the fresh row inside the transaction.
     pub fn record_decision(
         &mut self,
         draft: &DecisionDraft,
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
-        dispatch!(&mut self.backend, db => db.record_decision(draft, now))
+        self.backend.record_decision(draft, now)
     }
 
-    /// Records many decisions, each judged and written on its own.
     pub fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
-        dispatch!(&mut self.backend, db => db.record_decisions(drafts, now))
+        self.backend.record_decisions(drafts, now)
     }
 
-    /// Judges a draft against the rules on the current row, writing nothing.
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
-        dispatch!(&self.backend, db => db.judge_decision(draft, now))
+        self.backend.judge_decision(draft, now)
     }
 
-    /// Appends what a receiver said to a probe (`settle_probes`); returns
-    /// the probe's id.
     pub fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
-        dispatch!(&mut self.backend, db => db.record_probe(probe))
+        self.backend.record_probe(probe)
     }
 
-    /// Adds operations (and op type contracts) to the ledger.
     pub fn import(
         &mut self,
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
-        dispatch!(&mut self.backend, db => db.import(operations, contracts))
+        self.backend.import(operations, contracts)
     }
-}
 
-impl Ledger {
-    /// Claims the oldest retry request a worker may run now (queued, or
-    /// claimed with a lease that has passed) for `worker` until
-    /// `now + lease`, judging the rules again on the fresh row in the same
-    /// transaction: a refused one is recorded as failed and returned as
-    /// such, never run. `None`: nothing to claim.
     pub fn claim_retry(
         &mut self,
         worker: &str,
         lease: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
-        dispatch!(&mut self.backend, db => db.claim_retry(worker, lease, now))
+        self.backend.claim_retry(worker, lease, now)
     }
 
-    /// Records how a claimed retry ran (the attempt, its events, the
-    /// operation's state, the request's end) in one transaction, if the
-    /// claim is still this worker's; otherwise writes nothing.
     pub fn finish_retry(
         &mut self,
         claim: &RetryClaim,
         run: &RetryRun,
         now: DateTime<Utc>,
     ) -> Result<Finish> {
-        dispatch!(&mut self.backend, db => db.finish_retry(claim, run, now))
+        self.backend.finish_retry(claim, run, now)
     }
 
     /// Copies every row of this ledger (operations, attempts, events,
@@ -405,24 +284,27 @@ impl Ledger {
     /// destination that already holds operations or history. Either
     /// backend to either.
     pub fn copy_into(&self, destination: &mut Ledger) -> Result<CopyReport> {
-        let mut source =
-            |table: &copy::Table, each: &mut dyn FnMut(Vec<copy::Value>) -> Result<()>| dispatch!(&self.backend, db => db.copy_rows(table, each));
-        dispatch!(&mut destination.backend, db => db.copy_from(&mut source))
+        let source = &self.backend;
+        destination
+            .backend
+            .copy_from(&mut |table, each| source.copy_rows(table, each))
     }
 }
 
+#[cfg(test)]
 impl From<postgres::Pg> for Ledger {
     fn from(db: postgres::Pg) -> Ledger {
         Ledger {
-            backend: Backend::Postgres(Box::new(db)),
+            backend: Box::new(db),
         }
     }
 }
 
+#[cfg(test)]
 impl From<sqlite::Sqlite> for Ledger {
     fn from(db: sqlite::Sqlite) -> Ledger {
         Ledger {
-            backend: Backend::Sqlite(db),
+            backend: Box::new(db),
         }
     }
 }

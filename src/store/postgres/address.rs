@@ -130,7 +130,7 @@ impl Address {
     pub(super) fn connect(&self, tls: MakeTlsConnector) -> Result<Client> {
         self.config
             .connect(tls)
-            .map_err(|e| super::pg_error(Path::new(&self.shown), "connecting", e))
+            .map_err(|e| super::error::pg_error(Path::new(&self.shown), "connecting", e))
     }
 
     /// [`Address::connect`] giving up after `wait`: a reconnection on the
@@ -140,7 +140,7 @@ impl Address {
         config.connect_timeout(wait);
         config
             .connect(tls)
-            .map_err(|e| super::pg_error(Path::new(&self.shown), "reconnecting", e))
+            .map_err(|e| super::error::pg_error(Path::new(&self.shown), "reconnecting", e))
     }
 }
 

@@ -7,7 +7,7 @@
 use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::Pg;
+use super::conn::Pg;
 use crate::domain::format_time;
 use crate::error::Result;
 use crate::store::chain::{CHAIN_COLUMNS, ChainVerdict, OwnedCell, Walked, walk};
@@ -19,7 +19,7 @@ impl Pg {
     pub fn verify_chain(&self) -> Result<ChainVerdict> {
         self.fresh()?;
         let mut client = self.client.borrow_mut();
-        let err = |e| super::pg_error(&self.shown, "reading the audit trail", e);
+        let err = |e| super::error::pg_error(&self.shown, "reading the audit trail", e);
         let adopted: bool = client
             .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])
             .and_then(|r| r.try_get(0))

@@ -9,21 +9,21 @@ use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
-use super::Pg;
+use super::conn::Pg;
 use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
-use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
+use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
 impl Pg {
     /// Streams every row of `table` into `each`, in the copy's order.
-    pub(in crate::store) fn copy_rows(
+    pub(crate) fn copy_rows(
         &self,
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
     ) -> Result<u64> {
         let doing = format!("reading {} for the copy", table.name);
         let mut client = self.client.borrow_mut();
-        let err = |e| super::pg_error(&self.shown, &doing, e);
+        let err = |e| super::error::pg_error(&self.shown, &doing, e);
         if table.console {
             let present: bool = client
                 .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table.name])
@@ -53,40 +53,28 @@ impl Pg {
     /// Writes every row `source` gives into this ledger in one
     /// transaction; refuses a ledger that already holds operations or
     /// history.
-    pub(in crate::store) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+    pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        let err = |doing: &str, e| super::pg_error(&shown, doing, e);
+        let err = |doing: &str, e| super::error::pg_error(&shown, doing, e);
         let mut tx = self
             .client
             .get_mut()
             .transaction()
             .map_err(|e| err("starting the copy", e))?;
-        for table in TABLES.iter().filter(|t| t.name != "op_types") {
-            let held: bool = tx
-                .query_one(
-                    &format!("SELECT EXISTS (SELECT 1 FROM {})", table.name),
-                    &[],
-                )
+        let empty = "copy into a new ledger: a new file, or an empty database (`settle init`)";
+        refuse_unless_empty(&shown, empty, |table| {
+            tx.query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
                 .and_then(|r| r.try_get(0))
-                .map_err(|e| err("looking whether the destination is empty", e))?;
-            if held {
-                return Err(Error::ledger(
-                    &shown,
-                    format!("is not empty: it holds {}", table.name),
-                    "copy into a new ledger: a new file, or an empty database (`settle init`)",
-                ));
-            }
-        }
+                .map_err(|e| err("looking whether the destination is empty", e))
+        })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
-            let placeholders: Vec<String> =
-                (1..=table.columns.len()).map(|i| format!("${i}")).collect();
             let sql = format!(
                 "INSERT INTO {} ({}) VALUES ({}){}",
                 table.name,
                 table.column_list(),
-                placeholders.join(", "),
+                table.placeholders('$'),
                 if table.name == "op_types" {
                     " ON CONFLICT (op_type) DO NOTHING"
                 } else {

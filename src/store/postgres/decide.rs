@@ -1,24 +1,22 @@
 //! Decisions in a PostgreSQL ledger: one transaction that takes the trail's
-//! write lock, rereads the operation `FOR UPDATE`, checks the version the
-//! operator saw, judges the contract's rules on the fresh row (the very
-//! functions the SQLite backend calls) and writes the decision row (chained
-//! to the one before it), the state change and the retry request together,
-//! or nothing. Serialization failures and deadlocks are run again a bounded
+//! write lock, in which [`crate::store::decide`] rereads the operation
+//! (locked `FOR UPDATE`), checks the version the operator saw, judges the
+//! rules on the fresh row and writes, as on every backend; this file spells
+//! each step in PostgreSQL's SQL. Serialization failures and deadlocks are run again a bounded
 //! number of times; a connection lost during COMMIT is settled by looking
 //! for the decision after reconnecting, never guessed.
 
-use chrono::{DateTime, SubsecRound, Utc};
+use chrono::{DateTime, Utc};
 use postgres::{Client, GenericClient};
 
-use super::Pg;
+use super::conn::Pg;
+use super::error::pg_error;
 use super::history::load_detail;
-use crate::domain::rules::Rule;
-use crate::domain::{
-    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, format_time,
-};
+use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId};
 use crate::error::{Error, Result};
-use crate::store::chain::{self, Cell, GENESIS};
-use crate::store::sqlite::decide::{Judged, check_version, judge, new_result_id, non_empty};
+use crate::store::chain::GENESIS;
+use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange, Written, is_row_outcome};
+use crate::store::tables::Tables;
 
 /// How many times a decision's transaction runs before a serialization
 /// failure or a deadlock is reported (as [`Error::Busy`]: another writer
@@ -31,15 +29,6 @@ const RETRYABLE: [&str; 2] = ["40001", "40P01"];
 
 /// SQLSTATE of a lock wait cut off by `lock_timeout`.
 const LOCK_NOT_AVAILABLE: &str = "55P03";
-
-/// A decision the transaction wrote, enough to find it again after the
-/// connection broke during COMMIT: its id and its chain hash, which covers
-/// every column of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Written {
-    pub(super) id: i64,
-    pub(super) chain_hash: String,
-}
 
 /// Why a decision transaction did not commit.
 enum Failure {
@@ -57,17 +46,16 @@ enum Failure {
     },
 }
 
-fn pg(doing: &'static str) -> impl Fn(postgres::Error) -> Failure {
-    move |e| Failure::Pg(doing, e)
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        Failure::Settle(e)
+    }
 }
 
-/// Whether `e` concerns one row only (a batch goes on without it), as on
-/// SQLite (`sqlite/decide_bulk.rs`).
-fn is_row_outcome(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Refused { .. } | Error::VersionConflict { .. } | Error::NotFound { .. }
-    )
+type Fallible<T> = std::result::Result<T, Failure>;
+
+fn pg(doing: &'static str) -> impl Fn(postgres::Error) -> Failure {
+    move |e| Failure::Pg(doing, e)
 }
 
 /// One decision alone (its error is the answer) or a batch (each row's
@@ -79,12 +67,10 @@ enum Batch {
 }
 
 impl Pg {
-    /// Records `draft` at `now`, or refuses it with [`Error::Refused`],
-    /// [`Error::VersionConflict`] or [`Error::Busy`] (a lock held past the
-    /// ledger's wait), as on SQLite. A connection lost during COMMIT gives
-    /// the receipt when the decision is found after reconnecting, else
-    /// [`Error::ConnectionLost`].
-    pub fn record_decision(
+    /// [`crate::store::backend::Decisions::record_decision`]. A connection
+    /// lost during COMMIT gives the receipt when the decision is found
+    /// after reconnecting, else [`Error::ConnectionLost`].
+    pub(super) fn record_decision(
         &mut self,
         draft: &DecisionDraft,
         now: DateTime<Utc>,
@@ -99,11 +85,10 @@ impl Pg {
         })
     }
 
-    /// Records every draft of the batch in one transaction, each row in its
-    /// own savepoint so a refused or conflicted row is skipped without
-    /// undoing the rest; any other error stops the batch with nothing of it
-    /// written. As `Sqlite::record_decisions`.
-    pub fn record_decisions(
+    /// [`crate::store::backend::Decisions::record_decisions`], each row in
+    /// its own savepoint so a refused or conflicted row is skipped without
+    /// undoing the rest.
+    pub(super) fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
@@ -112,19 +97,13 @@ impl Pg {
         self.decide(drafts, now, Batch::Many)
     }
 
-    /// What [`Pg::record_decisions`] would make of `draft` now, writing
-    /// nothing (no lock either: a preview).
-    pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+    /// [`crate::store::backend::Decisions::judge_decision`]: no lock
+    /// either, a preview.
+    pub(super) fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
-        let err = |e| super::pg_error(&self.shown, "reading the operation", e);
         let detail = load_detail(&mut *client, draft.op_id, self.tables)
-            .map_err(err)?
-            .ok_or_else(|| Error::NotFound {
-                path: self.shown.clone(),
-                what: draft.op_id.to_string(),
-            })?;
-        check_version(draft, &detail)?;
-        judge(draft, &detail, now).map(|_| ())
+            .map_err(|e| pg_error(&self.shown, "reading the operation", e))?;
+        decide::judge_only(detail, &self.shown, draft, now)
     }
 
     /// Runs the decision transaction, again after a serialization failure
@@ -185,7 +164,7 @@ impl Pg {
                 waited: std::time::Duration::ZERO,
             };
         }
-        super::pg_error(&self.shown, doing, e)
+        pg_error(&self.shown, doing, e)
     }
 
     /// A fresh connection when the last one broke, so a console that lost
@@ -267,7 +246,7 @@ fn run(
         let mut row = tx
             .savepoint("settle_row")
             .map_err(pg("starting a row of the batch"))?;
-        match decide_in(&mut row, shown, draft, now) {
+        match decide::decide(&mut Tx { tx: &mut row }, shown, draft, now) {
             Ok((receipt, written)) => {
                 row.commit().map_err(pg("keeping a row of the batch"))?;
                 last = Some(written);
@@ -295,120 +274,125 @@ fn run(
     }
 }
 
-/// The three steps of a decision inside the transaction: reread under the
-/// row lock at the version the operator saw, judge the rules on the fresh
-/// row, write.
-fn decide_in(
-    tx: &mut impl GenericClient,
-    shown: &std::path::Path,
-    draft: &DecisionDraft,
-    now: DateTime<Utc>,
-) -> std::result::Result<(DecisionReceipt, Written), Failure> {
-    let not_found = || {
-        Failure::Settle(Error::NotFound {
-            path: shown.to_path_buf(),
-            what: draft.op_id.to_string(),
-        })
-    };
-    // `::bigint` here and on the service's other columns: a service may have
-    // made its ids and versions `integer`, which an i64 cannot bind to.
-    // The row lock first, then the read: what is judged is what no other
-    // writer can change before we commit.
-    tx.query_opt(
-        "SELECT 1 FROM operations WHERE id = $1::bigint FOR UPDATE",
-        &[&draft.op_id.0],
-    )
-    .map_err(pg("locking the operation"))?
-    .ok_or_else(not_found)?;
-    let detail = load_detail(tx, draft.op_id, crate::store::Tables::ALL)
-        .map_err(pg("reading the operation"))?
-        .ok_or_else(not_found)?;
-    check_version(draft, &detail).map_err(Failure::Settle)?;
-    let judged = judge(draft, &detail, now).map_err(Failure::Settle)?;
-    // Stored and hashed at the second, the precision of settle's time text,
-    // so the `timestamptz` reads back as the text the link covers.
-    let decided = now.trunc_subsecs(0);
-    let written = insert_decision(tx, draft, &detail, &judged, decided)?;
-    let new_version = change_state(tx, draft, &detail, &judged, decided)?;
-    let retry_request_id = write_retry_request(tx, draft, &detail, &written, decided)?;
-    let op = &detail.operation;
-    let receipt = DecisionReceipt {
-        decision_id: DecisionId(written.id),
-        op_id: op.id,
-        kind: draft.kind,
-        from_state: op.state.clone(),
-        to_state: judged.to_state,
-        new_version,
-        retry_request_id,
-        extra_attempt: judged.extra_attempt,
-    };
-    Ok((receipt, written))
+/// A decision's transaction on PostgreSQL: the trail's lock is already
+/// held; each operation is locked `FOR UPDATE` before it is read.
+struct Tx<'a, C: GenericClient> {
+    tx: &'a mut C,
 }
 
-/// The decision row, its id chosen here (the next after the newest, under
-/// the trail's lock, so ids have no gaps a walk would call deletions) so
-/// its chain hash, which covers the id, goes in with the row.
-fn insert_decision(
-    tx: &mut impl GenericClient,
-    draft: &DecisionDraft,
-    detail: &OperationDetail,
-    judged: &Judged,
-    decided: DateTime<Utc>,
-) -> std::result::Result<Written, Failure> {
-    let op = &detail.operation;
-    let err = pg("writing the decision");
-    let id: i64 = tx
-        .query_one("SELECT coalesce(max(id), 0) + 1 FROM decisions", &[])
-        .and_then(|r| r.try_get(0))
-        .map_err(&err)?;
-    let prev = head(tx).map_err(&err)?;
-    let (result_id, evidence, note) = (
-        non_empty(&draft.result_id),
-        non_empty(&draft.evidence),
-        non_empty(&draft.note),
-    );
-    let decided_at = format_time(decided);
-    // The cells as SQLite would store them (see `chain::Cell`).
-    let cells = [
-        Cell::Int(id),
-        Cell::Int(op.id.0),
-        Cell::Text(draft.kind.as_str().as_bytes()),
-        Cell::Text(op.state.as_str().as_bytes()),
-        Cell::Text(judged.to_state.as_str().as_bytes()),
-        Cell::from(result_id.as_deref()),
-        Cell::from(evidence.as_deref()),
-        Cell::from(note.as_deref()),
-        Cell::Text(draft.operator.as_bytes()),
-        Cell::Text(decided_at.as_bytes()),
-        Cell::Int(op.version),
-        draft.undoes.map_or(Cell::Null, |d| Cell::Int(d.0)),
-        Cell::Int(i64::from(judged.extra_attempt)),
-    ];
-    let chain_hash = chain::link(&prev, &cells);
-    tx.execute(
-        "INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id,
-             evidence, note, operator, decided_at, op_version, undoes, extra_attempt,
-             chain_hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        &[
-            &id,
-            &op.id.0,
-            &draft.kind.as_str(),
-            &op.state.as_str(),
-            &judged.to_state.as_str(),
-            &result_id,
-            &evidence,
-            &note,
-            &draft.operator,
-            &decided,
-            &op.version,
-            &draft.undoes.map(|d| d.0),
-            &judged.extra_attempt,
-            &chain_hash,
-        ],
-    )
-    .map_err(&err)?;
-    Ok(Written { id, chain_hash })
+impl<C: GenericClient> DecisionTx for Tx<'_, C> {
+    type Fail = Failure;
+
+    fn fresh_detail(&mut self, op: OperationId) -> Fallible<Option<OperationDetail>> {
+        // `::bigint` here and on the service's other columns: a service may
+        // have made its ids and versions `integer`, which an i64 cannot bind
+        // to. The row lock first, then the read: what is judged is what no
+        // other writer can change before we commit.
+        let locked = self
+            .tx
+            .query_opt(
+                "SELECT 1 FROM operations WHERE id = $1::bigint FOR UPDATE",
+                &[&op.0],
+            )
+            .map_err(pg("locking the operation"))?;
+        if locked.is_none() {
+            return Ok(None);
+        }
+        load_detail(self.tx, op, Tables::ALL).map_err(pg("reading the operation"))
+    }
+
+    fn chain_head(&mut self) -> Fallible<String> {
+        head(self.tx).map_err(pg("writing the decision"))
+    }
+
+    fn next_decision_id(&mut self) -> Fallible<i64> {
+        self.tx
+            .query_one("SELECT coalesce(max(id), 0) + 1 FROM decisions", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("writing the decision"))
+    }
+
+    fn insert_decision(&mut self, row: &DecisionRow) -> Fallible<()> {
+        self.tx
+            .execute(
+                "INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id,
+                     evidence, note, operator, decided_at, op_version, undoes, extra_attempt,
+                     chain_hash)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                &[
+                    &row.id,
+                    &row.op_id.0,
+                    &row.kind.as_str(),
+                    &row.from_state.as_str(),
+                    &row.to_state.as_str(),
+                    &row.result_id,
+                    &row.evidence,
+                    &row.note,
+                    &row.operator,
+                    &row.decided,
+                    &row.op_version,
+                    &row.undoes.map(|d| d.0),
+                    &row.extra_attempt,
+                    &row.chain_hash,
+                ],
+            )
+            .map_err(pg("writing the decision"))?;
+        Ok(())
+    }
+
+    fn change_state(&mut self, change: &StateChange) -> Fallible<Option<i64>> {
+        let changed = self
+            .tx
+            .query_opt(
+                "UPDATE operations SET state = $1, result_id = $2, updated_at = $3,
+                     version = version + 1
+                 WHERE id = $4::bigint AND version = $5::bigint
+                 RETURNING version::bigint",
+                &[
+                    &change.to_state.as_str(),
+                    &change.result_id,
+                    &change.decided,
+                    &change.op.0,
+                    &change.version,
+                ],
+            )
+            .map_err(pg("changing the operation's state"))?;
+        changed
+            .map(|row| row.try_get(0))
+            .transpose()
+            .map_err(pg("reading the operation's new version"))
+    }
+
+    fn queue_retry(&mut self, row: &DecisionRow, idem_key: &str) -> Fallible<i64> {
+        self.tx
+            .query_one(
+                "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
+                     status, decision_id)
+                 VALUES ($1, $2, $3, $4, 'queued', $5)
+                 RETURNING id",
+                &[
+                    &row.op_id.0,
+                    &idem_key,
+                    &row.decided,
+                    &row.operator,
+                    &row.id,
+                ],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(pg("queueing the retry request"))
+    }
+
+    fn cancel_retry(&mut self, request: Option<i64>) -> Fallible<bool> {
+        let cancelled = self
+            .tx
+            .execute(
+                "UPDATE retry_requests SET status = 'cancelled'
+                 WHERE id = $1 AND status = 'queued'",
+                &[&request],
+            )
+            .map_err(pg("cancelling the retry request"))?;
+        Ok(cancelled == 1)
+    }
 }
 
 /// The chain hash of the newest decision, where the next one links on. A
@@ -424,97 +408,4 @@ pub(super) fn head(tx: &mut impl GenericClient) -> std::result::Result<String, p
         None => None,
     }
     .unwrap_or_else(|| GENESIS.to_string()))
-}
-
-/// The operation's new state and result id, guarded by its version; its
-/// new version.
-fn change_state(
-    tx: &mut impl GenericClient,
-    draft: &DecisionDraft,
-    detail: &OperationDetail,
-    judged: &Judged,
-    decided: DateTime<Utc>,
-) -> std::result::Result<i64, Failure> {
-    let op = &detail.operation;
-    let changed = tx
-        .query_opt(
-            "UPDATE operations SET state = $1, result_id = $2, updated_at = $3,
-                 version = version + 1
-             WHERE id = $4::bigint AND version = $5::bigint
-             RETURNING version::bigint",
-            &[
-                &judged.to_state.as_str(),
-                &new_result_id(draft, detail),
-                &decided,
-                &op.id.0,
-                &op.version,
-            ],
-        )
-        .map_err(pg("changing the operation's state"))?;
-    match changed {
-        Some(row) => row
-            .try_get(0)
-            .map_err(pg("reading the operation's new version")),
-        // Unreachable under the row lock; refuse rather than guess.
-        None => Err(Failure::Settle(Error::VersionConflict {
-            op: op.id,
-            expected: draft.expected_version,
-            found: op.version,
-            state: op.state.to_string(),
-            last_writer: None,
-        })),
-    }
-}
-
-/// Queues the retry a `retry_same_key` asks for, or cancels the queued one
-/// for `cancel_retry`; the request's id.
-fn write_retry_request(
-    tx: &mut impl GenericClient,
-    draft: &DecisionDraft,
-    detail: &OperationDetail,
-    written: &Written,
-    decided: DateTime<Utc>,
-) -> std::result::Result<Option<i64>, Failure> {
-    let op = &detail.operation;
-    match draft.kind {
-        DecisionKind::RetrySameKey => {
-            let row = tx
-                .query_one(
-                    "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
-                         status, decision_id)
-                     VALUES ($1, $2, $3, $4, 'queued', $5)
-                     RETURNING id",
-                    &[
-                        &op.id.0,
-                        &op.idem_key,
-                        &decided,
-                        &draft.operator,
-                        &written.id,
-                    ],
-                )
-                .map_err(pg("queueing the retry request"))?;
-            row.try_get(0)
-                .map(Some)
-                .map_err(pg("queueing the retry request"))
-        }
-        DecisionKind::CancelRetry => {
-            let request = detail.queued_retry().map(|r| r.id);
-            let cancelled = tx
-                .execute(
-                    "UPDATE retry_requests SET status = 'cancelled'
-                     WHERE id = $1 AND status = 'queued'",
-                    &[&request],
-                )
-                .map_err(pg("cancelling the retry request"))?;
-            if cancelled != 1 {
-                return Err(Failure::Settle(Error::Refused {
-                    op: op.id,
-                    rule: Rule::RetryStillQueued,
-                    reason: "a worker claimed the retry request".to_string(),
-                }));
-            }
-            Ok(request)
-        }
-        _ => Ok(None),
-    }
 }

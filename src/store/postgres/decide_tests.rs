@@ -1,27 +1,21 @@
-//! Decisions on PostgreSQL against the same script on SQLite: every rule's
-//! refusal, the version conflict, the receipts and the chain they leave
-//! (identical hashes on both backends), writers racing, a lock held past
-//! the wait, a tampered decision, a connection lost during COMMIT.
+//! Decisions on PostgreSQL beyond what every backend shares (the script of
+//! every rule's refusal runs on all of them in [`crate::store::parity`]):
+//! writers racing, a lock held past the wait, a tampered decision, a
+//! connection lost during COMMIT, a copy there and back.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use tempfile::TempDir;
 
 use super::address::Address;
-use super::decide::Written;
-use super::{Pg, testing};
-use crate::domain::{
-    DecisionDraft, DecisionId, DecisionKind, NewAttempt, NewEvent, NewOperation, OpTypeContract,
-    OperationId, Outcome, State, parse_time,
-};
+use super::conn::Pg;
+use super::testing;
+use crate::domain::{DecisionId, DecisionKind, NewOperation, State};
 use crate::error::Error;
+use crate::store::decide::Written;
+use crate::store::parity::{draft, fixture, head, now, op, outcome, script};
 use crate::store::{ChainVerdict, Ledger};
-
-fn now() -> DateTime<Utc> {
-    parse_time("2026-11-06T12:00:00Z").unwrap()
-}
 
 /// A PostgreSQL ledger made by `settle init`'s code in a fresh database
 /// (triggers and all), whose decisions wait up to `wait` for a lock; `None`
@@ -31,138 +25,6 @@ fn pg_ledger(hint: &str, wait: Duration) -> Option<(PathBuf, Pg)> {
     let mut pg = Pg::create(&Address::parse(&address).unwrap()).unwrap();
     pg.wait = wait;
     Some((address, pg))
-}
-
-fn op(key: &str, op_type: &str, state: State) -> NewOperation {
-    NewOperation {
-        account: "acme".into(),
-        op_type: op_type.into(),
-        idem_key: key.into(),
-        fingerprint: "sha256:00".into(),
-        params: Some(r#"{"n":1}"#.into()),
-        state,
-        result_id: None,
-        max_attempts: 3,
-        deadline_at: None,
-        lease_expires_at: None,
-        key_expires_at: None,
-        created_at: "2026-11-06T10:00:00Z".into(),
-        updated_at: "2026-11-06T11:00:00Z".into(),
-        attempts: vec![NewAttempt {
-            attempt: 1,
-            started_at: "2026-11-06T10:00:01Z".into(),
-            ended_at: Some("2026-11-06T10:00:31Z".into()),
-            outcome: Outcome::Timeout,
-            error: Some("read timeout".into()),
-            response: None,
-        }],
-        events: Vec::new(),
-    }
-}
-
-/// Ids 1..=7: 1 a committed effect, 2 a non-idempotent receiver, 3 an
-/// expired key, 4 a passed deadline, 5 completed, 6 and 7 plain unknowns.
-fn fixture() -> (Vec<NewOperation>, Vec<OpTypeContract>) {
-    let mut committed = op("k-committed", "pay", State::Unknown);
-    committed.events.push(NewEvent {
-        attempt: Some(1),
-        at: "2026-11-06T10:00:20Z".into(),
-        event: "committed".into(),
-        detail: Some(r#"{"effect_id":"ch_1"}"#.into()),
-    });
-    let mut expired = op("k-expired", "pay", State::Unknown);
-    expired.key_expires_at = Some("2026-11-06T11:59:00Z".into());
-    let mut late = op("k-late", "pay", State::Exhausted);
-    late.deadline_at = Some("2026-11-06T11:00:00Z".into());
-    let mut done = op("k-done", "pay", State::Completed);
-    done.result_id = Some("r-0".into());
-    let ops = vec![
-        committed,
-        op("k-ship", "ship", State::Unknown),
-        expired,
-        late,
-        done,
-        op("k-6", "pay", State::Unknown),
-        op("k-7", "pay", State::Conflict),
-    ];
-    let contracts = vec![
-        OpTypeContract {
-            op_type: "pay".into(),
-            idempotent: true,
-            key_retention_s: Some(86_400),
-            description: Some("payments".into()),
-        },
-        OpTypeContract {
-            op_type: "ship".into(),
-            idempotent: false,
-            key_retention_s: None,
-            description: None,
-        },
-    ];
-    (ops, contracts)
-}
-
-fn draft(op: i64, kind: DecisionKind, version: i64) -> DecisionDraft {
-    DecisionDraft {
-        op_id: OperationId(op),
-        kind,
-        result_id: None,
-        evidence: None,
-        note: None,
-        override_committed: false,
-        operator: "ana".into(),
-        expected_version: version,
-        undoes: None,
-    }
-}
-
-/// The script both backends run, one decision at a time.
-fn script() -> Vec<DecisionDraft> {
-    use DecisionKind::*;
-    let evidenced = |mut d: DecisionDraft| {
-        d.evidence = Some("checked the receiver's dashboard".into());
-        d
-    };
-    vec![
-        draft(1, NotApplied, 0),
-        evidenced(draft(1, NotApplied, 0)),
-        draft(2, RetrySameKey, 0),
-        draft(3, RetrySameKey, 0),
-        draft(4, RetrySameKey, 0),
-        DecisionDraft {
-            result_id: Some("r-5".into()),
-            ..draft(5, Applied, 0)
-        },
-        DecisionDraft {
-            result_id: Some("r-1".into()),
-            ..draft(1, Applied, 7)
-        },
-        DecisionDraft {
-            result_id: Some("r-1".into()),
-            note: Some("  ".into()),
-            ..draft(1, Applied, 0)
-        },
-        DecisionDraft {
-            undoes: Some(DecisionId(1)),
-            note: Some("wrong operation".into()),
-            ..draft(1, Reopen, 1)
-        },
-        draft(6, RetrySameKey, 0),
-        draft(6, CancelRetry, 1),
-        draft(6, CancelRetry, 2),
-        draft(999, Applied, 0),
-    ]
-}
-
-/// What a decision came to, without where the ledger is.
-fn outcome(r: &crate::error::Result<crate::domain::DecisionReceipt>) -> String {
-    match r {
-        Ok(r) => format!("ok {r:?}"),
-        Err(Error::Refused { rule, reason, .. }) => format!("refused {rule:?}: {reason}"),
-        Err(e @ Error::VersionConflict { .. }) => format!("conflict {e}"),
-        Err(Error::NotFound { what, .. }) => format!("not found {what}"),
-        Err(e) => panic!("unexpected error: {e}"),
-    }
 }
 
 fn sqlite_ledger() -> (TempDir, Ledger) {
@@ -179,90 +41,6 @@ fn run_script(ledger: &mut Ledger) -> Vec<String> {
         .iter()
         .map(|d| outcome(&ledger.record_decision(d, now())))
         .collect()
-}
-
-fn head(v: ChainVerdict) -> (u64, Option<(DecisionId, String)>) {
-    match v {
-        ChainVerdict::Intact { decisions, head } => (decisions, head),
-        ChainVerdict::Broken { at, problem } => panic!("chain broken at {at}: {problem}"),
-    }
-}
-
-#[test]
-fn every_rule_refuses_and_every_decision_writes_as_on_sqlite() {
-    let Some((_, pg)) = pg_ledger("script", Duration::from_secs(5)) else {
-        return;
-    };
-    let mut pg = Ledger::from(pg);
-    let (_dir, mut lite) = sqlite_ledger();
-    let on_pg = run_script(&mut pg);
-    let on_sqlite = run_script(&mut lite);
-    assert_eq!(on_pg, on_sqlite);
-    let refused: Vec<&str> = on_pg
-        .iter()
-        .filter_map(|o| o.strip_prefix("refused "))
-        .map(|o| o.split(':').next().unwrap())
-        .collect();
-    assert_eq!(
-        refused,
-        [
-            "EvidenceGiven",
-            "CommittedEffect",
-            "ContractIdempotent",
-            "KeyNotExpired",
-            "DeadlineNotPassed",
-            "StateAllows",
-            "StateAllows",
-        ],
-        "{on_pg:#?}"
-    );
-    assert!(on_pg[6].starts_with("conflict version conflict: operation 1 is at version 0"));
-    assert_eq!(on_pg.iter().filter(|o| o.starts_with("ok ")).count(), 4);
-    assert_eq!(on_pg.last().unwrap(), "not found 999");
-    // The same rows on both backends: the chain hash covers every column.
-    let (n, pg_head) = head(pg.verify_chain().unwrap());
-    assert_eq!(n, 4);
-    assert_eq!(pg_head, head(lite.verify_chain().unwrap()).1);
-}
-
-#[test]
-fn a_batch_skips_the_rows_a_rule_refuses_or_that_changed_as_on_sqlite() {
-    let Some((_, pg)) = pg_ledger("batch", Duration::from_secs(5)) else {
-        return;
-    };
-    let mut pg = Ledger::from(pg);
-    let (_dir, mut lite) = sqlite_ledger();
-    let evidence = |mut d: DecisionDraft| {
-        d.evidence = Some("receiver says no".into());
-        d
-    };
-    let batch = vec![
-        evidence(draft(6, DecisionKind::NotApplied, 0)),
-        evidence(draft(7, DecisionKind::NotApplied, 3)),
-        draft(2, DecisionKind::RetrySameKey, 0),
-        evidence(draft(2, DecisionKind::NotApplied, 0)),
-    ];
-    let mut results = Vec::new();
-    for ledger in [&mut pg, &mut lite] {
-        let (ops, contracts) = fixture();
-        ledger.import(&ops, &contracts).unwrap();
-        let judged: Vec<bool> = batch
-            .iter()
-            .map(|d| ledger.judge_decision(d, now()).is_ok())
-            .collect();
-        assert_eq!(judged, [true, false, false, true]);
-        let outcomes = ledger.record_decisions(&batch, now()).unwrap();
-        let said: Vec<String> = outcomes.iter().map(outcome).collect();
-        results.push((said, head(ledger.verify_chain().unwrap())));
-    }
-    assert_eq!(results[0], results[1]);
-    let (said, (n, _)) = &results[0];
-    assert_eq!(n, &2, "{said:#?}");
-    assert!(said[1].starts_with("conflict"), "{said:#?}");
-    assert!(
-        said[2].starts_with("refused ContractIdempotent"),
-        "{said:#?}"
-    );
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Live updates from a PostgreSQL ledger: the watching connection LISTENs on
-//! the channel the adoption's triggers NOTIFY, and [`Pg::data_version`]
+//! the channel the adoption's triggers NOTIFY, and [`Pg::heard_version`]
 //! counts what it heard, so the console's watcher asks nothing of the
 //! server while nothing happens. A lost connection is an error until a
 //! reconnection (with backoff) succeeds. Never blocks waiting for a notice.
@@ -8,8 +8,11 @@ use std::time::{Duration, Instant};
 
 use postgres::fallible_iterator::FallibleIterator;
 
-use super::{Pg, objects, schema};
-use crate::error::{Error, Result};
+use super::conn::Pg;
+use super::error::failure;
+use super::heard::{Down, Live};
+use super::{objects, schema};
+use crate::error::{Error, Fault, Result};
 
 /// The first wait before reconnecting, doubled after each failure up to
 /// [`MOST_BACKOFF`].
@@ -22,46 +25,12 @@ const CONNECT_WAIT: Duration = Duration::from_secs(2);
 const PING_EVERY: Duration = Duration::from_secs(5);
 const PING_WAIT: Duration = Duration::from_secs(2);
 
-/// What the watching connection heard, and whether it is down.
-#[derive(Debug)]
-pub(super) struct Live {
-    listening: bool,
-    /// The NOTIFY triggers are installed (an unadopted database has none,
-    /// and listening to it would hear nothing while claiming to be live).
-    notifying: bool,
-    /// When to look for the triggers again while they are missing.
-    look_for_triggers_at: Instant,
-    heard: i64,
-    pinged_at: Instant,
-    down: Option<Down>,
-}
-
-#[derive(Debug)]
-struct Down {
-    why: String,
-    retry_at: Instant,
-    backoff: Duration,
-}
-
-impl Default for Live {
-    fn default() -> Live {
-        Live {
-            listening: false,
-            notifying: false,
-            look_for_triggers_at: Instant::now(),
-            heard: 0,
-            pinged_at: Instant::now(),
-            down: None,
-        }
-    }
-}
-
 impl Pg {
-    /// Changes whenever another connection commits a change to the ledger:
-    /// the number of notices heard on `settle_ledger` (and reconnections,
-    /// after which anything may have changed). An error while the
-    /// connection is lost; each call past the backoff tries to reconnect.
-    pub fn data_version(&self) -> Result<i64> {
+    /// The ledger's data version: the number of notices heard on
+    /// `settle_ledger` (and reconnections, after which anything may have
+    /// changed). An error while the connection is lost; each call past the
+    /// backoff tries to reconnect.
+    pub(super) fn heard_version(&self) -> Result<i64> {
         let now = Instant::now();
         let mut live = self.live.borrow_mut();
         if let Some(down) = live.down.as_mut() {
@@ -83,14 +52,13 @@ impl Pg {
             .and_then(|()| self.triggers_installed(&mut live, now))
         {
             Ok(true) => Ok(live.heard),
-            Ok(false) => Err(Error::Postgres {
-                path: self.shown.clone(),
-                doing: "listening for changes".to_string(),
-                problem: "the ledger has no change notifications until it is adopted \
-                          (`settle adopt`, or open it writable)"
-                    .to_string(),
-                code: None,
-            }),
+            Ok(false) => Err(failure(
+                &self.shown,
+                "listening for changes",
+                "the ledger has no change notifications until it is adopted \
+                 (`settle adopt`, or open it writable)",
+                Fault::Other,
+            )),
             Err(why) => {
                 let e = self.lost(&why);
                 live.down = Some(Down {
@@ -180,8 +148,8 @@ impl Pg {
                 "SELECT count(*) FROM pg_trigger WHERE tgname = ANY($1)",
                 &[&names],
             )
-            .map_err(said)?
-            .get(0);
+            .and_then(|row| row.try_get(0))
+            .map_err(said)?;
         live.notifying = found == names.len() as i64;
         if live.notifying {
             // What was written before the triggers existed was not heard.
@@ -192,7 +160,7 @@ impl Pg {
 
     /// A new connection in place of the lost one, set up as the first was
     /// (timeouts, a READ ONLY session for a read-only ledger; it LISTENs
-    /// again on the next [`Pg::data_version`]). Every reconnection in the
+    /// again on the next [`Pg::heard_version`]). Every reconnection in the
     /// backend goes through here, so none loses the session's settings.
     /// A new connection, set up as the first, when the server closed this
     /// one (a restart, a failover, an idle timeout): every read starts
@@ -220,17 +188,16 @@ impl Pg {
     }
 
     fn lost(&self, why: &str) -> Error {
-        Error::Postgres {
-            path: self.shown.clone(),
-            doing: "listening for changes (reconnecting)".to_string(),
-            problem: crate::text::sanitize(why).into_owned(),
-            code: None,
-        }
+        failure(
+            &self.shown,
+            "listening for changes (reconnecting)",
+            why,
+            Fault::Lost,
+        )
     }
 
-    /// Reads again which of settle's tables the database holds, after
-    /// another connection adopted it.
-    pub fn reinspect(&mut self) -> Result<()> {
+    /// Reads again which of settle's tables the database holds.
+    pub(super) fn inspect_again(&mut self) -> Result<()> {
         let found = schema::inspect(self.client.get_mut(), &self.shown)?;
         self.tables = found.tables();
         Ok(())

@@ -1,17 +1,16 @@
 //! Recording probes in a PostgreSQL ledger (`settle_probes`, append-only by
 //! its triggers). A probe changes no operation.
 
-use super::Pg;
+use super::conn::Pg;
 use crate::domain::NewProbe;
 use crate::error::Result;
 
 impl Pg {
-    /// Appends one probe; returns its id.
-    pub fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
+    /// [`crate::store::backend::Decisions::record_probe`].
+    pub(super) fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        let row = self
-            .client
+        self.client
             .get_mut()
             .query_one(
                 "INSERT INTO settle_probes (op_id, idem_key, command, outcome, result_id, exit,
@@ -31,7 +30,7 @@ impl Pg {
                     &p.duration_ms,
                 ],
             )
-            .map_err(|e| super::pg_error(&shown, "recording a probe", e))?;
-        Ok(row.get(0))
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| super::error::pg_error(&shown, "recording a probe", e))
     }
 }

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 
-use super::Pg;
+use super::conn::Pg;
 use super::schema::{CONSOLE_TABLES, SERVICE_TABLES};
 use super::testing::fresh_database;
 use crate::domain::{Seek, State};
 use crate::error::Error;
 use crate::query::Query;
+use crate::store::backend::Session as _;
 
 /// A ledger of three operations, and a second connection (the service).
 fn ledger(name: &str) -> Option<(Pg, postgres::Client)> {
@@ -84,7 +85,7 @@ fn a_statement_timeout_is_reported_not_taken_for_a_cancel() {
     lock.rollback().unwrap();
     let text = err.to_string();
     assert!(
-        matches!(err, Error::Postgres { .. }) && text.contains("statement timeout"),
+        matches!(err, Error::Database { .. }) && text.contains("statement timeout"),
         "{text}"
     );
 }

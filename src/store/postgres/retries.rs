@@ -1,35 +1,30 @@
-//! The worker's side of `retry_requests` on a PostgreSQL ledger (ledger-v1,
-//! issue 11 point 3): the same claims, refusals and ends as
-//! [`crate::store::sqlite`]'s `retries.rs`, word for word, so a worker
-//! reads the same on either backend. A claim takes its request with
-//! `FOR UPDATE SKIP LOCKED`, so two workers never take the same one and
-//! never wait on each other; finishing writes only while the claim is still
-//! this worker's. Running the receiver is not done here.
+//! The worker's side of `retry_requests` on a PostgreSQL ledger: the same
+//! claims, refusals and ends as on every backend ([`crate::store::retries`]),
+//! word for word, so a worker reads the same on either. A claim takes its
+//! request with `FOR UPDATE SKIP LOCKED`, so two workers never take the
+//! same one and never wait on each other; finishing locks the request
+//! first, so a worker re-claiming it waits for this end. This file only
+//! spells each step in PostgreSQL's SQL.
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use postgres::GenericClient;
-use serde_json::json;
 
-use super::Pg;
+use super::conn::Pg;
 use super::history::load_detail;
-use crate::domain::retry_plan;
-use crate::domain::retry_run::{
-    self, Claimed, Finish, RetryClaim, RetryFinished, RetryGate, RetryRun,
-};
-use crate::domain::rules::Rule;
-use crate::domain::{OperationDetail, OperationId, State, format_time};
+use crate::domain::retry_plan::AttemptWrite;
+use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
+use crate::domain::{OperationDetail, OperationId, State};
 use crate::error::Result;
+use crate::store::retries::{self, Candidate, Holder, RetryTx};
+use crate::store::tables::Tables;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
 
 impl Pg {
-    /// Claims the oldest request that is queued, or claimed with a lease
-    /// that has passed, for `worker` until `now + lease`; `None` when there
-    /// is none. A request the rules refuse now is recorded as `failed` in
-    /// the same transaction and returned as [`Claimed::Refused`].
-    pub fn claim_retry(
+    /// [`crate::store::backend::Retries::claim_retry`] in one transaction.
+    pub(super) fn claim_retry(
         &mut self,
         worker: &str,
         lease: Duration,
@@ -43,16 +38,23 @@ impl Pg {
             // A read's statement timeout must not cut a write short; row
             // waits stay bounded by the session's lock_timeout (Busy).
             tx.batch_execute("SET LOCAL statement_timeout = 0")?;
-            let claimed = claim_in(&mut tx, worker, lease, now, tables)?;
+            let claimed = retries::claim(
+                &mut Tx {
+                    tx: &mut tx,
+                    tables,
+                },
+                worker,
+                lease,
+                now,
+            )?;
             tx.commit()?;
             Ok(claimed)
         })();
         claimed.map_err(|e| self.write_err("claiming a retry", e))
     }
 
-    /// Records how `claim`'s run ended, if the claim is still this
-    /// worker's; otherwise writes nothing ([`Finish::Lost`]).
-    pub fn finish_retry(
+    /// [`crate::store::backend::Retries::finish_retry`] in one transaction.
+    pub(super) fn finish_retry(
         &mut self,
         claim: &RetryClaim,
         run: &RetryRun,
@@ -60,10 +62,19 @@ impl Pg {
     ) -> Result<Finish> {
         self.ensure_writable()?;
         self.reconnect_if_closed()?;
+        let tables = self.tables;
         let finish = (|| {
             let mut tx = self.client.get_mut().transaction()?;
             tx.batch_execute("SET LOCAL statement_timeout = 0")?;
-            let finish = finish_in(&mut tx, claim, run, now)?;
+            let finish = retries::finish(
+                &mut Tx {
+                    tx: &mut tx,
+                    tables,
+                },
+                claim,
+                run,
+                now,
+            )?;
             tx.commit()?;
             Ok(finish)
         })();
@@ -71,179 +82,139 @@ impl Pg {
     }
 }
 
-fn claim_in(
-    tx: &mut impl GenericClient,
-    worker: &str,
-    lease: Duration,
-    now: DateTime<Utc>,
-    tables: crate::store::Tables,
-) -> PgResult<Option<Claimed>> {
-    let at = format_time(now);
-    // SKIP LOCKED: a request another worker is claiming or finishing right
-    // now is passed over, not waited for. Decisions are append-only, so the
-    // extra attempt needs no lock.
-    let candidate = tx.query_opt(
-        "SELECT r.id::bigint, r.op_id::bigint, r.runs::bigint,
-                coalesce((SELECT d.extra_attempt FROM decisions d WHERE d.id = r.decision_id),
-                         false)
-         FROM retry_requests r
-         WHERE r.status = 'queued'
-            OR (r.status = 'claimed' AND r.claim_expires_at < $1::text::timestamptz)
-         ORDER BY r.id LIMIT 1
-         FOR UPDATE SKIP LOCKED",
-        &[&at],
-    )?;
-    let Some(row) = candidate else {
-        return Ok(None);
-    };
-    let (request_id, op_id, runs, extra): (i64, i64, i64, bool) = (
-        row.try_get(0)?,
-        row.try_get(1)?,
-        row.try_get(2)?,
-        row.try_get(3)?,
-    );
-    // The operation's row lock before its read, as a decision takes it:
-    // what is judged is what no decision can change before we commit.
-    let locked = tx.query_opt(
-        "SELECT 1 FROM operations WHERE id = $1::bigint FOR UPDATE",
-        &[&op_id],
-    )?;
-    let detail = match locked {
-        Some(_) => load_detail(tx, OperationId(op_id), tables)?,
-        None => None,
-    };
-    let Some(detail) = detail else {
-        let why = format!("operation {op_id} is not in the ledger");
-        return refuse(tx, request_id, worker, None, &why, None, &at).map(Some);
-    };
-    let gate = match detail.operation.malformed_identity() {
-        Some(bad) => RetryGate::Refuse {
-            rule: Rule::RowReadable,
-            why: bad.refusal(),
-            to_state: None,
-        },
-        None => retry_run::may_run_retry(&detail, extra, now),
-    };
-    let attempt = match gate {
-        RetryGate::Run { attempt } => attempt,
-        RetryGate::Refuse {
-            rule,
-            why,
-            to_state,
-        } => {
-            let why = format!("{}: {why}", rule.label());
-            return refuse(tx, request_id, worker, Some(&detail), &why, to_state, &at).map(Some);
-        }
-    };
-    // The same bound as SQLite's, so a lease reads the same on both.
-    let year = chrono::Duration::days(365);
-    let lease = chrono::Duration::from_std(lease).map_or(year, |l| l.min(year));
-    let expires = format_time(now.checked_add_signed(lease).unwrap_or(now));
-    tx.execute(
-        "UPDATE retry_requests SET status = 'claimed', claimed_by = $1,
-             claim_expires_at = $2::text::timestamptz, runs = runs + 1
-         WHERE id = $3::bigint",
-        &[&worker, &expires, &request_id],
-    )?;
-    Ok(Some(Claimed::Run(Box::new(RetryClaim {
-        request_id,
-        worker: worker.to_string(),
-        run: runs + 1,
-        claim_expires_at: expires,
-        attempt,
-        allowance: retry_run::allowance(detail.operation.max_attempts, extra),
-        operation: detail.operation,
-    }))))
+/// A claim's or an end's transaction on PostgreSQL.
+struct Tx<'a, C: GenericClient> {
+    tx: &'a mut C,
+    tables: Tables,
 }
 
-/// Records a retry the rules refused: the request `failed` with the reason,
-/// a `retry_refused` event, and the operation moved to `to_state`.
-fn refuse(
-    tx: &mut impl GenericClient,
-    request_id: i64,
-    worker: &str,
-    detail: Option<&OperationDetail>,
-    why: &str,
-    to_state: Option<State>,
-    at: &str,
-) -> PgResult<Claimed> {
-    end_request(tx, request_id, Some(worker), "failed", why, at)?;
-    let op_id = detail.map_or(OperationId(0), |d| d.operation.id);
-    let mut moved = None;
-    if let Some(d) = detail {
-        let event = json!({ "request": request_id, "worker": worker, "why": why });
-        insert_event(
-            tx,
-            d.operation.id,
-            None,
-            at,
-            "retry_refused",
-            &event.to_string(),
+impl<C: GenericClient> RetryTx for Tx<'_, C> {
+    type Fail = postgres::Error;
+
+    fn candidate(&mut self, at: &str) -> PgResult<Option<Candidate>> {
+        // SKIP LOCKED: a request another worker is claiming or finishing
+        // right now is passed over, not waited for. Decisions are
+        // append-only, so the extra attempt needs no lock.
+        let row = self.tx.query_opt(
+            "SELECT r.id::bigint, r.op_id::bigint, r.runs::bigint,
+                    coalesce((SELECT d.extra_attempt FROM decisions d
+                              WHERE d.id = r.decision_id), false)
+             FROM retry_requests r
+             WHERE r.status = 'queued'
+                OR (r.status = 'claimed' AND r.claim_expires_at < $1::text::timestamptz)
+             ORDER BY r.id LIMIT 1
+             FOR UPDATE SKIP LOCKED",
+            &[&at],
         )?;
-        let state = to_state
-            .clone()
-            .unwrap_or_else(|| d.operation.state.clone());
-        let changed = tx.execute(
+        row.map(|r| {
+            Ok(Candidate {
+                request_id: r.try_get(0)?,
+                op_id: r.try_get(1)?,
+                runs: r.try_get(2)?,
+                extra_attempt: r.try_get(3)?,
+            })
+        })
+        .transpose()
+    }
+
+    fn fresh_detail(&mut self, op: OperationId) -> PgResult<Option<OperationDetail>> {
+        // The operation's row lock before its read, as a decision takes it:
+        // what is judged is what no decision can change before we commit.
+        let locked = self.tx.query_opt(
+            "SELECT 1 FROM operations WHERE id = $1::bigint FOR UPDATE",
+            &[&op.0],
+        )?;
+        match locked {
+            Some(_) => load_detail(self.tx, op, self.tables),
+            None => Ok(None),
+        }
+    }
+
+    fn take_claim(&mut self, request_id: i64, worker: &str, expires: &str) -> PgResult<()> {
+        self.tx.execute(
+            "UPDATE retry_requests SET status = 'claimed', claimed_by = $1,
+                 claim_expires_at = $2::text::timestamptz, runs = runs + 1
+             WHERE id = $3::bigint",
+            &[&worker, &expires, &request_id],
+        )?;
+        Ok(())
+    }
+
+    fn end_request(
+        &mut self,
+        request_id: i64,
+        worker: Option<&str>,
+        status: &str,
+        outcome: &str,
+        at: &str,
+    ) -> PgResult<()> {
+        self.tx.execute(
+            "UPDATE retry_requests SET status = $1, finished_at = $2::text::timestamptz,
+                 outcome = $3, claimed_by = coalesce($4, claimed_by)
+             WHERE id = $5::bigint",
+            &[&status, &at, &outcome, &worker, &request_id],
+        )?;
+        Ok(())
+    }
+
+    fn insert_event(
+        &mut self,
+        op: OperationId,
+        attempt: Option<i64>,
+        at: &str,
+        event: &str,
+        detail: &str,
+    ) -> PgResult<()> {
+        self.tx.execute(
+            "INSERT INTO events (op_id, attempt, at, event, detail)
+             VALUES ($1::bigint, $2::bigint, $3::text::timestamptz, $4, $5)",
+            &[&op.0, &attempt, &at, &event, &detail],
+        )?;
+        Ok(())
+    }
+
+    fn move_state(
+        &mut self,
+        op: OperationId,
+        version: i64,
+        state: &State,
+        at: &str,
+    ) -> PgResult<bool> {
+        let changed = self.tx.execute(
             "UPDATE operations SET state = $1, updated_at = $2::text::timestamptz,
                  version = version + 1
              WHERE id = $3::bigint AND version = $4::bigint",
-            &[
-                &state.as_str(),
-                &at,
-                &d.operation.id.0,
-                &d.operation.version,
-            ],
+            &[&state.as_str(), &at, &op.0, &version],
         )?;
-        if changed == 1 {
-            moved = to_state;
-        }
+        Ok(changed == 1)
     }
-    Ok(Claimed::Refused(RetryFinished {
-        request_id,
-        op_id,
-        status: "failed",
-        to_state: moved,
-        outcome: why.to_string(),
-        attempt: None,
-    }))
-}
 
-fn finish_in(
-    tx: &mut impl GenericClient,
-    claim: &RetryClaim,
-    run: &RetryRun,
-    now: DateTime<Utc>,
-) -> PgResult<Finish> {
-    let at = format_time(now);
-    // The request's lock first: a worker re-claiming it after the lease
-    // passed waits (or skips it) until this end is written or not.
-    let holder = tx
-        .query_opt(
-            "SELECT status, claimed_by, runs::bigint FROM retry_requests
-             WHERE id = $1::bigint FOR UPDATE",
-            &[&claim.request_id],
-        )?
-        .map(|r| -> PgResult<(String, Option<String>, i64)> {
-            Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?))
-        })
-        .transpose()?;
-    if let Err(held) = retry_plan::still_ours(claim, holder) {
-        return Ok(Finish::Lost {
-            request_id: claim.request_id,
-            held,
-        });
+    fn holder(&mut self, request_id: i64) -> PgResult<Option<Holder>> {
+        // The request's lock first: a worker re-claiming it after the lease
+        // passed waits (or skips it) until this end is written or not.
+        self.tx
+            .query_opt(
+                "SELECT status, claimed_by, runs::bigint FROM retry_requests
+                 WHERE id = $1::bigint FOR UPDATE",
+                &[&request_id],
+            )?
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .transpose()
     }
-    let op = claim.operation.id;
-    let row = tx.query_one(
-        "SELECT state,
-                (SELECT coalesce(max(attempt), 0)::bigint FROM attempts WHERE op_id = $1::bigint)
-         FROM operations WHERE id = $1::bigint FOR UPDATE",
-        &[&op.0],
-    )?;
-    let (state, used): (String, i64) = (row.try_get(0)?, row.try_get(1)?);
-    let plan = retry_plan::plan_finish(claim, run, &State::parse(&state), used, now);
-    if let Some(a) = &plan.attempt {
-        tx.execute(
+
+    fn state_and_attempts(&mut self, op: OperationId) -> PgResult<(String, i64)> {
+        let row = self.tx.query_one(
+            "SELECT state,
+                    (SELECT coalesce(max(attempt), 0)::bigint FROM attempts
+                     WHERE op_id = $1::bigint)
+             FROM operations WHERE id = $1::bigint FOR UPDATE",
+            &[&op.0],
+        )?;
+        Ok((row.try_get(0)?, row.try_get(1)?))
+    }
+
+    fn insert_attempt(&mut self, op: OperationId, a: &AttemptWrite) -> PgResult<()> {
+        self.tx.execute(
             "INSERT INTO attempts (op_id, attempt, started_at, ended_at, outcome, error, response)
              VALUES ($1::bigint, $2::bigint, $3::text::timestamptz, $4::text::timestamptz,
                      $5, $6, $7)",
@@ -257,204 +228,51 @@ fn finish_in(
                 &a.response,
             ],
         )?;
+        Ok(())
     }
-    for e in &plan.events {
-        insert_event(tx, op, e.attempt, &e.at, e.event, &e.detail)?;
+
+    fn finish_operation(
+        &mut self,
+        op: OperationId,
+        to_state: Option<&State>,
+        result_id: Option<&str>,
+        at: &str,
+    ) -> PgResult<()> {
+        self.tx.execute(
+            "UPDATE operations SET state = coalesce($1, state),
+                 result_id = coalesce($2, result_id),
+                 updated_at = $3::text::timestamptz, version = version + 1
+             WHERE id = $4::bigint",
+            &[&to_state.map(State::as_str), &result_id, &at, &op.0],
+        )?;
+        Ok(())
     }
-    tx.execute(
-        "UPDATE operations SET state = coalesce($1, state), result_id = coalesce($2, result_id),
-             updated_at = $3::text::timestamptz, version = version + 1
-         WHERE id = $4::bigint",
-        &[
-            &plan.to_state.as_ref().map(State::as_str),
-            &plan.result_id,
-            &at,
-            &op.0,
-        ],
-    )?;
-    end_request(tx, claim.request_id, None, plan.status, &plan.outcome, &at)?;
-    Ok(Finish::Recorded(RetryFinished {
-        request_id: claim.request_id,
-        op_id: op,
-        status: plan.status,
-        to_state: plan.to_state,
-        outcome: plan.outcome,
-        attempt: plan.attempt.map(|a| a.attempt),
-    }))
-}
-
-fn insert_event(
-    tx: &mut impl GenericClient,
-    op: OperationId,
-    attempt: Option<i64>,
-    at: &str,
-    event: &str,
-    detail: &str,
-) -> PgResult<()> {
-    tx.execute(
-        "INSERT INTO events (op_id, attempt, at, event, detail)
-         VALUES ($1::bigint, $2::bigint, $3::text::timestamptz, $4, $5)",
-        &[&op.0, &attempt, &at, &event, &detail],
-    )?;
-    Ok(())
-}
-
-/// The request's end: `done` or `failed`, when, and the outcome (the
-/// result id, or why). `worker` is set when the request ends at its claim.
-fn end_request(
-    tx: &mut impl GenericClient,
-    request_id: i64,
-    worker: Option<&str>,
-    status: &str,
-    outcome: &str,
-    at: &str,
-) -> PgResult<()> {
-    tx.execute(
-        "UPDATE retry_requests SET status = $1, finished_at = $2::text::timestamptz,
-             outcome = $3, claimed_by = coalesce($4, claimed_by)
-         WHERE id = $5::bigint",
-        &[&status, &at, &outcome, &worker, &request_id],
-    )?;
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-    use std::time::Duration;
-
-    use chrono::{DateTime, TimeZone, Utc};
-
     use super::super::testing::{connect, fresh_database};
-    use super::super::{Address, Pg};
-    use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
-    use crate::domain::{OperationId, State};
+    use crate::domain::State;
+    use crate::domain::retry_run::Finish;
     use crate::store::Ledger;
+    use crate::store::parity::{PENDING, Sample, claim, completed, run_of, sample, t};
+    use std::path::PathBuf;
 
-    /// The sample's retry_pending operation, with its queued request.
-    const PENDING: OperationId = OperationId(15);
-
-    fn t(seconds: i64) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
-    }
-
-    /// The demo's sample in SQLite and the same rows copied into a fresh
-    /// PostgreSQL ledger; `None` without a server.
-    fn both(hint: &str) -> Option<(tempfile::TempDir, Ledger, Ledger, PathBuf)> {
+    /// The demo's sample copied into a fresh PostgreSQL ledger; `None`
+    /// without a server.
+    fn pg_sample(hint: &str) -> Option<(Sample, Ledger, PathBuf)> {
         let address = fresh_database(hint)?;
-        let pg = Pg::create(&Address::parse(&address).unwrap()).unwrap();
-        let mut pg = Ledger::from(pg);
-        let dir = tempfile::tempdir().unwrap();
-        let lite = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
-        lite.copy_into(&mut pg).unwrap();
-        Some((dir, lite, pg, address))
-    }
-
-    fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<Claimed> {
-        ledger
-            .claim_retry(worker, Duration::from_secs(10), t(at))
-            .unwrap()
-    }
-
-    fn run_of(c: Option<Claimed>) -> RetryClaim {
-        match c {
-            Some(Claimed::Run(c)) => *c,
-            other => panic!("wanted a claim to run, got {other:?}"),
-        }
-    }
-
-    fn completed(at: i64) -> RetryRun {
-        RetryRun {
-            end: RetryEnd::Completed {
-                result_id: "refund-1".into(),
-            },
-            started_at: t(at),
-            ended_at: t(at),
-            command: Some("/bin/retry".into()),
-            exit: "exit 0".into(),
-        }
-    }
-
-    /// A lapsed claim re-taken, the first worker's end refused as lost,
-    /// the second's recorded: every answer and every row the same as on
-    /// SQLite.
-    #[test]
-    fn claims_lapses_and_ends_read_the_same_as_on_sqlite() {
-        let Some((_dir, mut lite, mut pg, _)) = both("retry same") else {
-            return;
-        };
-        let mut answers = Vec::new();
-        for ledger in [&mut lite, &mut pg] {
-            let first = run_of(claim(ledger, "a", 1));
-            let held = claim(ledger, "b", 5);
-            let second = run_of(claim(ledger, "b", 12));
-            let lost = ledger.finish_retry(&first, &completed(13), t(13)).unwrap();
-            let failed = RetryRun {
-                end: RetryEnd::Failed {
-                    why: "exit 1".into(),
-                    timed_out: false,
-                },
-                ..completed(14)
-            };
-            let done = ledger.finish_retry(&second, &failed, t(14)).unwrap();
-            let after = claim(ledger, "c", 30);
-            answers.push((first, held, second, lost, done, after));
-        }
-        assert_eq!(answers[0], answers[1]);
-        let (first, held, second, lost, done, after) = &answers[1];
-        assert_eq!((first.run, second.run, second.attempt), (1, 2, 2));
-        assert_eq!(*held, None, "the lease held");
-        assert!(
-            matches!(lost, Finish::Lost { held, .. } if held == "claimed by b"),
-            "{lost:?}"
-        );
-        assert!(
-            matches!(done, Finish::Recorded(r) if r.status == "failed"
-                && r.to_state == Some(State::Unknown)),
-            "{done:?}"
-        );
-        assert_eq!(*after, None, "a failed request is never claimed again");
-        let detail = pg.detail(PENDING).unwrap();
-        assert_eq!(lite.detail(PENDING).unwrap(), detail);
-        let words: Vec<&str> = detail.events.iter().map(|e| e.event.as_str()).collect();
-        assert!(
-            words.ends_with(&["retry_sent", "provider_error"]),
-            "{words:?}"
-        );
-        assert_eq!(detail.retry_requests.last().unwrap().progress.runs, 2);
-    }
-
-    /// A key that expired while the request waited: refused in the claim's
-    /// transaction, in the same words, the operation back in triage.
-    #[test]
-    fn a_refusal_reads_the_same_as_on_sqlite() {
-        let Some((_dir, mut lite, mut pg, address)) = both("retry refused") else {
-            return;
-        };
-        let expire = "UPDATE operations SET key_expires_at = '2026-11-30T11:00:00Z' WHERE id = 15";
-        rusqlite::Connection::open(lite.path())
-            .unwrap()
-            .execute_batch(expire)
-            .unwrap();
-        connect(&address).batch_execute(expire).unwrap();
-        let refused: Vec<Option<Claimed>> = [&mut lite, &mut pg]
-            .into_iter()
-            .map(|l| claim(l, "a", 1))
-            .collect();
-        assert_eq!(refused[0], refused[1]);
-        let Some(Claimed::Refused(r)) = &refused[1] else {
-            panic!("{:?}", refused[1])
-        };
-        assert_eq!((r.status, &r.to_state), ("failed", &Some(State::Unknown)));
-        assert!(r.outcome.contains("key expired"), "{}", r.outcome);
-        assert_eq!(lite.detail(PENDING).unwrap(), pg.detail(PENDING).unwrap());
+        let mut pg = Ledger::create(&address).unwrap();
+        let demo = sample();
+        demo.ledger.copy_into(&mut pg).unwrap();
+        Some((demo, pg, address))
     }
 
     /// A request another worker holds locked is passed over, not waited
     /// for: the claim takes the next one (a wait would end in Busy).
     #[test]
     fn a_locked_request_is_skipped_not_waited_for() {
-        let Some((_dir, _lite, mut pg, address)) = both("retry skip") else {
+        let Some((_demo, mut pg, address)) = pg_sample("retry skip") else {
             return;
         };
         let mut service = connect(&address);
@@ -496,7 +314,7 @@ mod tests {
     /// is enough to claim and finish, and no more: it cannot decide.
     #[test]
     fn the_documented_worker_role_claims_and_finishes_but_never_decides() {
-        let Some((_dir, _lite, owner, address)) = both("retry role") else {
+        let Some((_demo, owner, address)) = pg_sample("retry role") else {
             return;
         };
         drop(owner);

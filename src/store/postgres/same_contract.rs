@@ -3,17 +3,21 @@
 //! database, then every read compared value for value — pages walked three
 //! rows at a time in every sort order and both directions, streams, counts,
 //! clusters, details and the audit trail. The console and the CLI must not
-//! notice which database they talk to (issue 10, points 5 and 6).
+//! notice which database they talk to. (The cases that write, and run on
+//! every registered backend, are in [`crate::store::parity`]; these read a
+//! ledger whose PostgreSQL columns follow a locale's collation, which only
+//! that backend has.)
 
 use chrono::{DateTime, TimeZone, Utc};
 use tempfile::TempDir;
 
-use super::Pg;
+use super::conn::Pg;
 use super::schema::{CONSOLE_TABLES, SERVICE_TABLES};
 use super::testing::fresh_database;
 use crate::domain::{DecisionId, OperationId, OperationRow, Seek, Sort, SortColumn, SortKey};
 use crate::query::Query;
 use crate::store::Access;
+use crate::store::backend::Session as _;
 use crate::store::sqlite::Sqlite;
 
 fn now() -> DateTime<Utc> {

@@ -8,10 +8,12 @@ use std::time::Duration;
 
 use postgres::{Client, GenericClient};
 
-use super::{Pg, objects, pg_error};
+use super::conn::Pg;
+use super::error::{STATEMENT_TIMEOUT, pg_error};
+use super::objects;
 use crate::error::{Error, Result};
-use crate::store::sqlite::schema::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
-use crate::store::{OpenReport, Progress};
+use crate::store::open::{OpenReport, Progress};
+use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 
 /// The schema version this binary writes and understands, kept in
 /// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
@@ -21,10 +23,6 @@ pub const SCHEMA_VERSION: i64 = 1;
 /// The advisory lock creation and adoption hold for their transaction: a
 /// second process adopting at the same time waits, then finds it done.
 const ADOPTION_LOCK: i64 = 0x05e7_71ea_d0b7;
-
-/// No statement holds the console longer than this; adoption lifts it for
-/// its index builds. `SETTLE_PG_STATEMENT_TIMEOUT_MS` lowers it (tests).
-pub(super) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// ledger-v1's tables as services create them in PostgreSQL, with native
 /// types. Times are `timestamptz`; `params` and `detail` stay `text` so a
@@ -166,9 +164,9 @@ impl Inspection {
     /// Which of settle's tables reads may use: the probes table and the
     /// worker's columns come with adoption, and a read-only look at a
     /// service's own console tables may lack them.
-    pub(super) fn tables(&self) -> crate::store::Tables {
+    pub(super) fn tables(&self) -> crate::store::tables::Tables {
         let console = self.missing_console_tables.is_empty();
-        crate::store::Tables {
+        crate::store::tables::Tables {
             console,
             worker: console
                 && !self.missing.iter().any(|m| {
@@ -210,8 +208,8 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
     if !columns(db, "settle_schema").map_err(err)?.is_empty() {
         version = db
             .query_one("SELECT coalesce(max(version), 0) FROM settle_schema", &[])
-            .map_err(err)?
-            .get(0);
+            .and_then(|row| row.try_get(0))
+            .map_err(err)?;
     }
     if version > SCHEMA_VERSION {
         return Err(Error::ledger(
@@ -276,7 +274,7 @@ fn columns(
          WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped",
         &[&table],
     )?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
+    rows.iter().map(|r| r.try_get(0)).collect()
 }
 
 /// The names of the indexes and triggers on the ledger's tables.
@@ -297,7 +295,7 @@ fn settle_objects(
           WHERE NOT tgisinternal AND tgrelid IN (SELECT oid FROM t)",
         &[&tables],
     )?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
+    rows.iter().map(|r| r.try_get(0)).collect()
 }
 
 /// Creates settle's schema in an empty database; refuses one that already
@@ -323,7 +321,7 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
         tx.batch_execute(&sql).map_err(err)?;
     }
     set_version(&mut tx).map_err(err)?;
-    tx.commit().map_err(err).map_err(|e| busy(e, wait))
+    tx.commit().map_err(err).map_err(|e| e.busy_after(wait))
 }
 
 /// Checks the schema on open and, when writable, adopts a service's tables
@@ -353,7 +351,7 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
         pg.tables = found.tables();
         return Ok(report);
     }
-    report.upgraded = adopt(client, &shown, progress).map_err(|e| busy(e, wait))?;
+    report.upgraded = adopt(client, &shown, progress).map_err(|e| e.busy_after(wait))?;
     Ok(report)
 }
 
@@ -475,14 +473,4 @@ fn set_version(tx: &mut impl GenericClient) -> std::result::Result<(), postgres:
     tx.batch_execute(&format!(
         "DELETE FROM settle_schema; INSERT INTO settle_schema (version) VALUES ({SCHEMA_VERSION})"
     ))
-}
-
-/// A lock wait that ran out (`lock_not_available`) said as [`Error::Busy`].
-fn busy(e: Error, waited: Duration) -> Error {
-    match e {
-        Error::Postgres { path, code, .. } if code.as_deref() == Some("55P03") => {
-            Error::Busy { path, waited }
-        }
-        other => other,
-    }
 }

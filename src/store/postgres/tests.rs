@@ -143,7 +143,7 @@ fn a_read_only_open_never_adopts_and_its_session_cannot_write() {
         ),
         0
     );
-    let super::super::Backend::Postgres(pg) = &ledger.backend else {
+    let Some(pg) = ledger.backend.as_any().downcast_ref::<super::Pg>() else {
         panic!("a PostgreSQL address opened another backend");
     };
     assert!(!pg.tables.console);
@@ -423,7 +423,7 @@ fn a_read_on_a_connection_the_server_closed_runs_again_on_a_new_one() {
     };
     drop(Ledger::create(&db).unwrap());
     let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
-    let super::super::Backend::Postgres(pg) = &ledger.backend else {
+    let Some(pg) = ledger.backend.as_any().downcast_ref::<super::Pg>() else {
         panic!("a PostgreSQL address opened another backend");
     };
     let pid = |pg: &super::Pg| {

@@ -1,4 +1,5 @@
-//! The audit trail's guards in SQLite (issue 9, point 2): triggers that
+//! The audit trail's guards in SQLite, so a decision once written stays as
+//! written: triggers that
 //! refuse any UPDATE or DELETE of `decisions` and let `retry_requests` change
 //! only by a forward status move, and the hash chain over `decisions` that
 //! shows an edit made with those triggers dropped: filling the chain on
@@ -10,8 +11,8 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension};
 
-use super::Sqlite;
-use super::schema::sqlite;
+use super::conn::Sqlite;
+use super::error::sqlite;
 use crate::error::{Error, Result};
 use crate::store::chain::{CHAIN_COLUMNS, ChainVerdict, GENESIS, OwnedCell, Walked, walk};
 pub(super) use crate::store::chain::{Cell, link};

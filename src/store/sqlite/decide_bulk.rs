@@ -1,5 +1,5 @@
-//! Deciding many operations at once (issue 12, point 1): a batch of drafts in
-//! one `BEGIN IMMEDIATE` transaction, each row still reread at the version
+//! Deciding many operations at once (every row of the triage queue a filter
+//! matches): a batch of drafts in one `BEGIN IMMEDIATE` transaction, each row still reread at the version
 //! its operator saw, judged and written by the same steps as one decision
 //! ([`super::decide`]), each inside its own savepoint so a refused or
 //! conflicted row is skipped without undoing the rest. It never picks the
@@ -8,29 +8,18 @@
 use chrono::{DateTime, Utc};
 use rusqlite::TransactionBehavior;
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use super::decide::{decide_in, judge_in};
+use super::error::sqlite;
 use crate::domain::{DecisionDraft, DecisionReceipt};
-use crate::error::{Error, Result};
-
-/// Whether `e` concerns one row only (the batch goes on without it), as
-/// opposed to the ledger (the batch stops and writes nothing).
-fn is_row_outcome(e: &Error) -> bool {
-    matches!(
-        e,
-        Error::Refused { .. } | Error::VersionConflict { .. } | Error::NotFound { .. }
-    )
-}
+use crate::error::Result;
+use crate::store::decide::is_row_outcome;
 
 impl Sqlite {
-    /// Records every draft of the batch in one transaction. Each row gets
-    /// its own decision row (chained as one decision would be) or, in its
-    /// place in the answer, the error that kept it out:
-    /// [`Error::Refused`], [`Error::VersionConflict`] (changed since it was
-    /// listed; never overwritten) or [`Error::NotFound`]. Any other error
-    /// ([`Error::Busy`], a failing SQLite) stops the batch with nothing of
-    /// it written.
-    pub fn record_decisions(
+    /// [`crate::store::backend::Decisions::record_decisions`] in one
+    /// IMMEDIATE transaction. Any error but a row's own (busy, a failing
+    /// SQLite) stops the batch with nothing of it written.
+    pub(super) fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
@@ -38,7 +27,7 @@ impl Sqlite {
         self.ensure_writable()?;
         let wait = self.wait;
         let path = self.path.clone();
-        let err = |doing: &str, e: rusqlite::Error| super::sqlite(&path, doing, e);
+        let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e);
         let mut tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -71,10 +60,9 @@ impl Sqlite {
         Ok(outcomes)
     }
 
-    /// What [`Sqlite::record_decisions`] would make of `draft` now, writing
-    /// nothing: `Ok` when it would be written, else the row's error as the
-    /// batch would give it. For the preview before a bulk decision.
-    pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+    /// [`crate::store::backend::Decisions::judge_decision`]: the reread and
+    /// the judgement of [`Sqlite::record_decisions`], without a transaction.
+    pub(super) fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         judge_in(&self.conn, &self.path, draft, now, self.tables)
     }
 }

@@ -63,7 +63,7 @@ const SUMMARY_EVENT_INSERTED: &str =
 /// A NULL state is counted under '' (which reads back as a malformed state,
 /// as the list reads the NULL itself): `settle_state_counts.state` cannot
 /// hold NULL, and a trigger of settle's must never make a service's write
-/// fail (issue 9).
+/// fail: the service owns the ledger, settle only watches it.
 const COUNT_UP: &str = "INSERT INTO settle_state_counts (state, n)
     VALUES (coalesce(NEW.state, ''), 1)
     ON CONFLICT (state) DO UPDATE SET n = n + 1;";

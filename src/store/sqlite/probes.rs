@@ -4,13 +4,13 @@
 
 use rusqlite::params;
 
-use super::Sqlite;
+use super::conn::Sqlite;
 use crate::domain::NewProbe;
 use crate::error::Result;
 
 impl Sqlite {
-    /// Appends one probe; returns its id.
-    pub fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
+    /// [`crate::store::backend::Decisions::record_probe`].
+    pub(super) fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
         self.ensure_writable()?;
         let wait = self.wait;
         self.conn

@@ -8,10 +8,12 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::chain;
-pub(crate) use super::columns::REQUIRED_COLUMNS;
 use super::columns::SETTLE_COLUMNS;
 use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
+use super::error::{classify_open_error, sqlite};
 use crate::error::{Error, Result};
+use crate::store::open::Progress;
+use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = 5;
@@ -226,21 +228,10 @@ fn derived_object_names() -> Vec<String> {
     names
 }
 
-/// One step of a migration, for a progress line: `done` of `total` steps
-/// finished, `step` running now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Progress {
-    pub step: String,
-    pub done: usize,
-    pub total: usize,
-}
-
-pub(crate) const CONSOLE_TABLE_NAMES: [&str; 3] = ["decisions", "retry_requests", "op_types"];
-
 impl Inspection {
     /// Which of settle's tables reads may use.
-    pub(super) fn tables(&self) -> super::super::Tables {
-        super::super::Tables {
+    pub(super) fn tables(&self) -> crate::store::tables::Tables {
+        crate::store::tables::Tables {
             console: self.missing_console_tables.is_empty(),
             worker: self.worker_columns,
         }
@@ -382,19 +373,7 @@ pub fn upgrade(
         .collect();
     tx.execute_batch(CONSOLE_TABLES)
         .map_err(|e| sqlite(path, "adding the console tables", e))?;
-    for (table, wanted) in SETTLE_COLUMNS {
-        let columns = table_columns(&tx, path, table)?;
-        for (column, definition) in wanted {
-            if !columns.iter().any(|c| c == column) {
-                let doing = format!("adding {table}.{column}");
-                tx.execute_batch(&format!(
-                    "ALTER TABLE {table} ADD COLUMN {column} {definition}"
-                ))
-                .map_err(|e| sqlite(path, &doing, e))?;
-                added.push(format!("column {table}.{column}"));
-            }
-        }
-    }
+    added.extend(add_missing_columns(&tx, path)?);
     let steps: Vec<(String, String)> = console_steps()
         .into_iter()
         .chain(
@@ -441,16 +420,42 @@ pub fn upgrade(
     tx.commit()
         .map_err(|e| sqlite(path, "committing the upgrade", e))?;
     truncate_wal(conn);
-    let (verb, versions) = match found.user_version {
+    Ok(upgrade_line(path, found.user_version, &added))
+}
+
+/// Adds the columns settle needs to the service's tables where they lack;
+/// what it added, for the upgrade's line.
+fn add_missing_columns(tx: &Connection, path: &Path) -> Result<Vec<String>> {
+    let mut added = Vec::new();
+    for (table, wanted) in SETTLE_COLUMNS {
+        let columns = table_columns(tx, path, table)?;
+        for (column, definition) in wanted {
+            if !columns.iter().any(|c| c == column) {
+                let doing = format!("adding {table}.{column}");
+                tx.execute_batch(&format!(
+                    "ALTER TABLE {table} ADD COLUMN {column} {definition}"
+                ))
+                .map_err(|e| sqlite(path, &doing, e))?;
+                added.push(format!("column {table}.{column}"));
+            }
+        }
+    }
+    Ok(added)
+}
+
+/// The upgrade's one line on stderr: adopted, upgraded or repaired, and
+/// what it added.
+fn upgrade_line(path: &Path, user_version: i64, added: &[String]) -> String {
+    let (verb, versions) = match user_version {
         0 => ("adopted", format!(" (schema 0 -> {SCHEMA_VERSION})")),
         SCHEMA_VERSION => ("repaired", String::new()),
         v => ("upgraded", format!(" (schema {v} -> {SCHEMA_VERSION})")),
     };
-    Ok(format!(
+    format!(
         "settle: {verb} {}{versions}: added {}; no service rows changed",
         path.display(),
         added.join(", ")
-    ))
+    )
 }
 
 /// The count triggers kept their names when their text changed (schema 4
@@ -498,7 +503,7 @@ fn objects_added(user_version: i64, missing_objects: &[String]) -> Vec<String> {
 
 /// Copies the WAL into the database file and empties it. An adoption writes
 /// every index page through the WAL (177 MB for a million operations), which
-/// every later open would otherwise read again (issue 9). Best effort: the
+/// every later open would otherwise read again. Best effort: the
 /// data is committed either way, so a reader holding an old snapshot (the
 /// checkpoint then stops short) is not an error.
 fn truncate_wal(conn: &Connection) {
@@ -525,34 +530,4 @@ fn table_columns(conn: &Connection, path: &Path, table: &str) -> Result<Vec<Stri
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(|e| sqlite(path, "reading the schema", e))?;
     Ok(names)
-}
-
-/// Turns SQLite's "file is not a database" into an error an operator can act on.
-pub(crate) fn classify_open_error(path: &Path, e: rusqlite::Error) -> Error {
-    match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::NotADatabase) => Error::ledger(
-            path,
-            "not an SQLite database",
-            "check the path: a ledger is an SQLite file (`settle init LEDGER` creates one)",
-        ),
-        Some(rusqlite::ErrorCode::DatabaseCorrupt) => Error::ledger(
-            path,
-            "the SQLite file is corrupt",
-            "restore it from a backup; settle will not write to it",
-        ),
-        _ => sqlite(path, "opening the ledger", e),
-    }
-}
-
-pub(crate) fn sqlite(path: &Path, doing: &str, source: rusqlite::Error) -> Error {
-    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) {
-        return Error::Interrupted {
-            doing: doing.to_string(),
-        };
-    }
-    Error::Sqlite {
-        path: path.to_path_buf(),
-        doing: doing.to_string(),
-        source,
-    }
 }

@@ -5,6 +5,7 @@ use super::{Ledger, adopted, by, fill, ids, now, queue_ids};
 use crate::domain::{OperationRow, Seek, Sort, SortColumn};
 use crate::error::Error;
 use crate::query::Query;
+use crate::store::backend::Session as _;
 
 #[test]
 fn queue_pages_from_every_position_match_the_domains_queue() {

@@ -1,0 +1,286 @@
+//! What a backend is: the contract every database behind
+//! [`crate::store::Ledger`] fulfils, written once. A backend provides the
+//! connection (opening, reconnecting, cancelling), the DDL of its schema
+//! (creating, adopting, migrating), its dialect's spelling of each statement,
+//! and the classification of its driver's errors into
+//! [`crate::error::Error`]'s meanings (busy, connection lost, refused,
+//! cancelled). It must not hold a rule or decide what anything means: the
+//! rules live in [`crate::domain`], and what is shared between backends
+//! (judging a decision on the fresh row, the retry plans, the hash chain,
+//! counting groups) lives above them in `store` and is called by each.
+//!
+//! A new backend is one folder under `store/` implementing these traits and
+//! one line in [`crate::store::registry`]: the ledger opens it, and every
+//! parity case runs on it.
+//!
+//! The contract is split by concern, so each part can be read alone;
+//! [`Backend`] is all of them together, what a ledger holds.
+
+use std::fmt::Debug;
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::chain::ChainVerdict;
+use super::copy::{CopyReport, RowSource, Table, Value};
+use super::import_report::ImportReport;
+use super::interrupt::InterruptHandle;
+use super::open::{Access, OpenReport, Progress};
+use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
+use crate::domain::{
+    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
+    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
+};
+use crate::error::Result;
+use crate::query::Query;
+
+/// The open connection itself: where it is, whether it writes, and how it
+/// tells another thread or process that something changed.
+pub(crate) trait Session {
+    /// Where the ledger is, as shown to a person (never a password).
+    fn path(&self) -> &Path;
+
+    /// The local file that holds the ledger, or None when a server holds
+    /// it: the watcher checks the file's identity only for a file.
+    fn file(&self) -> Option<&Path>;
+
+    /// The schema version this binary writes for this backend.
+    fn schema_version(&self) -> i64;
+
+    /// Opened read-only, asked for or because the ledger cannot be written.
+    fn is_read_only(&self) -> bool;
+
+    /// Changes whenever another connection commits; the console polls it to
+    /// show live changes without rereading anything. An error means the
+    /// ledger cannot tell now (a server's connection is lost: later calls
+    /// reconnect, and answer again once they have).
+    fn data_version(&self) -> Result<i64>;
+
+    /// Reads again which tables the ledger holds, after another connection
+    /// adopted or migrated it, so reads use them from now on.
+    fn reinspect(&mut self) -> Result<()>;
+
+    /// A handle another thread may use to stop the read running on this
+    /// ledger (the console cancels a page when the filter changes). The
+    /// stopped read returns [`crate::error::Error::Interrupted`]; a handle
+    /// used while nothing runs does nothing.
+    fn interrupt_handle(&self) -> InterruptHandle;
+
+    /// Why a ledger this backend opened read-only cannot take a write,
+    /// told in the backend's own terms (a file's and its folder's
+    /// permissions, a role's grants), for a command that must write.
+    fn why_not_writable(&self) -> crate::error::Error;
+
+    /// The backend itself, for a test that looks inside it.
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Reading operations, their history and the audit trail.
+pub(crate) trait Reads {
+    /// One page of the operations `query` matches, in id order after `seek`.
+    fn page(
+        &self,
+        query: &Query,
+        seek: Seek<OperationId>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>>;
+
+    /// One page in `sort` order after `seek` (keyset on the sort key and id).
+    fn sorted_page(
+        &self,
+        query: &Query,
+        sort: Sort,
+        seek: Seek<SortKey>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>>;
+
+    /// Streams every match in id order; returns how many were seen.
+    fn for_each_row(
+        &self,
+        query: &Query,
+        now: DateTime<Utc>,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64>;
+
+    /// Streams every match in `sort` order; returns how many were seen.
+    fn for_each_sorted_row(
+        &self,
+        query: &Query,
+        sort: Sort,
+        now: DateTime<Utc>,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64>;
+
+    /// How many operations `query` matches.
+    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64>;
+
+    /// The number of operations in each state, and in the triage queue.
+    fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts>;
+
+    /// The id an operation spec (an id, or `account/op_type/key`) names.
+    fn resolve(&self, spec: &str) -> Result<OperationId>;
+
+    /// The operation with this idempotency key, if any.
+    fn operation_by_key(
+        &self,
+        account: &str,
+        op_type: &str,
+        key: &str,
+    ) -> Result<Option<OperationId>>;
+
+    /// The top values of each dimension among the operations `query` matches.
+    fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters>;
+
+    /// One operation with its attempts, events, decisions and retry requests.
+    fn detail(&self, id: OperationId) -> Result<OperationDetail>;
+
+    /// How many decisions lie after `seek` in the audit trail.
+    fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize>;
+
+    /// One page of the audit trail after `seek`.
+    fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>>;
+
+    /// Walks the decisions' hash chain and says where it breaks, if it does.
+    fn verify_chain(&self) -> Result<ChainVerdict>;
+}
+
+/// Writing what an operator decided and what a receiver said.
+pub(crate) trait Decisions {
+    /// Records one decision atomically: the version the operator saw is
+    /// checked and the rules judged on the fresh row inside the transaction
+    /// ([`crate::store::decide`]). Refuses it with
+    /// [`crate::error::Error::Refused`] (a rule of the contract),
+    /// [`crate::error::Error::VersionConflict`] (someone else wrote the
+    /// operation since the operator looked) or
+    /// [`crate::error::Error::Busy`] (another writer held the lock past the
+    /// wait); a refusal writes nothing.
+    fn record_decision(
+        &mut self,
+        draft: &DecisionDraft,
+        now: DateTime<Utc>,
+    ) -> Result<DecisionReceipt>;
+
+    /// Records every draft of a batch in one transaction. Each row gets
+    /// its own decision row (chained as one decision would be) or, in its
+    /// place in the answer, the error that kept it out: refused, changed
+    /// since it was listed (never overwritten), or not found. Any other
+    /// error stops the batch with nothing of it written.
+    fn record_decisions(
+        &mut self,
+        drafts: &[DecisionDraft],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Result<DecisionReceipt>>>;
+
+    /// What [`Decisions::record_decisions`] would make of `draft` now,
+    /// writing nothing: `Ok` when it would be written, else the row's error
+    /// as the batch would give it. For the preview before a bulk decision.
+    fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()>;
+
+    /// Appends what a receiver said to a probe (`settle_probes`); returns
+    /// the probe's id.
+    fn record_probe(&mut self, probe: &NewProbe) -> Result<i64>;
+}
+
+/// The worker's side of `retry_requests`.
+pub(crate) trait Retries {
+    /// Claims the oldest retry request a worker may run now (queued, or
+    /// claimed with a lease that has passed) for `worker` until
+    /// `now + lease`, judging the rules again on the fresh row in the same
+    /// transaction: a refused one is recorded as failed and returned as
+    /// such, never run. `None`: nothing to claim.
+    fn claim_retry(
+        &mut self,
+        worker: &str,
+        lease: Duration,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Claimed>>;
+
+    /// Records how a claimed retry ran (the attempt, its events, the
+    /// operation's state, the request's end) in one transaction, if the
+    /// claim is still this worker's; otherwise writes nothing.
+    fn finish_retry(
+        &mut self,
+        claim: &RetryClaim,
+        run: &RetryRun,
+        now: DateTime<Utc>,
+    ) -> Result<Finish>;
+}
+
+/// Moving rows in bulk: importing operations, copying a whole ledger.
+pub(crate) trait Transfer {
+    /// Adds operations (and op type contracts) to the ledger; one already
+    /// there under the same natural key is left as it is.
+    fn import(
+        &mut self,
+        operations: &[NewOperation],
+        contracts: &[OpTypeContract],
+    ) -> Result<ImportReport>;
+
+    /// Streams every row of `table` as neutral values, in the copy's order;
+    /// returns how many were sent.
+    fn copy_rows(
+        &self,
+        table: &Table,
+        each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
+    ) -> Result<u64>;
+
+    /// Writes every table `source` streams, in one transaction; refuses a
+    /// ledger that already holds operations or history.
+    fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport>;
+}
+
+/// Every part of the contract: what [`crate::store::Ledger`] holds.
+/// `Send`: a ledger opened on one thread may be handed to another.
+pub(crate) trait Backend:
+    Session + Reads + Decisions + Retries + Transfer + Debug + Send
+{
+}
+
+impl<T: Session + Reads + Decisions + Retries + Transfer + Debug + Send> Backend for T {}
+
+/// An open ledger of some backend.
+pub(crate) type Open = Box<dyn Backend>;
+
+/// An open ledger, with what opening it did.
+pub(crate) type Opened = (Open, OpenReport);
+
+/// [`Kind::open`]: the ledger at a path, opened with this access, writes
+/// waiting this long, adoption steps told to the callback.
+pub(crate) type OpenFn = fn(&Path, Access, Duration, &mut dyn FnMut(Progress)) -> Result<Opened>;
+
+/// A backend as [`crate::store::registry`] lists it: how to tell its
+/// ledgers from the others' and how to create and open one.
+pub(crate) struct Kind {
+    /// The database's name, as a failing parity case says it.
+    #[cfg(test)]
+    pub name: &'static str,
+    /// Whether `path` names a ledger of this backend (an address, a file).
+    pub claims: fn(&Path) -> bool,
+    /// Creates a new, empty ledger; refuses an existing one.
+    pub create: fn(&Path) -> Result<Box<dyn Backend>>,
+    /// Creates a new ledger when none is there yet; `None` when one is,
+    /// to be opened instead.
+    pub create_if_absent: fn(&Path) -> Result<Option<Open>>,
+    /// Opens an existing ledger, adopting or migrating a writable one;
+    /// writes wait up to the given time for another writer's lock.
+    pub open: OpenFn,
+    /// A fresh place for a test ledger, and plain SQL run on it: every
+    /// parity case runs on each backend that gives one.
+    #[cfg(test)]
+    pub scratch: fn(&str) -> Option<Scratch>,
+}
+
+/// Where a test ledger of one backend goes ([`Kind::scratch`]).
+#[cfg(test)]
+pub(crate) struct Scratch {
+    /// What [`crate::store::Ledger::create`] takes: a file or an address.
+    pub ledger: std::path::PathBuf,
+    /// Runs plain SQL on the ledger, behind settle's back.
+    pub exec: fn(&Path, &str),
+    /// Keeps a temporary folder for as long as the ledger is used.
+    pub _keep: Option<tempfile::TempDir>,
+}

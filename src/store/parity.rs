@@ -1,0 +1,366 @@
+//! The same store calls on every backend the registry lists, answers
+//! compared: a backend registered in [`super::registry`] runs every case
+//! here without a line of its own. Each case makes a fresh ledger on each
+//! backend that can make one here (a PostgreSQL server is started from the
+//! installed binaries; without them that backend is skipped loudly), runs
+//! the same calls through [`Ledger`], and asserts every backend answered as
+//! the first. The fixture (operations, contracts, a decision script) is
+//! shared with the backends' own tests.
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use super::Ledger;
+use super::chain::ChainVerdict;
+use super::registry::BACKENDS;
+use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
+use crate::domain::{
+    DecisionDraft, DecisionId, DecisionKind, NewAttempt, NewEvent, NewOperation, OpTypeContract,
+    OperationId, Outcome, State, parse_time,
+};
+use crate::error::Error;
+
+/// Runs `case` on a fresh, empty ledger of every registered backend that
+/// can make one here, with a way to run plain SQL on it behind settle's
+/// back (as a service would); asserts every answer equals the first
+/// backend's and returns it.
+pub(super) fn same_on_every_backend<T: Debug + PartialEq>(
+    hint: &str,
+    mut case: impl FnMut(&mut Ledger, &dyn Fn(&str)) -> T,
+) -> T {
+    let mut answers: Vec<(&str, T)> = Vec::new();
+    for kind in BACKENDS {
+        let Some(scratch) = (kind.scratch)(hint) else {
+            continue;
+        };
+        let mut ledger = Ledger::create(&scratch.ledger).unwrap();
+        let exec = |sql: &str| (scratch.exec)(&scratch.ledger, sql);
+        answers.push((kind.name, case(&mut ledger, &exec)));
+    }
+    let mut answers = answers.into_iter();
+    let (first_name, first) = answers.next().expect("no backend could make a ledger");
+    for (name, answer) in answers {
+        assert_eq!(answer, first, "{name} answered unlike {first_name}");
+    }
+    first
+}
+
+pub(super) fn now() -> DateTime<Utc> {
+    parse_time("2026-11-06T12:00:00Z").unwrap()
+}
+
+pub(super) fn op(key: &str, op_type: &str, state: State) -> NewOperation {
+    NewOperation {
+        account: "acme".into(),
+        op_type: op_type.into(),
+        idem_key: key.into(),
+        fingerprint: "sha256:00".into(),
+        params: Some(r#"{"n":1}"#.into()),
+        state,
+        result_id: None,
+        max_attempts: 3,
+        deadline_at: None,
+        lease_expires_at: None,
+        key_expires_at: None,
+        created_at: "2026-11-06T10:00:00Z".into(),
+        updated_at: "2026-11-06T11:00:00Z".into(),
+        attempts: vec![NewAttempt {
+            attempt: 1,
+            started_at: "2026-11-06T10:00:01Z".into(),
+            ended_at: Some("2026-11-06T10:00:31Z".into()),
+            outcome: Outcome::Timeout,
+            error: Some("read timeout".into()),
+            response: None,
+        }],
+        events: Vec::new(),
+    }
+}
+
+/// Ids 1..=7: 1 a committed effect, 2 a non-idempotent receiver, 3 an
+/// expired key, 4 a passed deadline, 5 completed, 6 and 7 plain unknowns.
+pub(super) fn fixture() -> (Vec<NewOperation>, Vec<OpTypeContract>) {
+    let mut committed = op("k-committed", "pay", State::Unknown);
+    committed.events.push(NewEvent {
+        attempt: Some(1),
+        at: "2026-11-06T10:00:20Z".into(),
+        event: "committed".into(),
+        detail: Some(r#"{"effect_id":"ch_1"}"#.into()),
+    });
+    let mut expired = op("k-expired", "pay", State::Unknown);
+    expired.key_expires_at = Some("2026-11-06T11:59:00Z".into());
+    let mut late = op("k-late", "pay", State::Exhausted);
+    late.deadline_at = Some("2026-11-06T11:00:00Z".into());
+    let mut done = op("k-done", "pay", State::Completed);
+    done.result_id = Some("r-0".into());
+    let ops = vec![
+        committed,
+        op("k-ship", "ship", State::Unknown),
+        expired,
+        late,
+        done,
+        op("k-6", "pay", State::Unknown),
+        op("k-7", "pay", State::Conflict),
+    ];
+    let contracts = vec![
+        OpTypeContract {
+            op_type: "pay".into(),
+            idempotent: true,
+            key_retention_s: Some(86_400),
+            description: Some("payments".into()),
+        },
+        OpTypeContract {
+            op_type: "ship".into(),
+            idempotent: false,
+            key_retention_s: None,
+            description: None,
+        },
+    ];
+    (ops, contracts)
+}
+
+pub(super) fn draft(op: i64, kind: DecisionKind, version: i64) -> DecisionDraft {
+    DecisionDraft {
+        op_id: OperationId(op),
+        kind,
+        result_id: None,
+        evidence: None,
+        note: None,
+        override_committed: false,
+        operator: "ana".into(),
+        expected_version: version,
+        undoes: None,
+    }
+}
+
+/// The script both backends run, one decision at a time.
+pub(super) fn script() -> Vec<DecisionDraft> {
+    use DecisionKind::*;
+    let evidenced = |mut d: DecisionDraft| {
+        d.evidence = Some("checked the receiver's dashboard".into());
+        d
+    };
+    vec![
+        draft(1, NotApplied, 0),
+        evidenced(draft(1, NotApplied, 0)),
+        draft(2, RetrySameKey, 0),
+        draft(3, RetrySameKey, 0),
+        draft(4, RetrySameKey, 0),
+        DecisionDraft {
+            result_id: Some("r-5".into()),
+            ..draft(5, Applied, 0)
+        },
+        DecisionDraft {
+            result_id: Some("r-1".into()),
+            ..draft(1, Applied, 7)
+        },
+        DecisionDraft {
+            result_id: Some("r-1".into()),
+            note: Some("  ".into()),
+            ..draft(1, Applied, 0)
+        },
+        DecisionDraft {
+            undoes: Some(DecisionId(1)),
+            note: Some("wrong operation".into()),
+            ..draft(1, Reopen, 1)
+        },
+        draft(6, RetrySameKey, 0),
+        draft(6, CancelRetry, 1),
+        draft(6, CancelRetry, 2),
+        draft(999, Applied, 0),
+    ]
+}
+
+/// What a decision came to, without where the ledger is.
+pub(super) fn outcome(r: &crate::error::Result<crate::domain::DecisionReceipt>) -> String {
+    match r {
+        Ok(r) => format!("ok {r:?}"),
+        Err(Error::Refused { rule, reason, .. }) => format!("refused {rule:?}: {reason}"),
+        Err(e @ Error::VersionConflict { .. }) => format!("conflict {e}"),
+        Err(Error::NotFound { what, .. }) => format!("not found {what}"),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
+
+pub(super) fn head(v: ChainVerdict) -> (u64, Option<(DecisionId, String)>) {
+    match v {
+        ChainVerdict::Intact { decisions, head } => (decisions, head),
+        ChainVerdict::Broken { at, problem } => panic!("chain broken at {at}: {problem}"),
+    }
+}
+
+#[test]
+fn every_rule_refuses_and_every_decision_writes_the_same_on_every_backend() {
+    let (said, (n, _)) = same_on_every_backend("script", |ledger, _| {
+        let (ops, contracts) = fixture();
+        let report = ledger.import(&ops, &contracts).unwrap();
+        assert_eq!(report.inserted, 7);
+        let said: Vec<String> = script()
+            .iter()
+            .map(|d| outcome(&ledger.record_decision(d, now())))
+            .collect();
+        // The same rows everywhere: the chain hash covers every column.
+        (said, head(ledger.verify_chain().unwrap()))
+    });
+    let refused: Vec<&str> = said
+        .iter()
+        .filter_map(|o| o.strip_prefix("refused "))
+        .map(|o| o.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "EvidenceGiven",
+            "CommittedEffect",
+            "ContractIdempotent",
+            "KeyNotExpired",
+            "DeadlineNotPassed",
+            "StateAllows",
+            "StateAllows",
+        ],
+        "{said:#?}"
+    );
+    assert!(said[6].starts_with("conflict version conflict: operation 1 is at version 0"));
+    assert_eq!(said.iter().filter(|o| o.starts_with("ok ")).count(), 4);
+    assert_eq!(said.last().unwrap(), "not found 999");
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn a_batch_skips_the_rows_a_rule_refuses_or_that_changed_on_every_backend() {
+    let evidence = |mut d: DecisionDraft| {
+        d.evidence = Some("receiver says no".into());
+        d
+    };
+    let batch = vec![
+        evidence(draft(6, DecisionKind::NotApplied, 0)),
+        evidence(draft(7, DecisionKind::NotApplied, 3)),
+        draft(2, DecisionKind::RetrySameKey, 0),
+        evidence(draft(2, DecisionKind::NotApplied, 0)),
+    ];
+    let (said, (n, _)) = same_on_every_backend("batch", |ledger, _| {
+        let (ops, contracts) = fixture();
+        ledger.import(&ops, &contracts).unwrap();
+        let judged: Vec<bool> = batch
+            .iter()
+            .map(|d| ledger.judge_decision(d, now()).is_ok())
+            .collect();
+        assert_eq!(judged, [true, false, false, true]);
+        let outcomes = ledger.record_decisions(&batch, now()).unwrap();
+        let said: Vec<String> = outcomes.iter().map(outcome).collect();
+        (said, head(ledger.verify_chain().unwrap()))
+    });
+    assert_eq!(n, 2, "{said:#?}");
+    assert!(said[1].starts_with("conflict"), "{said:#?}");
+    assert!(
+        said[2].starts_with("refused ContractIdempotent"),
+        "{said:#?}"
+    );
+}
+
+/// The demo's sample, built once in SQLite, for every backend's ledger to
+/// copy (one build: the demo's rows need not come out the same twice).
+pub(super) struct Sample {
+    _dir: tempfile::TempDir,
+    pub(super) ledger: Ledger,
+}
+
+pub(super) fn sample() -> Sample {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = crate::demo::build(dir.path(), t(0)).unwrap().ledger;
+    Sample { _dir: dir, ledger }
+}
+
+pub(super) fn t(seconds: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap() + chrono::Duration::seconds(seconds)
+}
+
+pub(super) fn claim(ledger: &mut Ledger, worker: &str, at: i64) -> Option<Claimed> {
+    ledger
+        .claim_retry(worker, Duration::from_secs(10), t(at))
+        .unwrap()
+}
+
+pub(super) fn run_of(c: Option<Claimed>) -> RetryClaim {
+    match c {
+        Some(Claimed::Run(c)) => *c,
+        other => panic!("wanted a claim to run, got {other:?}"),
+    }
+}
+
+pub(super) fn completed(at: i64) -> RetryRun {
+    RetryRun {
+        end: RetryEnd::Completed {
+            result_id: "refund-1".into(),
+        },
+        started_at: t(at),
+        ended_at: t(at),
+        command: Some("/bin/retry".into()),
+        exit: "exit 0".into(),
+    }
+}
+
+/// A lapsed claim re-taken, the first worker's end refused as lost, the
+/// second's recorded: every answer and the operation's history alike.
+/// The sample's retry_pending operation, with its queued request.
+pub(super) const PENDING: OperationId = OperationId(15);
+
+#[test]
+fn claims_lapses_and_ends_read_the_same_on_every_backend() {
+    let demo = sample();
+    let (first, held, second, lost, done, after, detail) =
+        same_on_every_backend("retry same", |ledger, _| {
+            demo.ledger.copy_into(ledger).unwrap();
+            let first = run_of(claim(ledger, "a", 1));
+            let held = claim(ledger, "b", 5);
+            let second = run_of(claim(ledger, "b", 12));
+            let lost = ledger.finish_retry(&first, &completed(13), t(13)).unwrap();
+            let failed = RetryRun {
+                end: RetryEnd::Failed {
+                    why: "exit 1".into(),
+                    timed_out: false,
+                },
+                ..completed(14)
+            };
+            let done = ledger.finish_retry(&second, &failed, t(14)).unwrap();
+            let after = claim(ledger, "c", 30);
+            let detail = ledger.detail(PENDING).unwrap();
+            (first, held, second, lost, done, after, detail)
+        });
+    assert_eq!((first.run, second.run, second.attempt), (1, 2, 2));
+    assert_eq!(held, None, "the lease held");
+    assert!(
+        matches!(&lost, Finish::Lost { held, .. } if held == "claimed by b"),
+        "{lost:?}"
+    );
+    assert!(
+        matches!(&done, Finish::Recorded(r) if r.status == "failed"
+            && r.to_state == Some(State::Unknown)),
+        "{done:?}"
+    );
+    assert_eq!(after, None, "a failed request is never claimed again");
+    let words: Vec<&str> = detail.events.iter().map(|e| e.event.as_str()).collect();
+    assert!(
+        words.ends_with(&["retry_sent", "provider_error"]),
+        "{words:?}"
+    );
+    assert_eq!(detail.retry_requests.last().unwrap().progress.runs, 2);
+}
+
+/// A key that expired while the request waited: refused in the claim's
+/// transaction, in the same words, the operation back in triage.
+#[test]
+fn a_refused_claim_reads_the_same_on_every_backend() {
+    let demo = sample();
+    let (refused, _) = same_on_every_backend("retry refused", |ledger, exec| {
+        demo.ledger.copy_into(ledger).unwrap();
+        exec("UPDATE operations SET key_expires_at = '2026-11-30T11:00:00Z' WHERE id = 15");
+        (claim(ledger, "a", 1), ledger.detail(PENDING).unwrap())
+    });
+    let Some(Claimed::Refused(r)) = &refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!((r.status, &r.to_state), ("failed", &Some(State::Unknown)));
+    assert!(r.outcome.contains("key expired"), "{}", r.outcome);
+}

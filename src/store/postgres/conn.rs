@@ -1,0 +1,104 @@
+//! The PostgreSQL ledger's connection, [`Pg`]: what every file of the
+//! backend works on. A password never leaves the address: everything shown
+//! names the ledger as `user@host:port/db`.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use postgres::Client;
+use postgres_native_tls::MakeTlsConnector;
+
+use super::address::Address;
+use super::error::pg_error;
+use super::heard::Live;
+use crate::error::{Error, Result};
+use crate::store::interrupt::{Interrupt, InterruptHandle};
+use crate::store::tables::Tables;
+
+/// An open PostgreSQL ledger.
+pub struct Pg {
+    /// Every read takes `&self` (as on SQLite) while the client needs
+    /// `&mut`; a ledger is used by one thread at a time.
+    pub(super) client: RefCell<Client>,
+    pub(super) address: Address,
+    /// The ledger as shown (`user@host:port/db`), for errors and the header.
+    pub(super) shown: PathBuf,
+    pub(super) tls: MakeTlsConnector,
+    pub(super) read_only: bool,
+    /// How long a write waits for a row lock before [`Error::Busy`].
+    pub(super) wait: Duration,
+    /// The console's tables exist (a read-only look at a service's database
+    /// that was never adopted has none): reads of decisions need them.
+    pub(super) tables: Tables,
+    /// What the watching connection heard ([`super::live`]).
+    pub(super) live: RefCell<Live>,
+}
+
+impl std::fmt::Debug for Pg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pg")
+            .field("ledger", &self.shown)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+impl Pg {
+    /// Connects without looking at the schema: [`super::open`] does that.
+    pub(super) fn connect(address: &Address, read_only: bool, wait: Duration) -> Result<Pg> {
+        let tls = address.tls()?;
+        // The session's timeouts and read-only mode: schema::configure,
+        // run by create and open.
+        let client = address.connect(tls.clone())?;
+        Ok(Pg {
+            client: RefCell::new(client),
+            shown: PathBuf::from(address.shown()),
+            address: address.clone(),
+            tls,
+            read_only,
+            wait,
+            tables: Tables::ALL,
+            live: RefCell::default(),
+        })
+    }
+
+    /// A handle another thread uses to cancel the statement running on this
+    /// connection (the server's cancel request).
+    pub(super) fn cancel_handle(&self) -> InterruptHandle {
+        InterruptHandle::new(Cancel {
+            token: self.client.borrow().cancel_token(),
+            tls: self.tls.clone(),
+        })
+    }
+
+    /// A PostgreSQL error said as settle's ([`pg_error`]).
+    pub(super) fn err(&self, doing: &str, e: postgres::Error) -> Error {
+        pg_error(&self.shown, doing, e)
+    }
+
+    pub(super) fn ensure_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ledger(
+                &self.shown,
+                "opened read-only",
+                "open it without --read-only, as a role that may write the ledger",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The server's cancel request, sent over a connection of its own.
+struct Cancel {
+    token: postgres::CancelToken,
+    tls: MakeTlsConnector,
+}
+
+impl Interrupt for Cancel {
+    fn interrupt(&self) {
+        // Best effort, like SQLite's: a cancel that cannot reach the
+        // server leaves the statement to its statement timeout.
+        let _ = self.token.cancel_query(self.tls.clone());
+    }
+}

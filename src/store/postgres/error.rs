@@ -1,0 +1,91 @@
+//! PostgreSQL's errors said as settle's: the SQLSTATE sorted by what it
+//! means (busy, a broken race, a lost connection, refused, cancelled), the
+//! text sanitised (a server message may quote ledger text), so callers never
+//! ask which database failed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::{Error, Fault};
+
+/// No statement holds the console longer than this; adoption lifts it for
+/// its index builds. `SETTLE_PG_STATEMENT_TIMEOUT_MS` lowers it (tests).
+pub(super) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The SQLSTATE of a statement stopped by a cancel request or by the
+/// statement timeout: one code for both.
+const QUERY_CANCELED: &str = "57014";
+
+/// A PostgreSQL error while `doing` something, said as settle's: a
+/// cancelled statement as [`Error::Interrupted`], the statement timeout in
+/// words, anything else as [`Error::Database`] with what kind of failure it
+/// is.
+pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
+    let code = e.code().map(|c| c.code().to_string());
+    let mut problem = match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => e.to_string(),
+    };
+    if code.as_deref() == Some(QUERY_CANCELED) {
+        // The same SQLSTATE for a cancel and for the statement timeout:
+        // a cancel means a newer read took this one's place (dropped
+        // silently), a timeout must be said, or the screen waits forever.
+        if !problem.contains("statement timeout") {
+            return Error::Interrupted {
+                doing: doing.to_string(),
+            };
+        }
+        problem = format!(
+            "stopped after {} s (the statement timeout); narrow the filter",
+            STATEMENT_TIMEOUT.as_secs()
+        );
+    }
+    let fault = match &code {
+        Some(code) => fault(code),
+        None if e.is_closed() || io_failure(&e) => Fault::Lost,
+        None => Fault::Other,
+    };
+    Error::Database {
+        path: shown.to_path_buf(),
+        doing: doing.to_string(),
+        problem: crate::text::sanitize(&problem).into_owned(),
+        fault,
+    }
+}
+
+/// What a SQLSTATE means, by its class where the class says it.
+fn fault(code: &str) -> Fault {
+    match code {
+        // lock_not_available: lock_timeout ran out waiting for a row lock.
+        "55P03" => Fault::Busy,
+        // serialization_failure, deadlock_detected.
+        "40001" | "40P01" => Fault::Conflict,
+        // The server shut down or is starting (a restart, a failover).
+        "57P01" | "57P02" | "57P03" => Fault::Lost,
+        QUERY_CANCELED => Fault::Cancelled,
+        // insufficient_privilege, read_only_sql_transaction.
+        "42501" | "25006" => Fault::Refused,
+        // connection_exception.
+        _ if code.starts_with("08") => Fault::Lost,
+        // integrity_constraint_violation; raise_exception (the audit
+        // trail's guards).
+        _ if code.starts_with("23") || code == "P0001" => Fault::Refused,
+        _ => Fault::Other,
+    }
+}
+
+/// The client could not reach the server at all (refused, reset, timed out).
+fn io_failure(e: &postgres::Error) -> bool {
+    std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
+/// [`Error::Database`] for a failure settle itself found on a connection
+/// (no driver error to classify).
+pub(super) fn failure(shown: &Path, doing: &str, problem: &str, fault: Fault) -> Error {
+    Error::Database {
+        path: shown.to_path_buf(),
+        doing: doing.to_string(),
+        problem: crate::text::sanitize(problem).into_owned(),
+        fault,
+    }
+}

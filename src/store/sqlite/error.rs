@@ -1,0 +1,58 @@
+//! SQLite's errors said as settle's: each sorted by what it means (busy,
+//! refused, interrupted) so callers never ask which database failed.
+
+use std::path::Path;
+
+use rusqlite::ErrorCode;
+
+use crate::error::{Error, Fault};
+
+/// Turns SQLite's "file is not a database" into an error an operator can act on.
+pub(crate) fn classify_open_error(path: &Path, e: rusqlite::Error) -> Error {
+    match e.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase) => Error::ledger(
+            path,
+            "not an SQLite database",
+            "check the path: a ledger is an SQLite file (`settle init LEDGER` creates one)",
+        ),
+        Some(ErrorCode::DatabaseCorrupt) => Error::ledger(
+            path,
+            "the SQLite file is corrupt",
+            "restore it from a backup; settle will not write to it",
+        ),
+        _ => sqlite(path, "opening the ledger", e),
+    }
+}
+
+/// A SQLite error while `doing` something, said as settle's: an
+/// interrupted statement as [`Error::Interrupted`], anything else as
+/// [`Error::Database`] with what kind of failure it is.
+pub(crate) fn sqlite(path: &Path, doing: &str, source: rusqlite::Error) -> Error {
+    let code = source.sqlite_error_code();
+    if code == Some(ErrorCode::OperationInterrupted) {
+        return Error::Interrupted {
+            doing: doing.to_string(),
+        };
+    }
+    Error::Database {
+        path: path.to_path_buf(),
+        doing: doing.to_string(),
+        problem: source.to_string(),
+        fault: fault(code),
+    }
+}
+
+fn fault(code: Option<ErrorCode>) -> Fault {
+    match code {
+        // SQLITE_BUSY only: the busy timeout ran out waiting for another
+        // connection's write lock.
+        Some(ErrorCode::DatabaseBusy) => Fault::Busy,
+        Some(
+            ErrorCode::ConstraintViolation
+            | ErrorCode::PermissionDenied
+            | ErrorCode::ReadOnly
+            | ErrorCode::AuthorizationForStatementDenied,
+        ) => Fault::Refused,
+        _ => Fault::Other,
+    }
+}
