@@ -23,7 +23,13 @@ pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 const ADOPTION_LIMIT: Duration = Duration::from_secs(900);
 /// Time between typed keys: a fast typist.
 const TYPING: Duration = Duration::from_millis(80);
-pub(crate) const SETTLE_BIN: &str = env!("CARGO_BIN_EXE_settle");
+/// The settle binary measured: this build's, or the one `SETTLE_BENCH_BIN`
+/// names, so two builds can be measured on the same ledgers in one sitting.
+pub(crate) fn settle_bin() -> std::path::PathBuf {
+    std::env::var_os("SETTLE_BENCH_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_settle").into())
+}
 
 /// One printed line: the figure, what settle did, the floor or anchor.
 pub struct Figure {
@@ -132,7 +138,7 @@ pub(crate) fn timed_runs(
 
 /// `settle decide LEDGER ID --applied`: one decision, the whole process.
 pub(crate) fn decide_command(ledger: &str, id: i64) -> Command {
-    let mut cmd = Command::new(SETTLE_BIN);
+    let mut cmd = Command::new(settle_bin());
     cmd.args([
         "decide",
         ledger,
@@ -262,7 +268,7 @@ pub(crate) struct Expect {
 }
 
 pub(crate) fn settle(args: &[&str]) -> Term {
-    Term::spawn(Path::new(SETTLE_BIN), args)
+    Term::spawn(&settle_bin(), args)
 }
 
 /// Starts settle on `work` and waits for the queue and its counts; the
@@ -812,7 +818,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
 
     // The CLI beside the sqlite3 shell running the same query.
     let (first, all) = stream_timed(
-        Command::new(SETTLE_BIN).args(["list", w, "--queue", "--all", "--format", "jsonl"]),
+        Command::new(settle_bin()).args(["list", w, "--queue", "--all", "--format", "jsonl"]),
     );
     let anchor = if has_sqlite3 {
         let (f, a) = stream_timed(Command::new("sqlite3").args(["-json", w, &list_sql()]));

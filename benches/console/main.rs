@@ -8,7 +8,8 @@
 //!
 //! `cargo bench --bench console -- --ops 1000000,10000000`
 //! (`--generate-only` builds the cached ledgers and stops; `--pg` adds the
-//! PostgreSQL figures, `--pg-only` measures only those.)
+//! PostgreSQL figures, `--pg-only` measures only those. `SETTLE_BENCH_BIN=PATH`
+//! measures another build of settle on the same ledgers.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod figures;

@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::figures::{
-    Expect, Figure, SETTLE_BIN, decide_command, fmt_opt, list_sql, now_rfc3339, open_ro, p99,
-    queue_where, run_timed, start_console, stream_timed, timed_runs, type_filter,
+    Expect, Figure, decide_command, fmt_opt, list_sql, now_rfc3339, open_ro, p99, queue_where,
+    run_timed, settle_bin, start_console, stream_timed, timed_runs, type_filter,
 };
 
 #[path = "../../src/store/postgres/testing.rs"]
@@ -87,7 +87,7 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
         queue_total: 0,
     };
 
-    let adopt = run_timed(Command::new(SETTLE_BIN).args(["adopt", &address]));
+    let adopt = run_timed(Command::new(settle_bin()).args(["adopt", &address]));
     fig(
         "PostgreSQL: settle adopt of the service's database",
         fmt_opt(adopt.filter(|(_, ok)| *ok).map(|(d, _)| d)),
@@ -172,7 +172,8 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
     );
 
     let (first, all) = stream_timed(
-        Command::new(SETTLE_BIN).args(["list", &address, "--queue", "--all", "--format", "jsonl"]),
+        Command::new(settle_bin())
+            .args(["list", &address, "--queue", "--all", "--format", "jsonl"]),
     );
     let (_, psql_all) = stream_timed(&mut psql(&address, &list_sql()));
     fig(
