@@ -14,6 +14,7 @@ use super::error::pg_error;
 use super::history::load_detail;
 use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId};
 use crate::error::{Error, Result};
+use crate::store::backend::Decisions;
 use crate::store::chain::GENESIS;
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange, Written, is_row_outcome};
 use crate::store::tables::Tables;
@@ -66,11 +67,10 @@ enum Batch {
     Many,
 }
 
-impl Pg {
-    /// [`crate::store::backend::Decisions::record_decision`]. A connection
-    /// lost during COMMIT gives the receipt when the decision is found
-    /// after reconnecting, else [`Error::ConnectionLost`].
-    pub(super) fn record_decision(
+impl Decisions for Pg {
+    /// A connection lost during COMMIT gives the receipt when the decision
+    /// is found after reconnecting, else [`Error::ConnectionLost`].
+    fn record_decision(
         &mut self,
         draft: &DecisionDraft,
         now: DateTime<Utc>,
@@ -85,10 +85,9 @@ impl Pg {
         })
     }
 
-    /// [`crate::store::backend::Decisions::record_decisions`], each row in
-    /// its own savepoint so a refused or conflicted row is skipped without
-    /// undoing the rest.
-    pub(super) fn record_decisions(
+    /// Each row in its own savepoint, so a refused or conflicted row is
+    /// skipped without undoing the rest.
+    fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
@@ -97,15 +96,16 @@ impl Pg {
         self.decide(drafts, now, Batch::Many)
     }
 
-    /// [`crate::store::backend::Decisions::judge_decision`]: no lock
-    /// either, a preview.
-    pub(super) fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+    /// No lock either: a preview.
+    fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
         let detail = load_detail(&mut *client, draft.op_id, self.tables)
             .map_err(|e| pg_error(&self.shown, "reading the operation", e))?;
         decide::judge_only(detail, &self.shown, draft, now)
     }
+}
 
+impl Pg {
     /// Runs the decision transaction, again after a serialization failure
     /// or a deadlock, up to [`ATTEMPTS`] times.
     fn decide(

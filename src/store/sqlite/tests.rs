@@ -12,7 +12,7 @@ use super::schema::SERVICE_TABLES;
 use crate::domain::{OperationId, OperationRow, Seek, Sort, SortColumn, SortKey, State};
 use crate::error::Error;
 use crate::query::Query;
-use crate::store::backend::Session as _;
+use crate::store::backend::{Decisions as _, Session as _};
 use crate::store::{Access, Progress, create_service_ledger};
 
 fn now() -> DateTime<Utc> {
