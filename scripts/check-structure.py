@@ -199,9 +199,10 @@ def long_functions(path):
         m = re.match(r"^(\s*)(pub(\([^)]*\))? )?(const )?(async )?(unsafe )?fn (\w+)", line)
         if not m or line.rstrip().endswith(";"):
             continue
-        if os.path.basename(path) in ("tests.rs", "testkit.rs") or any(
-            j in test_lines for j in range(max(0, i - 3), i)
-        ):
+        # A test module's own folder (`x/tests.rs` with `x/tests/*.rs`) is
+        # test code throughout, as `tests.rs` is.
+        in_tests = os.path.basename(path) in ("tests.rs", "testkit.rs") or "tests" in path.split(os.sep)[:-1]
+        if in_tests or any(j in test_lines for j in range(max(0, i - 3), i)):
             continue
         indent = m.group(1)
         end = next((j for j in range(i + 1, len(lines)) if lines[j] == indent + "}"), i)
@@ -223,6 +224,7 @@ def doc_names(root, tree):
         yield f"{DOC}: missing"
         return
     text = read(doc)
+    everything = "\n".join(read(p) for p in tree.files.values())
     top = {p[0] for p in tree.files if p} | {"src", "docs", "scripts", "tests", "benches", "assets", "sample-data", "fuzz"}
     for n, line in enumerate(text.split("\n"), 1):
         for name in re.findall(r"`([^`\s]+)`", line):
@@ -237,6 +239,38 @@ def doc_names(root, tree):
             elif re.fullmatch(r"\w+(::\w+)+", name) and first in top | {"crate"}:
                 if not module_item_exists(tree, name.split("::")):
                     yield f"{DOC}:{n}: `{name}` names no module or item"
+            elif re.fullmatch(r"[A-Z]\w*(::\w+)+", name):
+                if not type_member_exists(everything, name.split("::")):
+                    yield f"{DOC}:{n}: `{name}` names no type, variant or method"
+
+
+def bodies(code, head):
+    """The `{ … }` bodies that follow each match of the regex `head`."""
+    for m in re.finditer(head, code):
+        i = code.find("{", m.end())
+        if i < 0 or ";" in code[m.end() : i]:
+            continue
+        depth, j = 1, i + 1
+        while j < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        yield code[i + 1 : j - 1]
+
+
+def type_member_exists(code, parts):
+    """`Type::member`: a variant of the enum, or a method, associated const
+    or type in an `impl Type`, `impl … for Type` or `trait Type` block."""
+    ty = re.escape(parts[0])
+    found = list(bodies(code, r"\benum\s+" + ty + r"\b"))
+    if not found and not re.search(r"\b(?:struct|trait|type)\s+" + ty + r"\b", code):
+        return False
+    found += bodies(code, r"\bimpl(?:<[^>]*>)?\s+(?:[\w:<>, ]+\s+for\s+)?" + ty + r"\b[^{;]*")
+    found += bodies(code, r"\btrait\s+" + ty + r"\b[^{;]*")
+    member = re.escape(parts[1])
+    return any(
+        re.search(r"\b(?:fn|const|type)\s+" + member + r"\b|^\s*" + member + r"\b\s*(?:[({,]|$)", body, flags=re.M)
+        for body in found
+    )
 
 
 def module_item_exists(tree, parts):

@@ -4,15 +4,16 @@
 //! thread that sends its answers back later. Never touches the terminal
 //! and never sees the `App`.
 
-use std::io::Write;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
+use crate::app::effect::{Count, Read, Write};
 use crate::app::probe::ProbeNews;
+use crate::app::window::{Fetch, Merge};
 use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
-    PageRows, PageSource,
+    PageRows, PageSource, Ticket,
 };
 use crate::domain::{DecisionDraft, DecisionId, OperationId, SortKey};
 use crate::error::{Error, Result};
@@ -21,7 +22,10 @@ use crate::query::Query;
 use crate::store::{Ledger, Seek};
 
 mod bulk;
+mod line;
 pub mod probe;
+
+pub use line::first_line;
 
 // What goes to a worker thread and what comes back must be `Send`; this
 // fails to compile the day either type stops being so.
@@ -36,8 +40,8 @@ const _: fn() = || {
 /// calls over workers ([`crate::workers`], [`crate::counter`]).
 pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
     match effect {
-        Effect::RecordDecisions(drafts) => vec![record(ledger, now, &drafts)],
-        Effect::RecordBulk { template, targets } => {
+        Effect::Write(Write::Decisions(drafts)) => vec![record(ledger, now, &drafts)],
+        Effect::Write(Write::Bulk { template, targets }) => {
             let mut msgs = Vec::new();
             record_bulk(ledger, now, &template, &targets, |m| {
                 msgs.push(m);
@@ -45,63 +49,40 @@ pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<M
             });
             msgs
         }
-        Effect::Count(lists) => {
+        Effect::Count(Count::Lists(lists)) => {
             vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
         }
-        Effect::LoadClusters { query, top } => vec![clusters(ledger, &query, top, now)],
+        Effect::Count(Count::Clusters { query, top }) => vec![clusters(ledger, &query, top, now)],
         // Lookups run child processes: only the console's prober does that
         // (`probe::spawn`), never a synchronous caller.
         Effect::Probe(_) => vec![Msg::Probe(ProbeNews::Finished {
             stopped: Some("internal: probes run on the console's prober".to_string()),
         })],
-        read_effect => read(ledger, now, read_effect),
+        Effect::Read(r) => read(ledger, now, r),
     }
 }
 
 /// Performs a read (a page, a detail, the form's details) and answers
 /// with its messages. A read cancelled through the ledger's interrupt
 /// handle answers nothing: a newer request took its place.
-pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
+pub fn read(ledger: &Ledger, now: DateTime<Utc>, read: Read) -> Vec<Msg> {
     let failed = |e: Error| match e {
         Error::Interrupted { .. } => Vec::new(),
         e => vec![Msg::LoadFailed(first_line(&e))],
     };
-    match effect {
-        Effect::LoadPage {
+    match read {
+        Read::LoadPage {
             ticket,
             source,
             fetch,
             merge,
             limit,
-        } => {
-            let rows = match *source {
-                PageSource::Operations { list, query, sort } => ledger
-                    .sorted_page(&query, sort, fetch.clone().map(operation_key), limit, now)
-                    .map(|rows| PageRows::Operations { list, rows }),
-                PageSource::Audit => ledger
-                    .audit_page(fetch.clone().map(|k| DecisionId(k.id)), limit)
-                    .map(PageRows::Audit),
-            };
-            match rows {
-                Ok(rows) => vec![Msg::PageLoaded {
-                    ticket,
-                    fetch,
-                    merge,
-                    limit,
-                    rows,
-                }],
-                Err(Error::Interrupted { .. }) => Vec::new(),
-                Err(e) => vec![Msg::PageFailed {
-                    ticket,
-                    message: first_line(&e),
-                }],
-            }
-        }
-        Effect::LoadDetail(id) => match ledger.detail(id) {
+        } => page(ledger, now, ticket, *source, fetch, merge, limit),
+        Read::LoadDetail(id) => match ledger.detail(id) {
             Ok(d) => vec![Msg::DetailLoaded(Box::new(d))],
             Err(e) => failed(e),
         },
-        Effect::LoadFormDetails(ids) => {
+        Read::LoadFormDetails(ids) => {
             let mut details = Vec::new();
             let mut out = Vec::new();
             for id in ids {
@@ -114,32 +95,60 @@ pub fn read(ledger: &Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
             out.insert(0, Msg::FormDetailsLoaded(details));
             out
         }
-        Effect::Export(request) => vec![export_rows(ledger, now, &request)],
+        Read::Export(request) => vec![export_rows(ledger, now, &request)],
         // Its work is done by the asking: the reader interrupted the preview.
-        Effect::CancelBulkPreview => Vec::new(),
-        Effect::PreviewBulk { query, template } => {
+        Read::CancelBulkPreview => Vec::new(),
+        Read::PreviewBulk { query, template } => {
             match bulk::preview(ledger, &query, template, now) {
                 Ok(p) => vec![Msg::BulkPreviewed(Box::new(p))],
                 Err(e) => failed(e),
             }
         }
-        Effect::FindDrillCase(key) => {
+        Read::FindDrillCase(key) => {
             match ledger.operation_by_key(&key.account, &key.op_type, &key.key) {
                 Ok(id) => vec![Msg::DrillCaseFound(key, id)],
                 Err(e) => failed(e),
             }
         }
-        Effect::ListProbeTargets(query) => match probe::list_targets(ledger, &query, now) {
+        Read::ListProbeTargets(query) => match probe::list_targets(ledger, &query, now) {
             Ok(ids) => vec![Msg::ProbeTargetsListed(ids)],
             Err(e) => failed(e),
         },
-        Effect::RecordDecisions(_)
-        | Effect::Probe(_)
-        | Effect::Count(_)
-        | Effect::LoadClusters { .. }
-        | Effect::RecordBulk { .. } => {
-            vec![Msg::LoadFailed("internal: not a read".to_string())]
-        }
+    }
+}
+
+/// One page of a list or of the audit trail, tagged with the ticket that
+/// asked for it; an interrupted page answers nothing.
+fn page(
+    ledger: &Ledger,
+    now: DateTime<Utc>,
+    ticket: Ticket,
+    source: PageSource,
+    fetch: Fetch,
+    merge: Merge,
+    limit: usize,
+) -> Vec<Msg> {
+    let rows = match source {
+        PageSource::Operations { list, query, sort } => ledger
+            .sorted_page(&query, sort, fetch.clone().map(operation_key), limit, now)
+            .map(|rows| PageRows::Operations { list, rows }),
+        PageSource::Audit => ledger
+            .audit_page(fetch.clone().map(|k| DecisionId(k.id)), limit)
+            .map(PageRows::Audit),
+    };
+    match rows {
+        Ok(rows) => vec![Msg::PageLoaded {
+            ticket,
+            fetch,
+            merge,
+            limit,
+            rows,
+        }],
+        Err(Error::Interrupted { .. }) => Vec::new(),
+        Err(e) => vec![Msg::PageFailed {
+            ticket,
+            message: first_line(&e),
+        }],
     }
 }
 
@@ -183,7 +192,7 @@ fn write_operations(
     marks: &[OperationId],
     format: FileFormat,
     path: &Path,
-    out: &mut dyn Write,
+    out: &mut dyn std::io::Write,
 ) -> Result<u64> {
     let io = |e| export::write_failed(path, e);
     if format == FileFormat::Csv {
@@ -209,7 +218,7 @@ fn write_decisions(
     ledger: &Ledger,
     format: FileFormat,
     path: &Path,
-    out: &mut dyn Write,
+    out: &mut dyn std::io::Write,
 ) -> Result<u64> {
     const PAGE: usize = 1000;
     let io = |e| export::write_failed(path, e);
@@ -321,12 +330,6 @@ pub fn read_drill(path: &Path) -> LoadedDrill {
             .map(Box::new)
             .map_err(|e| first_line(&e)),
     )
-}
-
-/// Errors carry a "what to do" line for the CLI; the status line has room
-/// for the first.
-pub fn first_line(e: &Error) -> String {
-    e.to_string().lines().next().unwrap_or_default().to_string()
 }
 
 /// The window's plain key as the store's typed one.

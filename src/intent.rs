@@ -297,7 +297,6 @@ impl Intent {
     /// each); `None` for intents no keymap line can name: the wheel's
     /// scroll, a typed character, and decision kinds no key records.
     pub fn words(self, mode: KeyMode) -> Option<Words> {
-        use DecisionKind::*;
         Some(match self {
             Intent::Quit => words("quit", "quit", "quit the console"),
             Intent::Help => words("help", "help", "this help"),
@@ -334,39 +333,10 @@ impl Intent {
                 "select every row the filter matches; a decision then applies to all",
             ),
             Intent::Probe => PROBE,
-            Intent::Decide(Applied) => words(
-                "decide_applied",
-                "applied",
-                "record applied: the effect exists",
-            ),
-            Intent::Decide(NotApplied) => words(
-                "decide_not_applied",
-                "not applied",
-                "record not applied: evidence that no effect occurred",
-            ),
-            Intent::Decide(RetrySameKey) => words(
-                "decide_retry",
-                "retry",
-                "ask a worker to retry with the same key",
-            ),
-            Intent::Decide(CancelRetry) => words(
-                "decide_cancel_retry",
-                "cancel retry",
-                "cancel a retry still queued",
-            ),
+            Intent::Decide(kind) => return decide_words(kind),
             Intent::Undo => words("undo", "undo", "undo my last decision of this session"),
             Intent::Reload => words("reload", "reload", "reread the ledger"),
-            Intent::Back => match mode {
-                KeyMode::Form => words("back", "cancel", "cancel: nothing is recorded"),
-                KeyMode::Filter => words("back", "clear filter", "clear the filter"),
-                KeyMode::Help => words("back", "close", "close help"),
-                KeyMode::Prompt => words("back", "cancel", "cancel: nothing is written"),
-                KeyMode::Any | KeyMode::List => words(
-                    "back",
-                    "back",
-                    "close the detail, clear marks, then the filter",
-                ),
-            },
+            Intent::Back => back_words(mode),
             Intent::Accept => words(
                 "accept",
                 "keep filter",
@@ -386,8 +356,52 @@ impl Intent {
                 "override",
                 "override a committed effect (needs a note)",
             ),
-            Intent::Decide(Reopen) | Intent::Scroll(_) | Intent::Input(_) => return None,
+            Intent::Scroll(_) | Intent::Input(_) => return None,
         })
+    }
+}
+
+/// What a decision key is called; `None` for a kind no key records
+/// (reopening is `u`'s, through undo).
+fn decide_words(kind: DecisionKind) -> Option<Words> {
+    use DecisionKind::*;
+    Some(match kind {
+        Applied => words(
+            "decide_applied",
+            "applied",
+            "record applied: the effect exists",
+        ),
+        NotApplied => words(
+            "decide_not_applied",
+            "not applied",
+            "record not applied: evidence that no effect occurred",
+        ),
+        RetrySameKey => words(
+            "decide_retry",
+            "retry",
+            "ask a worker to retry with the same key",
+        ),
+        CancelRetry => words(
+            "decide_cancel_retry",
+            "cancel retry",
+            "cancel a retry still queued",
+        ),
+        Reopen => return None,
+    })
+}
+
+/// Esc means something different in each mode.
+fn back_words(mode: KeyMode) -> Words {
+    match mode {
+        KeyMode::Form => words("back", "cancel", "cancel: nothing is recorded"),
+        KeyMode::Filter => words("back", "clear filter", "clear the filter"),
+        KeyMode::Help => words("back", "close", "close help"),
+        KeyMode::Prompt => words("back", "cancel", "cancel: nothing is written"),
+        KeyMode::Any | KeyMode::List => words(
+            "back",
+            "back",
+            "close the detail, clear marks, then the filter",
+        ),
     }
 }
 

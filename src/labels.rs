@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use ratatui::style::Color;
 
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
+use crate::domain::retry_status::RetryStatus;
 use crate::domain::{
     Decision, OperationDetail, OperationRow, Probe, ProbeOutcome, RetryRequest, State, format_time,
     human_duration,
@@ -105,7 +106,7 @@ pub fn retry_request_line(r: &RetryRequest) -> String {
         clean(&r.requested_by),
         clean(&r.status)
     );
-    if r.status == "claimed" {
+    if RetryStatus::parse(&r.status) == RetryStatus::Claimed {
         if let Some(by) = &p.claimed_by {
             line.push_str(&format!(" by {}", clean(by)));
         }
@@ -127,9 +128,9 @@ pub fn retry_request_line(r: &RetryRequest) -> String {
 /// A `retry_pending` row's request status as the list shows it in place of
 /// the last event: `retry queued`, `retry running` (claimed by a worker).
 pub fn retry_status(status: &str) -> String {
-    match status {
-        "claimed" => "retry running".to_string(),
-        other => format!("retry {}", clean(other)),
+    match RetryStatus::parse(status) {
+        RetryStatus::Claimed => "retry running".to_string(),
+        other => format!("retry {}", clean(other.as_str())),
     }
 }
 
@@ -201,7 +202,8 @@ pub fn probe_evidence(probe: &Probe) -> String {
 /// How much of one long value (parameters, an event's detail, an error, a
 /// response) is formatted for people: more than any screen holds, little
 /// enough that drawing it never keeps a key waiting. A 10 MB value froze
-/// the console (issue 9, point 4); JSON output keeps every byte.
+/// the console for as long as it was formatted; JSON output keeps every
+/// byte.
 pub const SHOWN_BYTES: usize = 16 * 1024;
 
 /// What ends a value cut at [`SHOWN_BYTES`].

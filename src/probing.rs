@@ -1,4 +1,5 @@
-//! Probing (issue 11, point 2): runs the receivers' lookups for some
+//! Probing, so "did the effect happen?" is asked of the receivers that
+//! know instead of guessed: runs the receivers' lookups for some
 //! operations and records each answer as a probe, append-only, under the
 //! operator's name. One code path for `settle probe` and the console's
 //! prober thread, so both record the same thing. Blocking; never touches

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 /// The stand-ins cannot be forged: a stand-in glyph (`␛`, `⏎`, …) already in
 /// the text is itself written as `<U+241B>`, and a literal `<U+` as
 /// `<U+003C>U+`, so `␛` on screen always means a real escape and every
-/// `<U+XXXX>` is a marker (issue 9, point 8).
+/// `<U+XXXX>` is a marker: hostile text cannot pass for a harmless one.
 pub fn sanitize(input: &str) -> Cow<'_, str> {
     if !input.chars().any(is_unsafe) && !input.contains("<U+") {
         return Cow::Borrowed(input);

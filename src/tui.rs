@@ -27,7 +27,7 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
 use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
-use crate::app::{self, App, Effect, Intent, Msg, View};
+use crate::app::{self, App, Count, Effect, Intent, LedgerAccess, Msg, View, Write};
 use crate::config::Config;
 use crate::counter::Counter;
 use crate::drill_dir::{self, DrillDir};
@@ -70,29 +70,8 @@ pub fn run(
         let (ledger, report) = Ledger::open(ledger_path, access)?;
         (Some(ledger), report)
     };
-    let keymap = load_keymap(config.keymap.as_deref())?;
-    // Read-only without a name: "(none)" is shown, never written.
-    let operator = config
-        .operator
-        .clone()
-        .unwrap_or_else(|_| "(none)".to_string());
-    let mut app = App::new(
-        // The ledger's own name: a PostgreSQL address may hold a password.
-        look.path().display().to_string(),
-        operator,
-        ledger.as_ref().is_none_or(Ledger::is_read_only),
-        keymap,
-        Utc::now(),
-    );
-    app.color = config.colour;
-    app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
-    if adopting {
-        app.adopting = Some(Progress {
-            step: "waiting for the write lock".to_string(),
-            done: 0,
-            total: 1,
-        });
-    }
+    let read_only = ledger.as_ref().is_none_or(Ledger::is_read_only);
+    let mut app = new_app(&look, read_only, adopting, drills, config)?;
     let opened = open_notices(adopting, report, config);
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
     let opened_file = match watching.file() {
@@ -143,6 +122,42 @@ pub fn run(
         Ok(Ended::Signal(signal)) => std::process::exit(128 + signal),
         Err(e) => Err(e),
     }
+}
+
+/// The model as the console starts: the ledger's name, who decides, the
+/// keymap and colours [`Config`] chose, the drill files read, and the
+/// adoption's first step when the ledger is being adopted.
+fn new_app(
+    look: &Ledger,
+    read_only: bool,
+    adopting: bool,
+    drills: &[PathBuf],
+    config: &Config,
+) -> Result<App> {
+    let keymap = load_keymap(config.keymap.as_deref())?;
+    // Read-only without a name: "(none)" is shown, never written.
+    let operator = config
+        .operator
+        .clone()
+        .unwrap_or_else(|_| "(none)".to_string());
+    let mut app = App::new(
+        // The ledger's own name: a PostgreSQL address may hold a password.
+        look.path().display().to_string(),
+        operator,
+        read_only,
+        keymap,
+        Utc::now(),
+    );
+    app.color = config.colour;
+    app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
+    if adopting {
+        app.access = LedgerAccess::Adopting(Progress {
+            step: "waiting for the write lock".to_string(),
+            done: 0,
+            total: 1,
+        });
+    }
+    Ok(app)
 }
 
 /// What opening the ledger has to tell the operator, in the order shown.
@@ -456,14 +471,16 @@ impl Shell<'_> {
         let now = self.app.now;
         for effect in effects {
             match effect {
-                Effect::Count(lists) => self.counter.ask(lists, now),
-                Effect::LoadClusters { query, top } => self.counter.group(query, top, now),
-                Effect::RecordDecisions(drafts) => self.record(drafts),
-                Effect::RecordBulk { template, targets } => {
+                Effect::Read(read) => self.reader.ask(read, now),
+                Effect::Write(Write::Decisions(drafts)) => self.record(drafts),
+                Effect::Write(Write::Bulk { template, targets }) => {
                     self.record_bulk(template, targets);
                 }
+                Effect::Count(Count::Lists(lists)) => self.counter.ask(lists, now),
+                Effect::Count(Count::Clusters { query, top }) => {
+                    self.counter.group(query, top, now);
+                }
                 Effect::Probe(ids) => self.probe(ids),
-                read => self.reader.ask(read, now),
             }
         }
     }

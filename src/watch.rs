@@ -2,7 +2,7 @@
 //! ([`Ledger::data_version`] on a read-only connection of its own) and, for
 //! a ledger file, the path still naming the file that was opened (device
 //! and inode: a deleted or replaced ledger must not look live nor take
-//! decisions into an unlinked inode, issue 9 point 9). Cheap when nothing
+//! decisions into an unlinked inode that nobody will ever read). Cheap when nothing
 //! happens: for a file a poll is two `stat`s, and the ledger is asked only
 //! when the file or its WAL moved; a server's ledger counts the change
 //! notices it heard without asking the server. Answers with [`Msg`]s for

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 
 use crate::app::bulk::Target;
 use crate::app::window::Merge;
-use crate::app::{Effect, Msg, PageSource, Pane};
+use crate::app::{Msg, PageSource, Pane, Read};
 use crate::domain::DecisionDraft;
 use crate::effects;
 use crate::store::{Access, InterruptHandle, Ledger};
@@ -26,7 +26,7 @@ use crate::store::{Access, InterruptHandle, Ledger};
 pub struct ReadDone(pub Vec<Msg>);
 
 struct ReadJob {
-    effect: Effect,
+    read: Read,
     now: DateTime<Utc>,
     /// The ledger was adopted since the worker opened it: look again at
     /// which tables it has before reading.
@@ -37,7 +37,7 @@ struct ReadJob {
 pub struct Reader {
     jobs: Sender<ReadJob>,
     interrupt: InterruptHandle,
-    running: Option<Effect>,
+    running: Option<Read>,
     waiting: VecDeque<ReadJob>,
     reinspect: bool,
 }
@@ -60,7 +60,7 @@ impl Reader {
                     let _ = answers.send(ReadDone(vec![failed]).into());
                     continue;
                 }
-                let msgs = effects::read(&ledger, job.now, job.effect);
+                let msgs = effects::read(&ledger, job.now, job.read);
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
                 }
@@ -77,19 +77,19 @@ impl Reader {
 
     /// Asks for a read at `now`. Waiting requests it makes pointless are
     /// dropped; a running one is interrupted (its answer never comes).
-    pub fn ask(&mut self, effect: Effect, now: DateTime<Utc>) {
-        self.waiting.retain(|old| !supersedes(&effect, &old.effect));
+    pub fn ask(&mut self, read: Read, now: DateTime<Utc>) {
+        self.waiting.retain(|old| !supersedes(&read, &old.read));
         if self
             .running
             .as_ref()
-            .is_some_and(|running| supersedes(&effect, running))
+            .is_some_and(|running| supersedes(&read, running))
         {
             // Before the new job can start: the interrupt can only stop
             // the read it was meant for.
             self.interrupt.interrupt();
         }
         self.waiting.push_back(ReadJob {
-            effect,
+            read,
             now,
             reinspect: false,
         });
@@ -113,7 +113,7 @@ impl Reader {
         }
         if let Some(mut job) = self.waiting.pop_front() {
             job.reinspect = std::mem::take(&mut self.reinspect);
-            self.running = Some(job.effect.clone());
+            self.running = Some(job.read.clone());
             // A worker that died answers nothing; the list keeps saying
             // "loading…" and the status line has the reason it died with.
             let _ = self.jobs.send(job);
@@ -127,15 +127,15 @@ impl Reader {
 /// A page that extends a list supersedes an older one of the same kind for
 /// the same list. A detail supersedes an older detail, the form's details
 /// older form details.
-fn supersedes(new: &Effect, old: &Effect) -> bool {
+fn supersedes(new: &Read, old: &Read) -> bool {
     match (new, old) {
         (
-            Effect::LoadPage {
+            Read::LoadPage {
                 source: new_source,
                 merge: new_merge,
                 ..
             },
-            Effect::LoadPage {
+            Read::LoadPage {
                 source: old_source,
                 merge: old_merge,
                 ..
@@ -145,10 +145,10 @@ fn supersedes(new: &Effect, old: &Effect) -> bool {
                 || (pane_of(new_source) == pane_of(old_source)
                     && std::mem::discriminant(new_merge) == std::mem::discriminant(old_merge))
         }
-        (Effect::LoadDetail(_), Effect::LoadDetail(_))
-        | (Effect::LoadFormDetails(_), Effect::LoadFormDetails(_))
-        | (Effect::PreviewBulk { .. }, Effect::PreviewBulk { .. })
-        | (Effect::CancelBulkPreview, Effect::PreviewBulk { .. }) => true,
+        (Read::LoadDetail(_), Read::LoadDetail(_))
+        | (Read::LoadFormDetails(_), Read::LoadFormDetails(_))
+        | (Read::PreviewBulk { .. }, Read::PreviewBulk { .. })
+        | (Read::CancelBulkPreview, Read::PreviewBulk { .. }) => true,
         _ => false,
     }
 }
@@ -273,8 +273,8 @@ mod tests {
     use crate::domain::OperationId;
     use crate::query::Query;
 
-    fn page(ticket: u64, list: ListId, fetch: Fetch, merge: Merge) -> Effect {
-        Effect::LoadPage {
+    fn page(ticket: u64, list: ListId, fetch: Fetch, merge: Merge) -> Read {
+        Read::LoadPage {
             ticket,
             source: Box::new(PageSource::Operations {
                 list,
@@ -304,12 +304,12 @@ mod tests {
         let append = page(2, ListId::All, Fetch::After(RowKey::id(5)), Merge::Append);
         assert!(supersedes(&replace, &older));
         assert!(supersedes(&replace, &append));
-        assert!(!supersedes(&replace, &Effect::LoadDetail(OperationId(1))));
+        assert!(!supersedes(&replace, &Read::LoadDetail(OperationId(1))));
     }
 
     #[test]
     fn dropping_a_selection_stops_its_preview_and_nothing_else() {
-        let preview = Effect::PreviewBulk {
+        let preview = Read::PreviewBulk {
             query: Box::new(Query::queue()),
             template: crate::domain::DecisionDraft {
                 op_id: OperationId(0),
@@ -323,23 +323,23 @@ mod tests {
                 undoes: None,
             },
         };
-        assert!(supersedes(&Effect::CancelBulkPreview, &preview));
+        assert!(supersedes(&Read::CancelBulkPreview, &preview));
         let replace = page(
             1,
             ListId::Queue,
             Fetch::First,
             Merge::Replace { keep: None },
         );
-        assert!(!supersedes(&Effect::CancelBulkPreview, &replace));
+        assert!(!supersedes(&Read::CancelBulkPreview, &replace));
         assert!(!supersedes(
-            &Effect::CancelBulkPreview,
-            &Effect::LoadDetail(OperationId(1))
+            &Read::CancelBulkPreview,
+            &Read::LoadDetail(OperationId(1))
         ));
     }
 
     #[test]
     fn a_new_filter_never_cancels_an_export_under_way() {
-        let export = Effect::Export(Box::new(crate::app::ExportRequest {
+        let export = Read::Export(Box::new(crate::app::ExportRequest {
             path: "out.csv".into(),
             format: crate::export::FileFormat::Csv,
             rows: crate::app::ExportRows::Audit,

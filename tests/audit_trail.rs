@@ -1,7 +1,7 @@
-//! The audit trail is append-only in the database and tamper-evident (issue
-//! 9, point 2): plain SQL from a service cannot edit or delete it, and an
-//! edit made with the triggers dropped is caught by `settle audit --verify`,
-//! which an auditor can redo from the contract's encoding alone.
+//! The audit trail is append-only in the database and tamper-evident: plain
+//! SQL from a service cannot edit or delete it, and an edit made with the
+//! triggers dropped is caught by `settle audit --verify`, which an auditor
+//! can redo from the contract's encoding alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

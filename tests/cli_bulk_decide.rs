@@ -1,8 +1,8 @@
-//! `settle decide LEDGER --filter Q ... --expect-count N` (issue 12, point 1)
-//! through the real binary on a ledger a service wrote with plain SQL,
-//! checked with SQL afterwards: a wrong or missing count writes nothing, the
-//! right one changes exactly the matching queue rows, each with its own
-//! decision row, and refused rows are reported grouped by rule.
+//! `settle decide LEDGER --filter Q ... --expect-count N` through the real
+//! binary on a ledger a service wrote with plain SQL, checked with SQL
+//! afterwards: a wrong or missing count writes nothing, the right one changes
+//! exactly the matching queue rows, each with its own decision row, and
+//! refused rows are reported grouped by rule.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -435,7 +435,7 @@ fn a_decision_waits_for_a_worker_holding_the_write_lock_then_sees_its_change() {
             [],
         )
         .unwrap();
-    let operator = bin()
+    let mut operator = bin()
         .args([
             "decide",
             l.to_str().unwrap(),
@@ -450,7 +450,8 @@ fn a_decision_waits_for_a_worker_holding_the_write_lock_then_sees_its_change() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // The worker lets go only once the decision is waiting for its lock.
+    wait_until_blocked_on_a_lock(&mut operator);
     worker.execute_batch("COMMIT").unwrap();
     let out = operator.wait_with_output().unwrap();
     // Not "database is locked": the decision waited, then found the

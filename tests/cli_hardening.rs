@@ -1,7 +1,7 @@
-//! The CLI against awkward ledgers and hostile text (issue 9): ambiguous
-//! addresses, CSV cells that a spreadsheet would run, truncated lists that
-//! must say so, refusals in the ledger's words. The real binary, checked with
-//! SQL afterwards.
+//! The CLI against awkward ledgers and hostile text: ambiguous addresses, CSV
+//! cells that a spreadsheet would run, truncated lists that must say so,
+//! refusals in the ledger's words. The real binary, checked with SQL
+//! afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -36,7 +36,7 @@ fn service_ledger(path: &Path, unique: bool, rows: &[(i64, &str, &str, &str, &st
     }
 }
 
-// --- point 7: ambiguous addresses ---------------------------------------
+// --- ambiguous addresses -------------------------------------------------
 
 #[test]
 fn an_address_naming_two_operations_is_refused_with_both_ids() {
@@ -74,7 +74,7 @@ fn an_address_naming_two_operations_is_refused_with_both_ids() {
     assert_eq!(code(&settle(&["show", ls, "3"])), 0);
 }
 
-// --- point 11: refusals and writes in the ledger's words -------------------
+// --- refusals and writes in the ledger's words ----------------------------
 
 #[test]
 fn reopening_an_applied_decision_takes_back_its_result_id() {
@@ -154,7 +154,7 @@ fn an_unwritable_folder_says_the_wal_files_live_there() {
     );
 }
 
-// --- point 8: CSV formula injection, forged stand-ins -----------------------
+// --- CSV formula injection, forged stand-ins ------------------------------
 
 #[test]
 fn csv_cells_a_spreadsheet_would_run_are_neutralised_and_json_stays_exact() {
@@ -218,7 +218,7 @@ fn a_literal_escape_glyph_in_the_data_does_not_pass_for_a_real_escape() {
     assert!(!table.contains('\u{1b}'), "{table}");
 }
 
-// --- point 6: no silent truncation ------------------------------------------
+// --- no silent truncation -------------------------------------------------
 
 fn many_operations(path: &Path, n: i64) {
     let rows: Vec<(i64, String)> = (1..=n).map(|i| (i, format!("k-{i}"))).collect();

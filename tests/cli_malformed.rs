@@ -1,7 +1,7 @@
-//! One bad cell never hides the rest (issue 9, point 3): a ledger a careless
-//! service wrote with plain SQL, holding one malformed cell of each kind,
-//! still lists every row in every format, shows the bad row flagged with its
-//! column, and refuses a decision on a row whose identity is malformed.
+//! One bad cell never hides the rest: a ledger a careless service wrote with
+//! plain SQL, holding one malformed cell of each kind, still lists every row
+//! in every format, shows the bad row flagged with its column, and refuses a
+//! decision on a row whose identity is malformed.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

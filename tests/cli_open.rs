@@ -113,7 +113,7 @@ fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
 }
 
 /// An adoption leaves no WAL behind for every later open to read again
-/// (issue 9: 177 MB after adopting a million operations), even while the
+/// (177 MB after adopting a million operations), even while the
 /// service keeps the ledger open, which stops SQLite deleting it on close.
 #[test]
 fn adopting_leaves_no_wal_behind_while_the_service_has_the_ledger_open() {
@@ -153,7 +153,7 @@ fn file_state(l: &Path) -> (Vec<u8>, Vec<u8>, bool) {
     (std::fs::read(l).unwrap(), wal, journal)
 }
 
-/// Reading never writes (issue 9, point 11): `list`, `show` and `audit` on
+/// Reading never writes: `list`, `show` and `audit` on
 /// a ledger a service created read it as it is, leave every byte alone and
 /// no -wal content behind, and say how to adopt it.
 #[test]
@@ -331,7 +331,7 @@ fn read_only_opens_write_nothing_not_even_adoption() {
         "t",
     ]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
-    // The reason, not advice about a --read-only nobody gave (issue 9).
+    // The reason, not advice about a --read-only nobody gave.
     assert!(
         stderr(&out).contains("not writable") && stderr(&out).contains("permissions"),
         "{}",

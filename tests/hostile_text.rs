@@ -1,7 +1,8 @@
 //! Property: whatever text a service writes into a ledger with plain SQL, or
 //! an operator passes as evidence, note or name, the CLI's text and csv
 //! output and its messages carry no control, escape or bidi-override
-//! character (issue 9). Driven through the real binary on temp ledgers.
+//! character, so nothing a service wrote can rewrite the operator's
+//! terminal. Driven through the real binary on temp ledgers.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

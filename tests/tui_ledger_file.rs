@@ -1,8 +1,7 @@
-//! A ledger file deleted or replaced under the running console (issue 9
-//! point 9): the header stops saying "live", the status says why, and no
-//! decision is taken; the file back in place, it is live again. And a
-//! service ledger opened for the first time is adopted behind a read-only
-//! look.
+//! A ledger file deleted or replaced under the running console: the header
+//! stops saying "live", the status says why, and no decision is taken; the
+//! file back in place, it is live again. And a service ledger opened for the
+//! first time is adopted behind a read-only look.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,8 +1,8 @@
-//! Probing from the console end to end (issue 11, point 2): the real
-//! binary in a pseudo-terminal with a receivers file whose lookup is a
-//! shell script answering per key. `p` records a probe, the decision form
-//! starts from it, a lookup that hangs never holds up the keyboard, and
-//! what a lookup prints reaches the screen only made visible.
+//! Probing from the console end to end: the real binary in a pseudo-terminal
+//! with a receivers file whose lookup is a shell script answering per key.
+//! `p` records a probe, the decision form starts from it, a lookup that hangs
+//! never holds up the keyboard, and what a lookup prints reaches the screen
+//! only made visible.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -1,7 +1,7 @@
-//! Signals through the real binary in a pseudo-terminal (issue 9 point 1):
-//! TERM, INT, HUP and QUIT give the terminal back (cooked modes, main
-//! screen, cursor shown, no mouse reporting) and exit with 128 + the
-//! signal; TSTP suspends with the terminal given back, CONT takes it again.
+//! Signals through the real binary in a pseudo-terminal: TERM, INT, HUP and
+//! QUIT give the terminal back (cooked modes, main screen, cursor shown, no
+//! mouse reporting) and exit with 128 + the signal; TSTP suspends with the
+//! terminal given back, CONT takes it again.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

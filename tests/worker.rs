@@ -1,11 +1,10 @@
-//! `settle worker` through the real binaries (issue 11 point 3), against
-//! the reference receiver (`settle receiver`, its own SQLite database): a
-//! queued same-key retry of an effect that exists completes with the
-//! receiver's result and no second effect; two worker processes share 200
-//! requests without running one twice; a worker killed mid-retry leaves its
-//! claim to lapse and another finishes it as a replay; SIGTERM lets a
-//! running retry finish; a rule that no longer holds refuses the retry
-//! without running it.
+//! `settle worker` through the real binaries, against the reference receiver
+//! (`settle receiver`, its own SQLite database): a queued same-key retry of
+//! an effect that exists completes with the receiver's result and no second
+//! effect; two worker processes share 200 requests without running one twice;
+//! a worker killed mid-retry leaves its claim to lapse and another finishes
+//! it as a replay; SIGTERM lets a running retry finish; a rule that no longer
+//! holds refuses the retry without running it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "common/backends.rs"]

@@ -1,7 +1,7 @@
-//! Each figure of issue 8's table, measured on one ledger size, and the
-//! table that prints them beside their floor or anchor and the target. The
-//! expected rows come from plain SQL on the same file (untimed, or timed as
-//! the anchor); settle itself is only ever run as a process.
+//! Each figure of the console's speed targets, measured on one ledger size,
+//! and the table that prints them beside their floor or anchor and the
+//! target. The expected rows come from plain SQL on the same file (untimed,
+//! or timed as the anchor); settle itself is only ever run as a process.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

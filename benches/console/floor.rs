@@ -13,7 +13,8 @@ use rusqlite::{Connection, OpenFlags};
 
 /// The triage queue (ledger-v1 "States"), `?1` being now. `+state` keeps
 /// SQLite off the state index so it walks ids newest first and stops at the
-/// page's end: the plan issue 8 asks of settle. The benchmark's expected
+/// page's end: the plan that keeps a page of a 10M ledger within its
+/// target. The benchmark's expected
 /// rows and SQL anchors use the same condition.
 pub const QUEUE_WHERE: &str = "(+state IN ('unknown','exhausted','conflict') \
      OR (+state = 'reserved' AND lease_expires_at < ?1))";

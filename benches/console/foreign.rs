@@ -104,7 +104,7 @@ pub fn rfc3339(secs: i64) -> String {
 }
 
 /// The state mix: about a quarter of the ledger needs a person, as on the
-/// ledger issue 8 was measured on. Per mille.
+/// production ledger the targets were set against. Per mille.
 fn state_for(r: u64) -> (&'static str, bool) {
     match r % 1000 {
         0..=119 => ("unknown", false),

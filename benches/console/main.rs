@@ -1,10 +1,10 @@
-//! The console benchmark of issue 8, as a user sees it: foreign ledgers of
-//! 1M and 10M operations, the real release `settle` in a pseudo-terminal,
-//! timed until the expected rows are on the screen (read back through
-//! vt100), each figure beside its floor (a bare rusqlite + ratatui program,
-//! `floor.rs`) or anchor (the same SQL alone, or the `sqlite3` shell) and the
-//! issue's target. Prints numbers; never asserts on time. Drives settle only
-//! through its binary and CLI, so it survives refactors of the library.
+//! The console benchmark, as a user sees it: foreign ledgers of 1M and 10M
+//! operations, the real release `settle` in a pseudo-terminal, timed until
+//! the expected rows are on the screen (read back through vt100), each figure
+//! beside its floor (a bare rusqlite + ratatui program, `floor.rs`) or anchor
+//! (the same SQL alone, or the `sqlite3` shell) and its target.
+//! Prints numbers; never asserts on time. Drives settle only through its
+//! binary and CLI, so it survives refactors of the library.
 //!
 //! `cargo bench --bench console -- --ops 1000000,10000000`
 //! (`--generate-only` builds the cached ledgers and stops; `--pg` adds the

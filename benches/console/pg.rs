@@ -1,10 +1,10 @@
-//! The PostgreSQL column of the console benchmark (issue 10): the same
-//! foreign ledger, loaded into a throwaway cluster with plain SQL as a
-//! service would have written it ([`crate::pg_load`]), then the real
-//! `settle` against it, each figure beside `psql` doing the same work.
-//! The cluster is the tests' (`src/store/postgres/testing.rs`), started
-//! with fsync on for this run so a decision's commit costs what it costs
-//! in production; it is removed when the benchmark ends.
+//! The PostgreSQL column of the console benchmark: the same foreign ledger,
+//! loaded into a throwaway cluster with plain SQL as a service would have
+//! written it ([`crate::pg_load`]), then the real `settle` against it, each
+//! figure beside `psql` doing the same work. The cluster is the tests'
+//! (`src/store/postgres/testing.rs`), started with fsync on for this run so a
+//! decision's commit costs what it costs in production; it is removed when
+//! the benchmark ends.
 
 use std::path::Path;
 use std::process::Command;

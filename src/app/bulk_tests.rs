@@ -39,14 +39,14 @@ fn incident() -> Vec<NewOperation> {
 
 fn preview_asked(effects: &[Effect]) -> Option<&DecisionDraft> {
     effects.iter().find_map(|e| match e {
-        Effect::PreviewBulk { template, .. } => Some(template),
+        Effect::Read(Read::PreviewBulk { template, .. }) => Some(template),
         _ => None,
     })
 }
 
 fn bulk_write(effects: &[Effect]) -> Option<(&DecisionDraft, &Vec<bulk::Target>)> {
     effects.iter().find_map(|e| match e {
-        Effect::RecordBulk { template, targets } => Some((template, targets)),
+        Effect::Write(Write::Bulk { template, targets }) => Some((template, targets)),
         _ => None,
     })
 }
@@ -79,7 +79,7 @@ fn star_selects_the_filter_and_the_form_refuses_enter_until_the_count_typed_is_t
         Some(5),
         "the counter's count for the filter"
     );
-    let form = h.app.form.clone().unwrap();
+    let form = h.app.form().cloned().unwrap();
     let preview = form.bulk.as_ref().unwrap().preview.clone().unwrap();
     assert_eq!(preview.matched, 5);
     assert_eq!(preview.pass.len(), 4);
@@ -90,7 +90,7 @@ fn star_selects_the_filter_and_the_form_refuses_enter_until_the_count_typed_is_t
     h.keys("tab tab");
     h.type_text("5");
     assert!(bulk_write(&h.keys("enter")).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(problem.contains("type 4"), "{problem}");
 
     h.keys("backspace");
@@ -118,11 +118,11 @@ fn esc_on_the_bulk_form_drops_the_selection_and_decisions_go_back_to_the_cursor(
     assert!(
         h.keys("esc")
             .iter()
-            .any(|e| matches!(e, Effect::CancelBulkPreview))
+            .any(|e| matches!(e, Effect::Read(Read::CancelBulkPreview)))
     );
     assert!(h.app.selection.is_none());
     h.keys("n");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert!(form.bulk.is_none());
     assert_eq!(form.targets.len(), 1);
 }
@@ -138,13 +138,13 @@ fn editing_the_filter_drops_the_selection_it_made() {
     assert!(
         h.keys("/")
             .iter()
-            .any(|e| matches!(e, Effect::CancelBulkPreview))
+            .any(|e| matches!(e, Effect::Read(Read::CancelBulkPreview)))
     );
     h.keys("enter");
     assert!(h.app.selection.is_none());
-    assert!(h.app.form.is_none());
+    assert!(h.app.form().is_none());
     h.keys("a");
-    assert!(h.app.form.as_ref().unwrap().bulk.is_none());
+    assert!(h.app.form().unwrap().bulk.is_none());
 }
 
 #[test]
@@ -185,7 +185,7 @@ fn the_write_changes_exactly_the_matching_rows_and_skips_one_changed_meanwhile()
         "{status:?}"
     );
     assert!(status.text.contains("conflicted: #2"), "{status:?}");
-    assert!(h.app.form.is_none() && h.app.selection.is_none());
+    assert!(h.app.form().is_none() && h.app.selection.is_none());
 
     for id in 1..=8 {
         let d = h.ledger.detail(OperationId(id)).unwrap();
@@ -214,7 +214,7 @@ fn from_the_all_view_the_selection_still_reaches_only_the_queue() {
     h.keys("2 /");
     h.type_text("account:acme");
     h.keys("enter * n");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     let preview = form.bulk.as_ref().unwrap().preview.clone().unwrap();
     // Six acme rows in All; the completed one (#8) is not the queue's.
     assert_eq!(h.app.all.count, Some(6));
@@ -240,7 +240,7 @@ fn a_write_past_one_batch_reports_progress_on_the_status_line_then_the_summary()
     let effects = update(&mut h.app, Intent::Confirm);
     let write = effects
         .into_iter()
-        .find(|e| matches!(e, Effect::RecordBulk { .. }))
+        .find(|e| matches!(e, Effect::Write(Write::Bulk { .. })))
         .unwrap();
     let mut answers = h.perform(write).into_iter();
 

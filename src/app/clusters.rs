@@ -1,6 +1,7 @@
 //! The Clusters view's model: the queue grouped (from the counter worker),
 //! a cursor over the groups, and what Enter on a group means: the Queue's
-//! filter term that shows it (issue 12, point 2). Pure: the grouping is
+//! filter term that shows it, so an incident found as a group becomes the
+//! rows to decide on in one key. Pure: the grouping is
 //! asked for as an effect and arrives as a message.
 
 use super::pane::PaneCursor;
@@ -109,7 +110,7 @@ pub fn filter_term(group: &Cluster) -> Result<String, &'static str> {
 #[cfg(test)]
 mod tests {
     use crate::app::testkit::Harness;
-    use crate::app::{Effect, View};
+    use crate::app::{Count, Effect, View};
     use crate::domain::ClusterDimension;
 
     /// The fixture's queue: four create_report and one place_order; the
@@ -121,7 +122,7 @@ mod tests {
         assert!(
             effects
                 .iter()
-                .any(|e| matches!(e, Effect::LoadClusters { .. })),
+                .any(|e| matches!(e, Effect::Count(Count::Clusters { .. }))),
             "showing the view asks for the grouping: {effects:?}"
         );
         let first = h.app.clusters.selected().unwrap();
@@ -168,7 +169,7 @@ mod tests {
         let asked = |effects: &[Effect]| {
             effects
                 .iter()
-                .any(|e| matches!(e, Effect::LoadClusters { .. }))
+                .any(|e| matches!(e, Effect::Count(Count::Clusters { .. })))
         };
         let effects = h.receive(crate::app::Msg::LedgerChanged);
         assert!(!asked(&effects), "the Queue is shown: {effects:?}");

@@ -1,11 +1,12 @@
 //! Deciding: marks, the decision form (open, type, confirm), undo through
 //! a compensating decision, and what the shell says came of the drafts (a
 //! busy ledger gives the form back, so Enter tries again).
-//! Pure: recording is an [`Effect::RecordDecisions`] the shell performs.
+//! Pure: recording is an [`Write::Decisions`](super::effect::Write::Decisions) the shell performs.
 
+use super::effect::{Effect, Read, Write};
 use super::form::{DecisionForm, Field};
-use super::model::{App, Mode};
-use super::msg::{DecisionOutcome, DecisionResult, Effect};
+use super::model::{App, FormSlot, Mode};
+use super::msg::{DecisionOutcome, DecisionResult};
 use super::navigation::{move_cursor, refresh};
 use crate::domain::{DecisionId, DecisionKind, OperationId};
 use crate::error::busy_text;
@@ -29,7 +30,7 @@ pub(super) fn open_form(
     kind: DecisionKind,
     undoes: Option<(DecisionId, OperationId)>,
 ) -> Vec<Effect> {
-    if let Some(p) = &app.adopting {
+    if let Some(p) = app.adopting() {
         app.error(format!(
             "adopting the ledger ({} of {}: {}); decisions open when it is done",
             (p.done + 1).min(p.total),
@@ -38,7 +39,7 @@ pub(super) fn open_form(
         ));
         return Vec::new();
     }
-    if app.read_only {
+    if app.read_only() {
         app.error("read-only: decisions are disabled (opened with --read-only or the file is not writable)");
         return Vec::new();
     }
@@ -53,7 +54,7 @@ pub(super) fn open_form(
     if undoes.is_none()
         && let Some(selection) = app.selection.clone()
     {
-        return super::bulk::open_bulk_form(app, kind, selection);
+        return super::bulk_flow::open_bulk_form(app, kind, selection);
     }
     let targets = match undoes {
         Some((_, op)) => vec![op],
@@ -63,16 +64,16 @@ pub(super) fn open_form(
         app.error("no operation selected");
         return Vec::new();
     }
-    app.pending_undo = undoes.map(|(d, _)| d);
-    app.form = Some(DecisionForm::new(
+    let mut form = DecisionForm::new(
         kind,
         targets.clone(),
         undoes
             .map(|(d, _)| d)
             .filter(|_| kind == DecisionKind::Reopen),
-    ));
-    app.mode = Mode::Form;
-    vec![Effect::LoadFormDetails(targets)]
+    );
+    form.undoing = undoes.map(|(d, _)| d);
+    app.mode = Mode::Form(FormSlot::Editing(Box::new(form)));
+    vec![Effect::Read(Read::LoadFormDetails(targets))]
 }
 
 /// `u`: a compensating decision for this operator's last decision of the
@@ -100,7 +101,7 @@ pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
     if app.recording.is_some() {
         return Vec::new();
     }
-    if let Some(form) = app.form.as_mut() {
+    if let Some(form) = app.mode.form_mut() {
         let focus = form.focus;
         match (form.field_text(focus), c) {
             (Some(text), Some(c)) => text.push(c),
@@ -116,14 +117,14 @@ pub(super) fn edit_form(app: &mut App, c: Option<char>) -> Vec<Effect> {
 }
 
 pub(super) fn cycle_field(app: &mut App, forward: bool) -> Vec<Effect> {
-    if let Some(form) = app.form.as_mut() {
+    if let Some(form) = app.mode.form_mut() {
         form.cycle_focus(forward);
     }
     Vec::new()
 }
 
 pub(super) fn toggle_override(app: &mut App) -> Vec<Effect> {
-    if let Some(form) = app.form.as_mut()
+    if let Some(form) = app.mode.form_mut()
         && form.fields().contains(&Field::Override)
     {
         form.override_committed = !form.override_committed;
@@ -139,8 +140,7 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     let file_problem = app.file_problem.clone();
-    let Some(form) = app.form.as_mut() else {
-        app.mode = Mode::Normal;
+    let Some(form) = app.mode.form_mut() else {
         return Vec::new();
     };
     if let Some(why) = file_problem {
@@ -148,16 +148,16 @@ pub(super) fn confirm_form(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     if form.bulk.is_some() {
-        return super::bulk::confirm_bulk(app);
+        return super::bulk_flow::confirm_bulk(app);
     }
     match form.confirm(&app.operator, app.now) {
         Ok(drafts) => {
             let n = drafts.len();
             form.problem = None;
             // Kept whole: a busy ledger gives it back to press Enter again.
-            app.recording = Some(form.clone());
+            app.start_recording();
             app.info(format!("recording {n} decision{}…", plural(n)));
-            vec![Effect::RecordDecisions(drafts)]
+            vec![Effect::Write(Write::Decisions(drafts))]
         }
         Err(problem) => {
             form.problem = Some(problem);
@@ -170,10 +170,10 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     // The form open now is the one that was recording (no other opens
     // meanwhile); its job is done. A busy ledger gives it back below.
     let form = app.recording.take();
-    if form.is_some() && app.form.take().is_some() && app.mode == Mode::Form {
-        app.mode = Mode::Normal;
+    if form.is_some() {
+        app.mode.close_form();
     }
-    let undoing = app.pending_undo.take();
+    let undoing = form.as_ref().and_then(|f| f.undoing);
     let mut recorded = Vec::new();
     let mut problems = Vec::new();
     let mut busy = Vec::new();
@@ -220,7 +220,6 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
             app,
             form,
             &busy,
-            undoing,
             format!("{text}; press Enter to try again"),
         );
     }
@@ -236,9 +235,9 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     let mut effects = refresh(app);
     if let Some(pane) = &app.detail
         && app.detail_open
-        && !effects.contains(&Effect::LoadDetail(pane.id))
+        && !effects.contains(&Effect::Read(Read::LoadDetail(pane.id)))
     {
-        effects.push(Effect::LoadDetail(pane.id));
+        effects.push(Effect::Read(Read::LoadDetail(pane.id)));
     }
     effects
 }
@@ -250,11 +249,10 @@ fn give_back_form(
     app: &mut App,
     form: Option<DecisionForm>,
     busy: &[OperationId],
-    undoing: Option<DecisionId>,
     problem: String,
 ) {
     let Some(mut form) = form else { return };
-    if app.form.is_some() {
+    if app.form().is_some() {
         return;
     }
     if form.targets.len() != busy.len() {
@@ -270,9 +268,7 @@ fn give_back_form(
         }
     }
     form.problem = Some(problem);
-    app.pending_undo = undoing;
-    app.form = Some(form);
-    app.mode = Mode::Form;
+    app.mode = Mode::Form(FormSlot::Editing(Box::new(form)));
 }
 
 fn plural(n: usize) -> &'static str {
@@ -284,14 +280,16 @@ mod tests {
     use std::time::Duration;
 
     use super::super::testkit::Harness;
-    use super::super::{DecisionOutcome, DecisionResult, Effect, Intent, Mode, Msg, apply, update};
+    use super::super::{
+        DecisionOutcome, DecisionResult, Effect, Intent, Mode, Msg, Write, apply, update,
+    };
     use crate::domain::{DecisionDraft, DecisionKind};
 
     fn drafts(effects: &[Effect]) -> Vec<DecisionDraft> {
         effects
             .iter()
             .find_map(|e| match e {
-                Effect::RecordDecisions(d) => Some(d.clone()),
+                Effect::Write(Write::Decisions(d)) => Some(d.clone()),
                 _ => None,
             })
             .unwrap_or_default()
@@ -316,13 +314,13 @@ mod tests {
         let mut h = Harness::new();
         h.keys("a");
         h.type_text(" (provider)");
-        let typed = h.app.form.clone().unwrap();
+        let typed = h.app.form().cloned().unwrap();
         let asked = drafts(&update(&mut h.app, Intent::Confirm));
         assert_eq!(asked.len(), 1);
 
         apply(&mut h.app, busy(&asked));
-        assert_eq!(h.app.mode, Mode::Form);
-        let form = h.app.form.as_ref().expect("the form stays open");
+        assert!(matches!(h.app.mode, Mode::Form(_)));
+        let form = h.app.form().expect("the form stays open");
         assert_eq!(form.result_id, typed.result_id, "what was typed is kept");
         assert_eq!(
             form.problem.as_deref(),
@@ -340,7 +338,7 @@ mod tests {
         // Enter again: the same draft, recorded this time.
         let again = drafts(&h.keys("enter"));
         assert_eq!(again, asked);
-        assert!(h.app.form.is_none());
+        assert!(h.app.form().is_none());
         assert_eq!(h.app.session.len(), 1);
     }
 
@@ -363,7 +361,7 @@ mod tests {
         results[0].outcome = DecisionOutcome::Recorded(receipt);
         apply(&mut h.app, Msg::DecisionsRecorded(results));
 
-        let form = h.app.form.as_ref().expect("the form stays open");
+        let form = h.app.form().expect("the form stays open");
         assert_eq!(form.targets, vec![asked[1].op_id]);
         assert_eq!(form.evidence, "bulk check with provider");
         assert!(!form.is_multi(), "one operation left: no count to type");

@@ -4,7 +4,7 @@
 //! Pure: derived from the loaded files each time it is asked for, so it
 //! cannot go stale when a file is added; drawn by `ui::drills`.
 
-use super::drills::{DrillRow, DrillsPane, verdict_rank};
+use super::drill_files::{DrillRow, LoadedDrill, verdict_rank};
 use crate::drill::Verdict;
 
 /// What happened to a case across the runs, in the order the comparison
@@ -47,14 +47,14 @@ pub struct CaseAcrossRuns {
 /// The runs compared (the readable files, in load order) and every case
 /// of any of them, loudest change first, then as the first run lists them.
 /// The filter keeps cases whose name contains it.
-pub fn compare(pane: &DrillsPane) -> (Vec<usize>, Vec<CaseAcrossRuns>) {
-    let runs: Vec<usize> = (0..pane.files.len())
-        .filter(|f| pane.files.get(*f).is_some_and(|l| l.analysis.is_ok()))
+pub fn compare(files: &[LoadedDrill], filter_text: &str) -> (Vec<usize>, Vec<CaseAcrossRuns>) {
+    let runs: Vec<usize> = (0..files.len())
+        .filter(|f| files.get(*f).is_some_and(|l| l.analysis.is_ok()))
         .collect();
-    let needle = pane.filter_text.to_lowercase();
+    let needle = filter_text.to_lowercase();
     let mut cases: Vec<CaseAcrossRuns> = Vec::new();
     for (r, &file) in runs.iter().enumerate() {
-        let Some(Ok(pair)) = pane.files.get(file).map(|l| &l.analysis) else {
+        let Some(Ok(pair)) = files.get(file).map(|l| &l.analysis) else {
             continue;
         };
         for (c, analysis) in pair.1.cases.iter().enumerate() {

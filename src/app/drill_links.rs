@@ -4,11 +4,12 @@
 //! to it in the All view, and drill files arriving from a watched folder.
 //! Pure like the rest of `app`: the lookup and the reading are effects.
 
-use super::drills::CaseKey;
+use super::drill_files::CaseKey;
+use super::drill_files::LoadedDrill;
+use super::effect::{Effect, Read};
 use super::filtering::requery;
 use super::model::{App, DetailPane, Mode};
-use super::msg::Effect;
-use super::pane::{ListId, LoadedDrill};
+use super::pane::ListId;
 use crate::domain::OperationId;
 use crate::intent::View;
 
@@ -62,7 +63,7 @@ pub(super) fn open_operation(app: &mut App) -> Vec<Effect> {
         scroll: 0,
     });
     let mut effects = requery(app, ListId::All);
-    effects.push(Effect::LoadDetail(id));
+    effects.push(Effect::Read(Read::LoadDetail(id)));
     effects
 }
 

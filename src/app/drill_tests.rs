@@ -2,13 +2,15 @@
 //! link to its imported operation and back, and drill files arriving
 //! from a watched folder.
 
-use super::drill_compare::{CaseChange, compare};
+use super::drill_compare::CaseChange;
 use super::testkit::{Harness, loaded, two_runs};
 use super::{Msg, View};
 use crate::domain::OperationId;
 
 fn compared(h: &Harness) -> Vec<(String, CaseChange, Vec<Option<&'static str>>)> {
-    compare(&h.app.drills)
+    h.app
+        .drills
+        .compared()
         .1
         .into_iter()
         .map(|c| {

@@ -6,138 +6,14 @@
 
 use std::collections::BTreeMap;
 
-use super::drill_compare::compare;
-use super::msg::Effect;
+use super::drill_compare::{CaseAcrossRuns, compare};
+use super::drill_files::verdict_rank;
+pub use super::drill_files::{CaseKey, CaseView, DrillRow, DrillSort, LoadedDrill};
+use super::effect::{Effect, Read};
 use super::pane::PaneCursor;
 use super::window::{Fetch, Merge};
 use crate::domain::OperationId;
-use crate::drill::{self, Analysis, CaseAnalysis, DrillCase, Finding, Verdict};
-
-/// A drill file given with `--drill`, and what reading it produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadedDrill {
-    pub path: String,
-    /// The file and its analysis, or why it could not be read.
-    pub analysis: Result<Box<(drill::DrillFile, Analysis)>, String>,
-    /// The key `settle drill import` gives each case, in file order:
-    /// planned once here, not on every frame that links a case and its
-    /// operation.
-    keys: Vec<CaseKey>,
-}
-
-impl LoadedDrill {
-    /// The file's name without its folders: the run column.
-    pub fn run_name(&self) -> &str {
-        self.path.rsplit(['/', '\\']).next().unwrap_or(&self.path)
-    }
-
-    /// A drill file as read: its analysis, or why it could not be read.
-    pub fn new(path: String, analysis: Result<Box<(drill::DrillFile, Analysis)>, String>) -> Self {
-        let keys = analysis
-            .as_ref()
-            .map(|pair| import_keys(&path, &pair.0))
-            .unwrap_or_default();
-        LoadedDrill {
-            path,
-            analysis,
-            keys,
-        }
-    }
-
-    /// The natural key `settle drill import` gives each case of this
-    /// file, in file order.
-    pub fn import_keys(&self) -> &[CaseKey] {
-        &self.keys
-    }
-}
-
-/// The import plan is deterministic, so recomputing it finds the
-/// operations an import of `file` wrote.
-fn import_keys(path: &str, file: &drill::DrillFile) -> Vec<CaseKey> {
-    let source = drill::import::source_name(std::path::Path::new(path));
-    drill::import_plan(file, &source)
-        .into_iter()
-        .enumerate()
-        .map(|(case, op)| CaseKey {
-            path: path.to_string(),
-            case,
-            account: op.account,
-            op_type: op.op_type,
-            key: op.idem_key,
-        })
-        .collect()
-}
-
-/// A drill case and the ledger operation an import of it would be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaseKey {
-    pub path: String,
-    pub case: usize,
-    pub account: String,
-    pub op_type: String,
-    pub key: String,
-}
-
-/// One row of the Drills view: a case of a file, or a file that could not
-/// be read (`case` is `None`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DrillRow {
-    pub file: usize,
-    pub case: Option<usize>,
-}
-
-/// A case as the views show it: what the file says and what the analysis
-/// makes of it, with the findings about it.
-pub struct CaseView<'a> {
-    pub loaded: &'a LoadedDrill,
-    pub case: &'a DrillCase,
-    pub analysis: &'a CaseAnalysis,
-    pub findings: Vec<&'a Finding>,
-    /// What is said about the whole file: findings and reading warnings.
-    pub file_notes: Vec<String>,
-}
-
-/// The order of the Drills rows; `s` cycles through them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DrillSort {
-    /// As the files list them.
-    #[default]
-    File,
-    /// Worst verdict first: duplicates, then unresolved, conflicts, safe.
-    Verdict,
-    Case,
-    Strategy,
-}
-
-impl DrillSort {
-    pub fn label(self) -> &'static str {
-        match self {
-            DrillSort::File => "file order",
-            DrillSort::Verdict => "verdict",
-            DrillSort::Case => "case",
-            DrillSort::Strategy => "strategy",
-        }
-    }
-
-    fn next(self) -> DrillSort {
-        match self {
-            DrillSort::File => DrillSort::Verdict,
-            DrillSort::Verdict => DrillSort::Case,
-            DrillSort::Case => DrillSort::Strategy,
-            DrillSort::Strategy => DrillSort::File,
-        }
-    }
-}
-
-/// How much a verdict needs the reader's eye; lower sorts first.
-pub(super) fn verdict_rank(verdict: Verdict) -> u8 {
-    match verdict {
-        Verdict::DuplicateEffect => 0,
-        Verdict::Unresolved => 1,
-        Verdict::Conflict => 2,
-        Verdict::Safe => 3,
-    }
-}
+use crate::drill::CaseAnalysis;
 
 /// The Drills view: the files, read once at start, and where the operator is.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -162,6 +38,12 @@ pub struct DrillsPane {
 }
 
 impl DrillsPane {
+    /// The runs compared and every case across them (see
+    /// [`compare`]), under the pane's filter.
+    pub fn compared(&self) -> (Vec<usize>, Vec<CaseAcrossRuns>) {
+        compare(&self.files, &self.filter_text)
+    }
+
     /// The rows on screen, filtered and sorted. Derived each time: a drill
     /// holds tens of cases, and a derived list cannot go stale when the
     /// shell replaces `files`.
@@ -209,7 +91,7 @@ impl DrillsPane {
     /// How many rows the cursor moves over: cases, or compared cases.
     fn row_count(&self) -> usize {
         if self.compare {
-            compare(self).1.len()
+            self.compared().1.len()
         } else {
             self.rows().len()
         }
@@ -256,7 +138,7 @@ impl DrillsPane {
             .import_keys()
             .get(row.case?)?
             .clone();
-        Some(Effect::FindDrillCase(key))
+        Some(Effect::Read(Read::FindDrillCase(key)))
     }
 
     /// `RUN/CASE` of a loaded case an import would have written as
@@ -332,7 +214,7 @@ impl DrillsPane {
     /// run that has it open.
     pub fn toggle_case(&mut self) {
         if self.compare {
-            let (_, cases) = compare(self);
+            let (_, cases) = self.compared();
             let Some(row) = cases
                 .get(self.cursor)
                 .and_then(|c| c.rows.iter().rev().flatten().next().copied())
@@ -550,7 +432,7 @@ mod tests {
         let mut h = drills();
         for key in ["a", "n", "r", "c", "u", "space"] {
             assert!(h.keys(key).is_empty(), "{key} asked for something");
-            assert_eq!(h.app.form, None, "{key} opened a form");
+            assert_eq!(h.app.form(), None, "{key} opened a form");
             assert_eq!(h.app.status, None, "{key} said something");
         }
     }
@@ -602,7 +484,7 @@ mod properties {
                 h.keys(TOKENS[i]);
                 let d = &h.app.drills;
                 let rows = if d.compare {
-                    crate::app::drill_compare::compare(d).1.len()
+                    d.compared().1.len()
                 } else {
                     d.rows().len()
                 };

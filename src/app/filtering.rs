@@ -1,8 +1,8 @@
 //! The filter of an operation list: typing it live, re-running the query,
 //! clearing it. A filter that does not parse keeps the last good query.
 
+use super::effect::Effect;
 use super::model::{App, Mode};
-use super::msg::Effect;
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
 use crate::query::Query;
@@ -12,7 +12,7 @@ pub(super) fn start_filter(app: &mut App) -> Vec<Effect> {
         app.mode = Mode::Filter;
         // `*` selected what the old filter matched: a new one must not
         // inherit it unseen.
-        return super::navigation::drop_selection(app);
+        return app.drop_selection();
     }
     Vec::new()
 }

@@ -48,6 +48,9 @@ pub struct DecisionForm {
     pub focus: Field,
     /// For an undo: the decision this one compensates.
     pub undoes: Option<DecisionId>,
+    /// `u`'s form: the session decision it takes back, whatever its kind
+    /// (recorded, that decision leaves what `u` can undo).
+    pub undoing: Option<DecisionId>,
     /// Why the last Enter did not record anything.
     pub problem: Option<String>,
     /// Every row a filter matches (`*`), instead of `targets`.
@@ -82,6 +85,7 @@ impl DecisionForm {
             confirm_count: String::new(),
             focus: Field::Note,
             undoes,
+            undoing: None,
             problem: None,
             bulk: None,
         };

@@ -21,7 +21,7 @@ fn accounts(h: &Harness) -> Vec<String> {
 fn pages(effects: &[Effect]) -> usize {
     effects
         .iter()
-        .filter(|e| matches!(e, Effect::LoadPage { .. }))
+        .filter(|e| matches!(e, Effect::Read(Read::LoadPage { .. })))
         .count()
 }
 
@@ -85,18 +85,24 @@ fn the_form_says_it_is_recording_and_keys_still_answer() {
     let mut h = Harness::new();
     h.keys("a");
     let effects = update(&mut h.app, Intent::Confirm);
-    assert!(matches!(effects.as_slice(), [Effect::RecordDecisions(_)]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Write(Write::Decisions(_))]
+    ));
     assert!(h.app.recording.is_some());
-    assert_eq!(h.app.mode, Mode::Form, "the form stays while recording");
+    assert!(
+        matches!(h.app.mode, Mode::Form(_)),
+        "the form stays while recording"
+    );
     // Typing no longer changes what is being written; Enter twice records once.
     assert_eq!(update(&mut h.app, Intent::Input('x')), Vec::new());
     assert_eq!(update(&mut h.app, Intent::Confirm), Vec::new());
-    assert_eq!(h.app.form.as_ref().unwrap().result_id, "report-1");
+    assert_eq!(h.app.form().unwrap().result_id, "report-1");
     // Esc hides it; no other form opens until the writer answers.
     update(&mut h.app, Intent::Back);
-    assert_eq!((h.app.mode, h.app.form.is_none()), (Mode::Normal, true));
+    assert_eq!((&h.app.mode, h.app.form().is_none()), (&Mode::Normal, true));
     update(&mut h.app, Intent::Decide(DecisionKind::Applied));
-    assert!(h.app.form.is_none());
+    assert!(h.app.form().is_none());
     assert!(
         h.app
             .status
@@ -117,10 +123,10 @@ fn a_replaced_ledger_file_takes_no_decision_and_says_why() {
     h.keys("a");
     h.receive(Msg::FileReplaced("the ledger file was deleted".into()));
     assert_eq!(h.keys("enter"), Vec::new());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(problem.contains("the ledger file was deleted"), "{problem}");
     h.keys("esc a");
-    assert!(h.app.form.is_none());
+    assert!(h.app.form().is_none());
     let status = h.app.status.clone().unwrap();
     assert!(
         status.error && status.text.contains("was deleted"),
@@ -129,20 +135,20 @@ fn a_replaced_ledger_file_takes_no_decision_and_says_why() {
     // Back in place: decisions are possible again.
     h.receive(Msg::FileRestored);
     h.keys("a");
-    assert!(h.app.form.is_some());
+    assert!(h.app.form().is_some());
 }
 
 #[test]
 fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     h.receive(Msg::Adopting(crate::store::Progress {
         step: "building index settle_operations_state".into(),
         done: 2,
         total: 15,
     }));
     h.keys("a");
-    assert!(h.app.form.is_none());
+    assert!(h.app.form().is_none());
     let status = h.app.status.clone().unwrap();
     assert!(
         status
@@ -152,7 +158,7 @@ fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
     );
     let effects = h.receive(Msg::Adopted(Ok("adopted".into())));
     assert!(pages(&effects) == 1, "reread once adopted: {effects:?}");
-    assert!(!h.app.read_only && h.app.adopting.is_none());
+    assert_eq!(h.app.access, LedgerAccess::ReadWrite);
     h.keys("a");
-    assert!(h.app.form.is_some(), "decisions open once adopted");
+    assert!(h.app.form().is_some(), "decisions open once adopted");
 }

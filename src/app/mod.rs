@@ -4,22 +4,31 @@
 //! touches the terminal, the clock or the ledger: `now`, pages and results
 //! arrive as messages, so every behaviour is testable from a key script.
 //!
-//! - [`model`]: `App` and its parts; [`pane`]: the one cursor every view
-//!   scrolls with; [`msg`]: effects out, messages in.
-//! - `update` dispatches to the handlers: `navigation`, `filtering`,
-//!   `decisions`.
-//! - [`clusters`] (the Clusters view: the queue grouped, Enter filters
-//!   the queue to a group), [`window`] (paging math), [`form`] (the decision form), [`layout`],
-//!   [`drills`] (the Drills view's rows, open case, filter and sort),
-//!   [`probe`] (`p`: asking the receivers, with a progress line).
+//! The files are layered, and each imports only those below it:
+//!
+//! - plain data: [`window`] (paging math), [`layout`], [`pane`] (the one
+//!   cursor every view scrolls with), [`form`] (the decision form),
+//!   [`bulk`], [`probe`], [`export`], [`drill_files`], [`clusters`] (the
+//!   queue grouped), [`drill_compare`] (runs side by side);
+//! - [`effect`] (what the shell must do, by who does it) and [`msg`] (what
+//!   it reports back); [`drills`] (the Drills view's rows, open case,
+//!   filter and sort);
+//! - [`model`]: `App`, its modes and their data;
+//! - the handlers that change it: `navigation`, `filtering`, `decisions`,
+//!   `bulk_flow`, `probe_flow`, `export_flow`, `drill_links`;
+//! - `update`, which dispatches intents and messages to them.
 
 pub mod bulk;
+mod bulk_flow;
 pub mod clusters;
 mod decisions;
 pub mod drill_compare;
+pub mod drill_files;
 mod drill_links;
 pub mod drills;
+pub mod effect;
 pub mod export;
+mod export_flow;
 mod filtering;
 pub mod form;
 pub mod layout;
@@ -28,6 +37,7 @@ pub mod msg;
 mod navigation;
 pub mod pane;
 pub mod probe;
+mod probe_flow;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod update;
@@ -35,10 +45,12 @@ pub mod window;
 
 pub use crate::intent::{Intent, View};
 pub use clusters::ClustersPane;
+pub use drills::{DrillRow, DrillsPane, LoadedDrill};
+pub use effect::{Count, Effect, PageSource, Read, Ticket, Write};
 pub use export::{ExportRequest, ExportRows};
-pub use model::{App, DetailPane, ListState, Mode, Refresh, Status};
-pub use msg::{DecisionOutcome, DecisionResult, Effect, Msg, PageRows, PageSource, Ticket};
-pub use pane::{DrillRow, DrillsPane, ListId, LoadedDrill, Pane};
+pub use model::{App, DetailPane, FormSlot, LedgerAccess, ListState, Mode, Refresh, Status};
+pub use msg::{DecisionOutcome, DecisionResult, Msg, PageRows};
+pub use pane::{ListId, Pane};
 pub use update::{apply, update};
 
 #[cfg(test)]

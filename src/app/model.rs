@@ -8,38 +8,85 @@ use chrono::{DateTime, Utc};
 use ratatui::layout::Rect;
 
 use super::clusters::{ClustersPane, TOP_GROUPS};
+use super::drills::DrillsPane;
+use super::effect::{Count, Effect, PageSource, Read, Ticket};
 use super::form::DecisionForm;
 use super::layout;
-use super::msg::{Effect, PageRows, PageSource, Ticket};
-use super::pane::{DrillsPane, ListId, Pane, PaneCursor};
+use super::msg::PageRows;
+use super::pane::{ListId, Pane, PaneCursor};
 use super::window::{Fetch, Merge, Window};
-use crate::domain::{
-    Decision, DecisionId, DecisionReceipt, OperationDetail, OperationId, OperationRow,
-};
+use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
 use crate::intent::{KeyMode, View};
 use crate::keymap::Keymap;
 use crate::query::Query;
 use crate::store::{Progress, StateCounts};
 
-/// What keys mean right now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What keys mean right now, with what that mode works on: the form is
+/// open exactly while the mode is the form's (or help over it), and the
+/// export's name exists only while it is typed.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
     Normal,
     Filter,
-    Form,
-    Help,
+    /// The decision form, open.
+    Form(FormSlot),
+    /// The help popup, over the form it was opened on: Esc goes back to it.
+    Help {
+        form: Option<FormSlot>,
+    },
     /// Typing the export's file name.
-    Export,
+    Export {
+        name: String,
+    },
+}
+
+/// The form the decision popup shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormSlot {
+    /// Being filled in.
+    Editing(Box<DecisionForm>),
+    /// Confirmed: what is shown is [`App::recording`], the form as it was
+    /// sent, which no key changes any more.
+    Recording,
 }
 
 impl Mode {
-    pub fn key_mode(self) -> KeyMode {
+    pub fn key_mode(&self) -> KeyMode {
         match self {
             Mode::Normal => KeyMode::List,
             Mode::Filter => KeyMode::Filter,
-            Mode::Form => KeyMode::Form,
-            Mode::Help => KeyMode::Help,
-            Mode::Export => KeyMode::Prompt,
+            Mode::Form(_) => KeyMode::Form,
+            Mode::Help { .. } => KeyMode::Help,
+            Mode::Export { .. } => KeyMode::Prompt,
+        }
+    }
+
+    /// The popup's form, also under the help popup.
+    pub fn form_slot(&self) -> Option<&FormSlot> {
+        match self {
+            Mode::Form(slot) | Mode::Help { form: Some(slot) } => Some(slot),
+            _ => None,
+        }
+    }
+
+    /// The form being filled in, if one is (not one being recorded).
+    pub(super) fn form_mut(&mut self) -> Option<&mut DecisionForm> {
+        match self {
+            Mode::Form(FormSlot::Editing(form))
+            | Mode::Help {
+                form: Some(FormSlot::Editing(form)),
+            } => Some(form),
+            _ => None,
+        }
+    }
+
+    /// Closes the form, wherever it is shown: the form's mode becomes the
+    /// list's, help over it stays help over nothing.
+    pub(super) fn close_form(&mut self) {
+        match self {
+            Mode::Form(_) => *self = Mode::Normal,
+            Mode::Help { form } => *form = None,
+            Mode::Normal | Mode::Filter | Mode::Export { .. } => {}
         }
     }
 }
@@ -93,6 +140,19 @@ pub struct Refresh {
     pub pending: bool,
 }
 
+/// Whether this console may write to the ledger: a ledger being adopted
+/// is read-only until the writer is done, so "adopting" and "writable"
+/// cannot both hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LedgerAccess {
+    ReadWrite,
+    /// Opened with --read-only, a file that is not writable, no operator,
+    /// or an adoption that failed.
+    ReadOnly,
+    /// The writer is adopting (or migrating) the ledger: the step running.
+    Adopting(Progress),
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
     pub text: String,
@@ -103,7 +163,7 @@ pub struct Status {
 pub struct App {
     pub ledger_path: String,
     pub operator: String,
-    pub read_only: bool,
+    pub access: LedgerAccess,
     /// False under NO_COLOR: the theme uses only bold, dim and reverse.
     pub color: bool,
     pub keymap: Keymap,
@@ -118,7 +178,6 @@ pub struct App {
     pub clusters: ClustersPane,
     pub detail_open: bool,
     pub detail: Option<DetailPane>,
-    pub form: Option<DecisionForm>,
     pub counts: Option<StateCounts>,
     /// When the ledger last changed under us (another process wrote).
     pub last_change: Option<DateTime<Utc>>,
@@ -129,21 +188,15 @@ pub struct App {
     pub file_problem: Option<String>,
     /// Rereads asked for by other processes' commits.
     pub refresh: Refresh,
-    /// The ledger is being adopted: the step running. Read-only until done.
-    pub adopting: Option<Progress>,
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
-    /// The export's file name being typed (while in [`Mode::Export`]).
-    pub export_name: String,
     /// Decisions this operator recorded in this session, oldest first: what
     /// `u` undoes.
     pub session: Vec<DecisionReceipt>,
-    /// The session decision an undo form in flight compensates.
-    pub pending_undo: Option<DecisionId>,
     /// The form whose drafts the shell is recording, kept so a busy ledger
     /// can give it back to the operator as it was. While it is there, the
-    /// open form says it is recording and no other form opens.
+    /// popup shows it ([`FormSlot::Recording`]) and no other form opens.
     pub recording: Option<DecisionForm>,
     /// `*`: every row a list's query matches, to decide on all at once.
     pub selection: Option<super::bulk::Selection>,
@@ -164,7 +217,11 @@ impl App {
         App {
             ledger_path,
             operator,
-            read_only,
+            access: if read_only {
+                LedgerAccess::ReadOnly
+            } else {
+                LedgerAccess::ReadWrite
+            },
             color: true,
             keymap,
             now,
@@ -178,18 +235,14 @@ impl App {
             clusters: ClustersPane::default(),
             detail_open: false,
             detail: None,
-            form: None,
             counts: None,
             last_change: None,
             live_error: None,
             file_problem: None,
             refresh: Refresh::default(),
-            adopting: None,
             next_ticket: 1,
             status: None,
-            export_name: String::new(),
             session: Vec::new(),
-            pending_undo: None,
             recording: None,
             selection: None,
             probing: None,
@@ -208,6 +261,46 @@ impl App {
         match id {
             ListId::Queue => &mut self.queue,
             ListId::All => &mut self.all,
+        }
+    }
+
+    /// The decision form on screen, also under the help popup: the one
+    /// being filled in, or the one being recorded.
+    pub fn form(&self) -> Option<&DecisionForm> {
+        match self.mode.form_slot()? {
+            FormSlot::Editing(form) => Some(form),
+            FormSlot::Recording => self.recording.as_ref(),
+        }
+    }
+
+    /// Enter passed every check: the form being filled in becomes the one
+    /// being recorded, still shown (Esc hides it) but no longer edited.
+    pub(super) fn start_recording(&mut self) {
+        if let Mode::Form(slot) = &mut self.mode
+            && let FormSlot::Editing(form) = std::mem::replace(slot, FormSlot::Recording)
+        {
+            self.recording = Some(*form);
+        }
+    }
+
+    /// No decision or probe can be written now (adopting included).
+    pub fn read_only(&self) -> bool {
+        self.access != LedgerAccess::ReadWrite
+    }
+
+    /// The adoption's step running, while the writer adopts the ledger.
+    pub fn adopting(&self) -> Option<&Progress> {
+        match &self.access {
+            LedgerAccess::Adopting(progress) => Some(progress),
+            LedgerAccess::ReadWrite | LedgerAccess::ReadOnly => None,
+        }
+    }
+
+    /// The export's file name as typed; empty unless the prompt is open.
+    pub fn export_name(&self) -> &str {
+        match &self.mode {
+            Mode::Export { name } => name,
+            _ => "",
         }
     }
 
@@ -251,6 +344,16 @@ impl App {
             list.window.selected().map(|r| r.id).into_iter().collect()
         } else {
             list.marks.iter().rev().copied().collect()
+        }
+    }
+
+    /// Forgets an all-matching selection; when there was one, asks the reader
+    /// to stop judging its rows (a preview over millions of rows would hold
+    /// the reader, and every page behind it, for seconds).
+    pub(super) fn drop_selection(&mut self) -> Vec<Effect> {
+        match self.selection.take() {
+            Some(_) => vec![Effect::Read(Read::CancelBulkPreview)],
+            None => Vec::new(),
         }
     }
 
@@ -315,13 +418,13 @@ impl App {
         {
             *generation = ticket;
         }
-        Some(Effect::LoadPage {
+        Some(Effect::Read(Read::LoadPage {
             ticket,
             source: Box::new(source),
             fetch,
             merge,
             limit,
-        })
+        }))
     }
 
     fn generation_mut(&mut self, pane: Pane) -> Option<&mut Ticket> {
@@ -374,20 +477,20 @@ impl App {
 
     /// The counts the header shows, for the lists' current queries.
     pub(super) fn count_request(&self) -> Effect {
-        Effect::Count(vec![
+        Effect::Count(Count::Lists(vec![
             (ListId::Queue, self.queue.query.clone()),
             (ListId::All, self.all.query.clone()),
-        ])
+        ]))
     }
 
     /// The grouping the Clusters view shows, over the queue's own query
     /// (its base: the operator's filter narrows the Queue, not the view
     /// that chooses it).
     pub(super) fn clusters_request(&self) -> Effect {
-        Effect::LoadClusters {
+        Effect::Count(Count::Clusters {
             query: self.queue.base.clone(),
             top: TOP_GROUPS,
-        }
+        })
     }
 
     /// The operation under the cursor of the pane on screen: a list's row,

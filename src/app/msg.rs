@@ -1,37 +1,22 @@
-//! What crosses between the model and the shell: the [`Effect`]s `update`
-//! asks for and the [`Msg`]s the shell reports back once it performed them
-//! (or when the clock, the terminal size or the ledger changed). Plain data,
-//! `Send`, so effects can be performed on another thread later.
+//! What the shell reports back to the model: the [`Msg`]s that answer the
+//! effects it performed (`effect`), and the clock, the terminal size and
+//! the ledger's liveness. Plain data, `Send`, so effects can be performed
+//! on another thread.
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::bulk::{BulkPreview, BulkWrite, Target};
-use super::drills::CaseKey;
-use super::export::ExportRequest;
-use super::pane::{ListId, LoadedDrill, Pane};
+use super::bulk::{BulkPreview, BulkWrite};
+use super::drill_files::{CaseKey, LoadedDrill};
+use super::effect::Ticket;
+use super::pane::{ListId, Pane};
 use super::probe::ProbeNews;
 use super::window::{Fetch, Merge};
-use crate::domain::{Clusters, Sort};
-use crate::domain::{
-    Decision, DecisionDraft, DecisionReceipt, OperationDetail, OperationId, OperationRow,
-};
+use crate::domain::Clusters;
+use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
 use crate::query::Query;
 use crate::store::{Progress, StateCounts};
-
-/// Which rows a page request reads.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PageSource {
-    /// One of the operation lists, through its current query, in its order.
-    Operations {
-        list: ListId,
-        query: Query,
-        sort: Sort,
-    },
-    /// The audit trail, newest decision first.
-    Audit,
-}
 
 /// The rows a page request returned, tagged with where they go.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,62 +36,6 @@ impl PageRows {
             PageRows::Audit(_) => Pane::Audit,
         }
     }
-}
-
-/// Numbers the model's page requests, newest highest: an answer to a
-/// request older than the one that last replaced a list's rows is out of
-/// date (the filter or view changed meanwhile) and is ignored.
-pub type Ticket = u64;
-
-/// What the shell must do for the model.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    LoadPage {
-        ticket: Ticket,
-        /// Boxed: a query is large and effects are moved around a lot.
-        source: Box<PageSource>,
-        fetch: Fetch,
-        merge: Merge,
-        limit: usize,
-    },
-    LoadDetail(OperationId),
-    LoadFormDetails(Vec<OperationId>),
-    RecordDecisions(Vec<DecisionDraft>),
-    /// Off the screen path: the worker answers with `CountsLoaded`.
-    Count(Vec<(ListId, Query)>),
-    /// Off the screen path too (the counter): the operations matching
-    /// `query` grouped, `top` groups per dimension; answered with
-    /// `ClustersLoaded`.
-    LoadClusters {
-        query: Query,
-        top: usize,
-    },
-    /// Write rows to a new file, on the reader: it answers `Exported`.
-    Export(Box<ExportRequest>),
-    /// Stop judging a selection the operator dropped: the reader
-    /// interrupts a running `PreviewBulk` and forgets a waiting one.
-    CancelBulkPreview,
-    /// Judge `template` on every row `query` matches (the reader answers
-    /// with `BulkPreviewed`), keeping each row's id and version.
-    PreviewBulk {
-        query: Box<Query>,
-        template: DecisionDraft,
-    },
-    /// Write `template` on each target, guarded by its version, in batches
-    /// on the writer; it answers with `BulkProgress` after each.
-    RecordBulk {
-        template: DecisionDraft,
-        targets: Vec<Target>,
-    },
-    /// The operation an import of this drill case wrote, if the ledger
-    /// holds it; answered with `DrillCaseFound`.
-    FindDrillCase(CaseKey),
-    /// The ids of the queue rows `query` matches, on the reader: answered
-    /// with `ProbeTargetsListed`, so `p` can show the count it will probe.
-    ListProbeTargets(Box<Query>),
-    /// Run the lookups of these operations off the screen's thread and
-    /// record each as a probe; answered with `Probe` news as each ends.
-    Probe(Vec<OperationId>),
 }
 
 /// How one decision the shell tried to record ended.

@@ -3,9 +3,9 @@
 //! Pure: returns the loads it needs as effects.
 
 use super::clusters::filter_term;
+use super::effect::{Effect, Read, Ticket};
 use super::filtering::{clear_filter, requery};
-use super::model::{App, DetailPane, Mode};
-use super::msg::{Effect, Ticket};
+use super::model::{App, DetailPane, FormSlot, Mode};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::{ClusterDimension, Sort};
@@ -41,7 +41,7 @@ pub(super) fn ledger_changed(app: &mut App) -> Vec<Effect> {
     }
     let effects = refresh(app);
     app.refresh.in_flight = effects.iter().find_map(|e| match e {
-        Effect::LoadPage { ticket, .. } => Some(*ticket),
+        Effect::Read(Read::LoadPage { ticket, .. }) => Some(*ticket),
         _ => None,
     });
     effects
@@ -74,7 +74,7 @@ pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
         && app.view.shows_detail()
         && let Some(pane) = &app.detail
     {
-        effects.push(Effect::LoadDetail(pane.id));
+        effects.push(Effect::Read(Read::LoadDetail(pane.id)));
     }
     effects.push(app.count_request());
     // Grouping reads the whole queue: only while the view is shown.
@@ -141,7 +141,7 @@ pub(super) fn follow_cursor(app: &mut App, force: bool) -> Vec<Effect> {
         detail: None,
         scroll: 0,
     });
-    vec![Effect::LoadDetail(id)]
+    vec![Effect::Read(Read::LoadDetail(id))]
 }
 
 pub(super) fn toggle_detail(app: &mut App) -> Vec<Effect> {
@@ -210,29 +210,24 @@ pub(super) fn scroll_detail(app: &mut App, down: bool) -> Vec<Effect> {
 /// Esc: leaves help, cancels a form, clears the filter being typed; in the
 /// list it closes the detail, then clears marks, then the filter.
 pub(super) fn back(app: &mut App) -> Vec<Effect> {
-    match app.mode {
-        Mode::Help => {
-            app.mode = if app.form.is_some() {
-                Mode::Form
-            } else {
-                Mode::Normal
-            };
+    match &app.mode {
+        Mode::Help { .. } => {
+            if let Mode::Help { form } = std::mem::replace(&mut app.mode, Mode::Normal) {
+                app.mode = form.map_or(Mode::Normal, Mode::Form);
+            }
             Vec::new()
         }
         // A write under way cannot be taken back: Esc only hides the form,
         // the result shows on the status line.
-        Mode::Form if app.recording.is_some() => {
-            app.form = None;
+        Mode::Form(FormSlot::Recording) => {
             app.mode = Mode::Normal;
             app.info("still recording; the result shows here");
             Vec::new()
         }
-        Mode::Form => {
+        Mode::Form(FormSlot::Editing(_)) => {
             // Esc before confirming drops an all-matching selection too,
             // and the reader stops judging its rows.
-            let dropped = drop_selection(app);
-            app.form = None;
-            app.pending_undo = None;
+            let dropped = app.drop_selection();
             app.mode = Mode::Normal;
             app.info("cancelled: nothing recorded");
             dropped
@@ -241,7 +236,7 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             app.mode = Mode::Normal;
             clear_filter(app)
         }
-        Mode::Export => {
+        Mode::Export { .. } => {
             app.mode = Mode::Normal;
             app.info("export cancelled: nothing written");
             Vec::new()
@@ -257,7 +252,7 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             }
             if app.selection.is_some() {
                 app.info("selection dropped");
-                return drop_selection(app);
+                return app.drop_selection();
             }
             let Some(id) = app.pane().list() else {
                 return Vec::new();
@@ -269,15 +264,5 @@ pub(super) fn back(app: &mut App) -> Vec<Effect> {
             }
             clear_filter(app)
         }
-    }
-}
-
-/// Forgets an all-matching selection; when there was one, asks the reader
-/// to stop judging its rows (a preview over millions of rows would hold
-/// the reader, and every page behind it, for seconds).
-pub(super) fn drop_selection(app: &mut App) -> Vec<Effect> {
-    match app.selection.take() {
-        Some(_) => vec![Effect::CancelBulkPreview],
-        None => Vec::new(),
     }
 }

@@ -4,7 +4,6 @@
 //! instead of a branch per list (the `App` methods that pick a pane's
 //! cursor and page request live in `model`). Pure: no loading here.
 
-pub use super::drills::{DrillRow, DrillsPane, LoadedDrill};
 use super::window::{Fetch, Keyed, Merge, Window};
 use crate::intent::View;
 

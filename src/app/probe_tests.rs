@@ -1,4 +1,4 @@
-//! Probing from the keys (issue 11, point 2): what `p` asks the shell to
+//! Probing from the keys: what `p` asks the shell to
 //! run, the progress line as answers arrive, the count confirmed before
 //! every matching row is probed, and the decision form starting from the
 //! newest probe without lifting any rule.
@@ -94,7 +94,7 @@ fn p_on_marked_rows_probes_exactly_those_and_rereads_the_open_detail() {
     h.keys("enter");
     let shown = h.app.detail.as_ref().unwrap().id;
     let effects = apply(&mut h.app, probed(shown, ProbeOutcome::Unknown));
-    assert_eq!(effects, vec![Effect::LoadDetail(shown)]);
+    assert_eq!(effects, vec![Effect::Read(Read::LoadDetail(shown))]);
     assert_eq!(status(&h), "probing 1/2 · 1 unknown");
 }
 
@@ -132,7 +132,7 @@ fn every_matching_row_is_probed_only_after_a_second_p_with_the_count_shown() {
 #[test]
 fn a_read_only_console_refuses_p_saying_why() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     assert!(update(&mut h.app, Intent::Probe).is_empty());
     let s = h.app.status.clone().unwrap();
     assert!(
@@ -149,7 +149,7 @@ fn a_found_probe_starts_applied_with_its_result_id_and_cites_the_probe() {
     let op = h.app.decision_targets()[0];
     record(&mut h, op, ProbeOutcome::Found, Some("report-77"));
     h.keys("a");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.result_id, "report-77");
     assert!(
         form.evidence.starts_with("probe 1 at 2026-11-06T11:59:00Z by alice: lookup `/bin/lookup acme` exit 0: found the effect, result id report-77"),
@@ -157,11 +157,11 @@ fn a_found_probe_starts_applied_with_its_result_id_and_cites_the_probe() {
         form.evidence
     );
     let drafts = match h.keys("enter").into_iter().find_map(|e| match e {
-        Effect::RecordDecisions(d) => Some(d),
+        Effect::Write(Write::Decisions(d)) => Some(d),
         _ => None,
     }) {
         Some(d) => d,
-        None => panic!("nothing recorded: {:?}", h.app.form),
+        None => panic!("nothing recorded: {:?}", h.app.form()),
     };
     assert_eq!(drafts[0].result_id.as_deref(), Some("report-77"));
 }
@@ -172,13 +172,13 @@ fn a_not_found_probe_starts_not_applied_but_a_committed_event_still_needs_the_ov
     let committed = h.app.decision_targets()[0];
     record(&mut h, committed, ProbeOutcome::NotFound, None);
     h.keys("n");
-    let evidence = h.app.form.as_ref().unwrap().evidence.clone();
+    let evidence = h.app.form().unwrap().evidence.clone();
     assert!(
         evidence.ends_with("exit 3: the receiver has no record of the key"),
         "{evidence}"
     );
     assert!(asked_record(&h.keys("enter")).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(problem.contains("committed effect"), "{problem}");
     h.keys("esc");
 
@@ -188,7 +188,11 @@ fn a_not_found_probe_starts_not_applied_but_a_committed_event_still_needs_the_ov
     let plain = h.app.decision_targets()[0];
     record(&mut h, plain, ProbeOutcome::NotFound, None);
     h.keys("n");
-    assert!(asked_record(&h.keys("enter")).is_some(), "{:?}", h.app.form);
+    assert!(
+        asked_record(&h.keys("enter")).is_some(),
+        "{:?}",
+        h.app.form()
+    );
 }
 
 #[test]
@@ -199,7 +203,7 @@ fn only_the_newest_probe_counts_and_an_unknown_one_fills_nothing() {
     record(&mut h, op, ProbeOutcome::Found, Some("report-77"));
     record(&mut h, op, ProbeOutcome::Unknown, None);
     h.keys("a");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.result_id, "");
     assert_eq!(form.evidence, "");
 }
@@ -207,6 +211,6 @@ fn only_the_newest_probe_counts_and_an_unknown_one_fills_nothing() {
 fn asked_record(effects: &[Effect]) -> Option<()> {
     effects
         .iter()
-        .any(|e| matches!(e, Effect::RecordDecisions(_)))
+        .any(|e| matches!(e, Effect::Write(Write::Decisions(_))))
         .then_some(())
 }

@@ -18,7 +18,7 @@ fn keys_in(h: &Harness) -> Vec<String> {
 
 fn recorded(effects: &[Effect]) -> Option<&Vec<DecisionDraft>> {
     effects.iter().find_map(|e| match e {
-        Effect::RecordDecisions(d) => Some(d),
+        Effect::Write(Write::Decisions(d)) => Some(d),
         _ => None,
     })
 }
@@ -53,8 +53,8 @@ fn cursor_moves_and_stays_in_the_list() {
 fn applied_prefills_the_committed_effect_and_records_it() {
     let mut h = Harness::new();
     h.keys("a");
-    assert_eq!(h.app.mode, Mode::Form);
-    assert_eq!(h.app.form.as_ref().unwrap().result_id, "report-1");
+    assert!(matches!(h.app.mode, Mode::Form(_)));
+    assert_eq!(h.app.form().unwrap().result_id, "report-1");
     let effects = h.keys("enter");
     let drafts = recorded(&effects).expect("a decision was recorded");
     assert_eq!(drafts.len(), 1);
@@ -76,7 +76,7 @@ fn not_applied_with_a_committed_effect_needs_an_override_and_a_note() {
     h.type_text("provider has no record");
     let effects = h.keys("enter");
     assert!(recorded(&effects).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(problem.contains("committed effect seen"), "{problem}");
     h.keys("tab");
     h.type_text("checked the provider console");
@@ -96,7 +96,7 @@ fn retry_is_refused_for_a_receiver_that_does_not_honour_keys() {
     h.keys("j j r");
     let effects = h.keys("enter");
     assert!(recorded(&effects).is_none());
-    let problem = h.app.form.as_ref().unwrap().problem.clone().unwrap();
+    let problem = h.app.form().unwrap().problem.clone().unwrap();
     assert!(
         problem.starts_with("refused: #5 contract idempotent"),
         "{problem}"
@@ -113,7 +113,7 @@ fn retry_is_refused_for_a_receiver_that_does_not_honour_keys() {
 fn several_marked_rows_need_the_count_typed() {
     let mut h = Harness::new();
     h.keys("space space a");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.targets, vec![OperationId(7), OperationId(6)]);
     assert_eq!(form.result_id, "", "no shared result id for several rows");
     h.keys("tab");
@@ -122,8 +122,7 @@ fn several_marked_rows_need_the_count_typed() {
     assert!(recorded(&effects).is_none());
     assert!(
         h.app
-            .form
-            .as_ref()
+            .form()
             .unwrap()
             .problem
             .as_ref()
@@ -146,7 +145,11 @@ fn the_filter_requeries_live_and_keeps_the_list_on_a_parse_error() {
     let mut h = Harness::new();
     h.keys("/");
     let effects = h.type_text("account:acme");
-    assert!(effects.iter().any(|e| matches!(e, Effect::LoadPage { .. })));
+    assert!(
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Read(Read::LoadPage { .. })))
+    );
     assert_eq!(keys_in(&h), vec!["k-report-1", "k-order"]);
     h.keys("enter");
     assert_eq!(h.app.mode, Mode::Normal);
@@ -166,7 +169,7 @@ fn undo_reopens_my_last_decision() {
     h.keys("a enter");
     let decided = h.app.session[0].decision_id;
     h.keys("u");
-    let form = h.app.form.as_ref().unwrap();
+    let form = h.app.form().unwrap();
     assert_eq!(form.kind, DecisionKind::Reopen);
     assert_eq!(form.undoes, Some(decided));
     let effects = h.keys("enter");
@@ -220,7 +223,7 @@ fn a_version_conflict_names_the_other_writer_and_the_new_state() {
 #[test]
 fn read_only_refuses_to_open_a_decision() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     let effects = h.keys("a");
     assert!(effects.is_empty());
     assert_eq!(h.app.mode, Mode::Normal);
@@ -251,7 +254,10 @@ fn views_cycle_and_help_opens_for_the_mode() {
     h.keys("shift-tab");
     assert_eq!(h.app.view, View::Drills);
     h.keys("1 ?");
-    assert_eq!((h.app.view, h.app.mode), (View::Queue, Mode::Help));
+    assert_eq!(
+        (h.app.view, &h.app.mode),
+        (View::Queue, &Mode::Help { form: None })
+    );
     h.keys("j esc");
     assert_eq!(h.app.mode, Mode::Normal);
     assert_eq!(
@@ -265,10 +271,13 @@ fn views_cycle_and_help_opens_for_the_mode() {
 fn the_detail_follows_the_cursor() {
     let mut h = Harness::new();
     let effects = h.keys("enter");
-    assert_eq!(effects, vec![Effect::LoadDetail(OperationId(7))]);
+    assert_eq!(
+        effects,
+        vec![Effect::Read(Read::LoadDetail(OperationId(7)))]
+    );
     assert!(h.app.detail.as_ref().unwrap().detail.is_some());
     let effects = h.keys("j");
-    assert!(effects.contains(&Effect::LoadDetail(OperationId(6))));
+    assert!(effects.contains(&Effect::Read(Read::LoadDetail(OperationId(6)))));
     h.keys("esc");
     assert!(!h.app.detail_open);
 }
@@ -280,7 +289,7 @@ fn a_retry_is_undone_by_cancelling_it() {
     h.keys("G r enter");
     assert_eq!(h.app.session[0].kind, DecisionKind::RetrySameKey);
     h.keys("u");
-    assert_eq!(h.app.form.as_ref().unwrap().kind, DecisionKind::CancelRetry);
+    assert_eq!(h.app.form().unwrap().kind, DecisionKind::CancelRetry);
     let effects = h.keys("enter");
     assert_eq!(
         recorded(&effects).unwrap()[0].kind,
@@ -305,7 +314,7 @@ fn a_user_keymap_changes_what_keys_do_and_what_help_says() {
     h.keys("a");
     assert_eq!(h.app.mode, Mode::Normal);
     h.keys("x");
-    assert_eq!(h.app.form.as_ref().unwrap().kind, DecisionKind::Applied);
+    assert_eq!(h.app.form().unwrap().kind, DecisionKind::Applied);
 }
 
 fn many(n: usize) -> Vec<NewOperation> {
@@ -400,7 +409,7 @@ mod random {
 #[test]
 fn an_error_stays_until_the_next_key_but_not_past_it() {
     let mut h = Harness::new();
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     h.keys("a");
     assert!(h.app.status.as_ref().unwrap().error);
     h.receive(Msg::LedgerChanged);
@@ -426,7 +435,7 @@ fn enter_in_the_audit_trail_shows_the_decision_s_operation() {
         .op_id;
     let effects = h.keys("enter");
     assert!(
-        effects.contains(&Effect::LoadDetail(decided)),
+        effects.contains(&Effect::Read(Read::LoadDetail(decided))),
         "{effects:?}"
     );
     let pane = h.app.detail.as_ref().expect("detail open");
@@ -451,7 +460,9 @@ fn lost_live_updates_are_said_until_the_ledger_answers_again() {
     let effects = h.receive(Msg::LiveRestored);
     assert!(h.app.live_error.is_none());
     assert!(
-        effects.iter().any(|e| matches!(e, Effect::LoadPage { .. })),
+        effects
+            .iter()
+            .any(|e| matches!(e, Effect::Read(Read::LoadPage { .. }))),
         "the screen is reread once the ledger answers: {effects:?}"
     );
 }
@@ -468,14 +479,14 @@ fn s_sorts_the_list_and_keeps_the_cursor_on_its_operation() {
     let reads: Vec<_> = effects
         .iter()
         .filter_map(|e| match e {
-            Effect::LoadPage { source, merge, .. } => Some((source.as_ref(), *merge)),
+            Effect::Read(Read::LoadPage { source, merge, .. }) => Some((source.as_ref(), *merge)),
             _ => None,
         })
         .collect();
     assert!(
         reads.iter().any(|(source, merge)| matches!(
             (source, merge),
-            (msg::PageSource::Operations { sort: s, .. }, window::Merge::Replace { keep: Some(5) })
+            (effect::PageSource::Operations { sort: s, .. }, window::Merge::Replace { keep: Some(5) })
                 if *s == sort
         )),
         "{reads:?}"

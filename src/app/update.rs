@@ -3,24 +3,28 @@
 //! `match` that hands the work to a handler (navigation, filtering,
 //! decisions) and returns the effects the shell must perform.
 
-use super::bulk;
+use super::bulk_flow;
 use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
 };
 use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
-use super::export::{confirm_export, edit_export_name, exported, start_export};
+use super::effect::{Effect, Ticket};
+use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{edit_filter, start_filter};
-use super::model::{App, Mode};
-use super::msg::{Effect, Msg, PageRows, Ticket};
+use super::model::{App, LedgerAccess, Mode};
+use super::msg::{Msg, PageRows};
 use super::navigation::{
     back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
     resort, scroll_detail, show_view, toggle_detail,
 };
-use super::probe;
+use super::pane::ListId;
+use super::probe_flow;
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::Sort;
 use crate::intent::{Intent, View};
+use crate::query::Query;
+use crate::store::StateCounts;
 
 /// Applies what the operator meant and returns what the shell must do.
 pub fn update(app: &mut App, intent: Intent) -> Vec<Effect> {
@@ -56,17 +60,14 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         return Vec::new();
     }
     if intent != Intent::Probe {
-        probe::disarm(app);
+        probe_flow::disarm(app);
     }
     match intent {
         Intent::Quit => {
             app.quit = true;
             Vec::new()
         }
-        Intent::Help => {
-            app.mode = Mode::Help;
-            Vec::new()
-        }
+        Intent::Help => open_help(app),
         Intent::NextView => cycle_view(app, true),
         Intent::PrevView => cycle_view(app, false),
         Intent::ShowView(view) => show_view(app, view),
@@ -109,8 +110,8 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::Input(c) => edit(app, Some(c)),
         Intent::DeleteChar => edit(app, None),
         Intent::ToggleMark => toggle_mark(app),
-        Intent::SelectMatching => bulk::select_matching(app),
-        Intent::Probe => probe::probe(app),
+        Intent::SelectMatching => bulk_flow::select_matching(app),
+        Intent::Probe => probe_flow::probe(app),
         Intent::Decide(kind) => open_form(app, kind, None),
         Intent::Undo => undo(app),
         Intent::Reload => {
@@ -118,18 +119,34 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
             refresh(app)
         }
         Intent::Back => back(app),
-        Intent::Confirm => match app.mode {
-            Mode::Filter => {
-                app.mode = Mode::Normal;
-                Vec::new()
-            }
-            Mode::Form => confirm_form(app),
-            Mode::Export => confirm_export(app),
-            Mode::Normal | Mode::Help => Vec::new(),
-        },
+        Intent::Confirm => confirm(app),
         Intent::NextField => cycle_field(app, true),
         Intent::PrevField => cycle_field(app, false),
         Intent::ToggleOverride => toggle_override(app),
+    }
+}
+
+/// `?`: help over the list, or over the form (Esc goes back to it).
+fn open_help(app: &mut App) -> Vec<Effect> {
+    let form = match std::mem::replace(&mut app.mode, Mode::Normal) {
+        Mode::Form(form) => Some(form),
+        Mode::Help { form } => form,
+        Mode::Normal | Mode::Filter | Mode::Export { .. } => None,
+    };
+    app.mode = Mode::Help { form };
+    Vec::new()
+}
+
+/// Enter: whatever the mode confirms.
+fn confirm(app: &mut App) -> Vec<Effect> {
+    match app.mode {
+        Mode::Filter => {
+            app.mode = Mode::Normal;
+            Vec::new()
+        }
+        Mode::Form(_) => confirm_form(app),
+        Mode::Export { .. } => confirm_export(app),
+        Mode::Normal | Mode::Help { .. } => Vec::new(),
     }
 }
 
@@ -137,9 +154,9 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
 fn edit(app: &mut App, c: Option<char>) -> Vec<Effect> {
     match app.mode {
         Mode::Filter => edit_filter(app, c),
-        Mode::Form => edit_form(app, c),
-        Mode::Export => edit_export_name(app, c),
-        Mode::Normal | Mode::Help => Vec::new(),
+        Mode::Form(_) => edit_form(app, c),
+        Mode::Export { .. } => edit_export_name(app, c),
+        Mode::Normal | Mode::Help { .. } => Vec::new(),
     }
 }
 
@@ -173,57 +190,30 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::FormDetailsLoaded(details) => {
-            if let Some(form) = app.form.as_mut() {
+            if let Some(form) = app.mode.form_mut() {
                 form.details_loaded(details);
             }
             Vec::new()
         }
         Msg::DecisionsRecorded(results) => decisions_recorded(app, results),
-        Msg::BulkPreviewed(preview) => bulk::preview_loaded(app, *preview),
-        Msg::BulkProgress(write) => bulk::bulk_progress(app, write),
-        Msg::CountsLoaded { counts, lists } => {
-            app.counts = Some(counts);
-            for (id, query, n) in lists {
-                let list = app.list_mut(id);
-                if list.query == query {
-                    list.count = Some(n);
-                }
-            }
-            Vec::new()
-        }
+        Msg::BulkPreviewed(preview) => bulk_flow::preview_loaded(app, *preview),
+        Msg::BulkProgress(write) => bulk_flow::bulk_progress(app, write),
+        Msg::CountsLoaded { counts, lists } => counts_loaded(app, counts, lists),
         Msg::ClustersLoaded(clusters) => {
             app.clusters.loaded(clusters);
             Vec::new()
         }
-        Msg::ProbeTargetsListed(ids) => probe::targets_listed(app, ids),
-        Msg::Probe(news) => probe::news(app, news),
+        Msg::ProbeTargetsListed(ids) => probe_flow::targets_listed(app, ids),
+        Msg::Probe(news) => probe_flow::news(app, news),
         Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
-        Msg::LiveLost(message) => {
-            app.error(format!(
-                "live updates stopped, the screen may be stale: {message}"
-            ));
-            app.live_error = Some(message);
-            Vec::new()
-        }
-        Msg::LiveRestored => {
-            app.live_error = None;
-            app.info("live updates resumed".to_string());
-            refresh(app)
-        }
-        Msg::FileReplaced(why) => {
-            app.error(format!("{why}; decisions are refused: reopen the ledger"));
-            app.file_problem = Some(why);
-            Vec::new()
-        }
-        Msg::FileRestored => {
-            app.file_problem = None;
-            app.info("the ledger file is back in place");
-            refresh(app)
-        }
+        Msg::LiveLost(message) => live(app, Some(message)),
+        Msg::LiveRestored => live(app, None),
+        Msg::FileReplaced(why) => file_in_place(app, Some(why)),
+        Msg::FileRestored => file_in_place(app, None),
         Msg::Adopting(progress) => {
-            app.adopting = Some(progress);
+            app.access = LedgerAccess::Adopting(progress);
             Vec::new()
         }
         Msg::Adopted(outcome) => adopted(app, outcome),
@@ -239,18 +229,73 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
     }
 }
 
+/// The state counts, and each list's total unless it was counted for an
+/// older filter.
+fn counts_loaded(
+    app: &mut App,
+    counts: StateCounts,
+    lists: Vec<(ListId, Query, i64)>,
+) -> Vec<Effect> {
+    app.counts = Some(counts);
+    for (id, query, n) in lists {
+        let list = app.list_mut(id);
+        if list.query == query {
+            list.count = Some(n);
+        }
+    }
+    Vec::new()
+}
+
+/// Live updates stopped (with why) or resumed: the header says "not live"
+/// meanwhile, and the screen is reread when they resume.
+fn live(app: &mut App, lost: Option<String>) -> Vec<Effect> {
+    match lost {
+        Some(message) => {
+            app.error(format!(
+                "live updates stopped, the screen may be stale: {message}"
+            ));
+            app.live_error = Some(message);
+            Vec::new()
+        }
+        None => {
+            app.live_error = None;
+            app.info("live updates resumed".to_string());
+            refresh(app)
+        }
+    }
+}
+
+/// The path stopped naming the opened file (with why), or names it again:
+/// decisions are refused meanwhile.
+fn file_in_place(app: &mut App, problem: Option<String>) -> Vec<Effect> {
+    match problem {
+        Some(why) => {
+            app.error(format!("{why}; decisions are refused: reopen the ledger"));
+            app.file_problem = Some(why);
+            Vec::new()
+        }
+        None => {
+            app.file_problem = None;
+            app.info("the ledger file is back in place");
+            refresh(app)
+        }
+    }
+}
+
 /// The writer finished adopting the ledger: decisions open and the screen
 /// is reread through the tables adoption added, or it stays read-only and
 /// says why.
 fn adopted(app: &mut App, outcome: Result<String, String>) -> Vec<Effect> {
-    app.adopting = None;
     match outcome {
         Ok(done) => {
-            app.read_only = false;
+            app.access = LedgerAccess::ReadWrite;
             app.info(done);
             refresh(app)
         }
         Err(why) => {
+            if app.adopting().is_some() {
+                app.access = LedgerAccess::ReadOnly;
+            }
             app.error(format!("{why}; shown read-only"));
             Vec::new()
         }

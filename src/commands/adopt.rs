@@ -1,7 +1,7 @@
 //! `settle adopt`: adopts (or migrates) a ledger explicitly, with a
 //! progress line per step on stderr, since building the indexes of a big
 //! ledger takes a while. The only write is the adoption itself; reading
-//! commands never adopt (issue 9, point 11).
+//! commands never adopt, so looking at a ledger never changes it.
 
 use std::path::Path;
 

@@ -12,7 +12,7 @@ use crate::store::{ChainVerdict, Ledger, Seek};
 use crate::text::sanitize;
 
 pub fn run(args: &AuditArgs) -> Result<()> {
-    let ledger = super::open_for_reading(&args.ledger)?;
+    let ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
     if args.verify {
         return verify(&ledger);
     }

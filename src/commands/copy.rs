@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::store::{ChainVerdict, Ledger};
 
 pub fn run(source: &Path, destination: &Path) -> Result<()> {
-    let from = super::open_for_reading(source)?;
+    let from = super::ledger_arg::open_for_reading(source)?;
     let (mut to, opened) = Ledger::open_or_create(destination)?;
     if let Some(line) = opened.upgraded {
         eprintln!("{line}");

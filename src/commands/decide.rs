@@ -5,10 +5,12 @@
 
 use chrono::{DateTime, Utc};
 
+use super::decide_flags::{draft, kind};
+use super::ledger_arg::open_for_writing;
 use super::output::emit;
 use crate::cli::DecideArgs;
 use crate::config::Config;
-use crate::domain::{DecisionDraft, DecisionId, DecisionKind, OperationId};
+use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
 use crate::error::{Error, Result};
 
 pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
@@ -21,7 +23,7 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         return super::decide_bulk::run(args, kind, operator, now);
     };
     let wait = std::time::Duration::from_secs(args.wait);
-    let mut ledger = super::open_for_writing(&args.ledger, wait)?;
+    let mut ledger = open_for_writing(&args.ledger, wait)?;
     let id = ledger.resolve(op)?;
     let expected_version = match args.expect_version {
         Some(v) => v,
@@ -55,41 +57,4 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         line.push_str("; spends one attempt beyond the budget");
     }
     emit(|out| writeln!(out, "{line}"))
-}
-
-/// The kind the flags name; clap's group makes exactly one of them present.
-pub(super) fn kind(args: &DecideArgs) -> DecisionKind {
-    if args.applied {
-        DecisionKind::Applied
-    } else if args.not_applied {
-        DecisionKind::NotApplied
-    } else if args.retry_same_key {
-        DecisionKind::RetrySameKey
-    } else if args.cancel_retry {
-        DecisionKind::CancelRetry
-    } else {
-        DecisionKind::Reopen
-    }
-}
-
-/// The decision the flags describe, for `op`: what `--result-id`,
-/// `--evidence`, `--note` and `--override` say. The version it is guarded
-/// by and what it undoes are the caller's to set.
-pub(super) fn draft(
-    args: &DecideArgs,
-    kind: DecisionKind,
-    op: OperationId,
-    operator: String,
-) -> DecisionDraft {
-    DecisionDraft {
-        op_id: op,
-        kind,
-        result_id: args.result_id.clone(),
-        evidence: args.evidence.clone(),
-        note: args.note.clone(),
-        override_committed: args.override_committed,
-        operator,
-        expected_version: 0,
-        undoes: None,
-    }
 }

@@ -1,10 +1,11 @@
 //! `settle decide LEDGER --filter Q ... --expect-count N`: one decision for
-//! every row of the triage queue a filter matches (issue 12, point 1). It
-//! counts first and refuses a count other than the one the operator typed,
-//! judges every row and says what would be refused (grouped) before writing,
-//! then writes in batches through [`crate::store::Ledger::record_decisions`],
-//! each row guarded by the version it had when listed. It holds only ids and
-//! versions, never the rows' details, and speaks no SQL.
+//! every row of the triage queue a filter matches, for an incident that left
+//! hundreds of operations with one answer. It counts first and refuses a
+//! count other than the one the operator typed, judges every row and says
+//! what would be refused (grouped) before writing, then writes in batches
+//! through [`crate::store::Ledger::record_decisions`], each row guarded by
+//! the version it had when listed. It holds only ids and versions, never the
+//! rows' details, and speaks no SQL.
 
 use std::collections::BTreeMap;
 
@@ -37,13 +38,13 @@ pub fn run(
     // filter that also matched completed rows must not reach them.
     let query = Query::parse(filter)?.and(Query::queue());
     // Each row gets its own id and the version listed before writing.
-    let template = super::decide::draft(args, kind, OperationId(0), operator);
+    let template = super::decide_flags::draft(args, kind, OperationId(0), operator);
     let shown = sanitize(filter).into_owned();
     let mut ledger = if args.dry_run {
-        super::open_for_reading(&args.ledger)?
+        super::ledger_arg::open_for_reading(&args.ledger)?
     } else {
         let wait = std::time::Duration::from_secs(args.wait);
-        super::open_for_writing(&args.ledger, wait)?
+        super::ledger_arg::open_for_writing(&args.ledger, wait)?
     };
     let count = usize::try_from(ledger.count(&query, now)?).unwrap_or(usize::MAX);
     if !args.dry_run {

@@ -81,7 +81,7 @@ pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<Demo> {
         doing: "writing the sample drill results".to_string(),
         source,
     })?;
-    let mut ledger = super::open(&ledger_path, false)?;
+    let mut ledger = super::ledger_arg::open(&ledger_path, false)?;
     // An earlier shift asked for a same-key retry of refund rfd-11977: this
     // puts a retry_pending operation with a queued request in the sample.
     let retried = OperationId(15);

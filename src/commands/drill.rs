@@ -33,7 +33,7 @@ fn import(file: &Path, ledger: &Path) -> Result<()> {
     }
     let source = crate::drill::import::source_name(file);
     let plan = crate::drill::import_plan(&drill, &source);
-    let mut ledger = super::open(ledger, false)?;
+    let mut ledger = super::ledger_arg::open(ledger, false)?;
     let report = ledger.import(&plan, &[])?;
     let mut states: Vec<(String, usize)> = Vec::new();
     for op in &plan {

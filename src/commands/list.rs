@@ -27,7 +27,7 @@ pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
     if !args.state.is_empty() {
         query = query.and(Query::parse(&format!("state:{}", args.state.join(",")))?);
     }
-    let ledger = super::open_for_reading(&args.ledger)?;
+    let ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
     let want = rows_wanted(args.format, args.limit, args.all, 100);
     let sort = match args.sort.as_deref() {
         Some(s) => Sort::parse(s).map_err(crate::error::Error::Usage)?,

@@ -19,8 +19,8 @@ pub fn colour(config: &Config) -> bool {
 
 /// How many rows a list writes for `--limit` and `--all`: the table, for
 /// people, stops at `table_default`; the machine formats write every row
-/// unless told otherwise, because scripts expect the whole set (issue 9,
-/// point 6).
+/// unless told otherwise, because scripts expect the whole set and a
+/// silently cut list reads as a complete one.
 pub fn rows_wanted(
     format: ListFormat,
     limit: Option<usize>,

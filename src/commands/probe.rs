@@ -35,7 +35,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
     // before any receiver is asked (`open_for_writing` says why and what
     // to fix).
     let wait = std::time::Duration::from_secs(args.wait);
-    let mut ledger = super::open_for_writing(&args.ledger, wait)?;
+    let mut ledger = super::ledger_arg::open_for_writing(&args.ledger, wait)?;
     let ids = targets(&ledger, args, now)?;
     let ops = probing::operations(&ledger, &ids)?;
     end_lookups_on_interrupt();

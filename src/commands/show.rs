@@ -12,14 +12,16 @@ use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
-use crate::domain::{DecisionKind, Malformed, OperationDetail, Probe, age, evidence, format_time};
+use crate::domain::{
+    DecisionKind, Malformed, OperationDetail, Probe, RetryRequest, age, evidence, format_time,
+};
 use crate::error::Result;
 use crate::export::{decision_json, malformed_json};
 use crate::labels;
 use crate::text::sanitize;
 
 pub fn run(args: &ShowArgs, now: DateTime<Utc>) -> Result<()> {
-    let ledger = super::open_for_reading(&args.ledger)?;
+    let ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
     let id = ledger.resolve(&args.op)?;
     let detail = ledger.detail(id)?;
     match args.format {
@@ -245,35 +247,9 @@ fn key_expiry_json(detail: &OperationDetail) -> Value {
 }
 
 fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
-    let op = &detail.operation;
     let summary = evidence::summarize(detail, now);
-    let parse = |t: &Option<String>| {
-        t.as_deref().map(|t| {
-            serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string()))
-        })
-    };
     json!({
-        "operation": {
-            "id": op.id.0,
-            "account": op.account,
-            "op_type": op.op_type,
-            "idem_key": op.idem_key,
-            "fingerprint": op.fingerprint,
-            "params": parse(&op.params),
-            "state": op.state.as_str(),
-            "stale_reservation": op.is_stale_reservation(now),
-            "in_queue": op.in_queue(now),
-            "result_id": op.result_id,
-            "max_attempts": op.max_attempts,
-            "deadline_at": op.deadline_at,
-            "lease_expires_at": op.lease_expires_at,
-            "key_expires_at": op.key_expires_at,
-            "key_expiry": key_expiry_json(detail),
-            "created_at": op.created_at,
-            "updated_at": op.updated_at,
-            "version": op.version,
-            "malformed": malformed_json(&op.malformed),
-        },
+        "operation": operation_json(detail, now),
         "history_malformed": detail.history_malformed,
         "contract": detail.contract.as_ref().map(|c| json!({
             "op_type": c.op_type,
@@ -287,44 +263,85 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "ended_at": a.ended_at,
             "outcome": a.outcome.as_str(),
             "error": a.error,
-            "response": parse(&a.response),
+            "response": stored_json(&a.response),
         })).collect::<Vec<_>>(),
         "events": detail.events.iter().map(|e| json!({
             "id": e.id,
             "attempt": e.attempt,
             "at": e.at,
             "event": e.event,
-            "detail": parse(&e.detail),
+            "detail": stored_json(&e.detail),
         })).collect::<Vec<_>>(),
         "decisions": detail.decisions.iter().map(decision_json).collect::<Vec<_>>(),
-        "retry_requests": detail.retry_requests.iter().map(|r| json!({
-            "id": r.id,
-            "requested_at": r.requested_at,
-            "requested_by": r.requested_by,
-            "status": r.status,
-            "decision_id": r.decision_id.0,
-            "claimed_by": r.progress.claimed_by,
-            "claim_expires_at": r.progress.claim_expires_at,
-            "runs": r.progress.runs,
-            "finished_at": r.progress.finished_at,
-            "outcome": r.progress.outcome,
-        })).collect::<Vec<_>>(),
-        "probes": detail.probes.iter().map(|Probe { id, probe: p }| json!({
-            "id": id,
-            "probed_at": p.probed_at,
-            "operator": p.operator,
-            "command": p.command,
-            "outcome": p.outcome.as_str(),
-            "result_id": p.result_id,
-            "exit": p.exit,
-            "output": p.output,
-            "duration_ms": p.duration_ms,
-        })).collect::<Vec<_>>(),
+        "retry_requests": detail.retry_requests.iter().map(retry_request_json).collect::<Vec<_>>(),
+        "probes": detail.probes.iter().map(probe_json).collect::<Vec<_>>(),
         "evidence": { "facts": summary.facts, "suggestion": summary.suggestion },
         "may_decide": decision_outlook(detail, now).into_iter().map(|(kind, v)| json!({
             "decision": kind.as_str(),
             "allowed": !v.is_fail(),
             "why": v.text(),
         })).collect::<Vec<_>>(),
+    })
+}
+
+/// A text column that holds JSON, as JSON; text that is not JSON stays a
+/// string, so nothing the service wrote is dropped.
+fn stored_json(text: &Option<String>) -> Option<Value> {
+    text.as_deref()
+        .map(|t| serde_json::from_str::<Value>(t).unwrap_or_else(|_| Value::String(t.to_string())))
+}
+
+/// The operation's own row, with what the console judges of it now.
+fn operation_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
+    let op = &detail.operation;
+    json!({
+        "id": op.id.0,
+        "account": op.account,
+        "op_type": op.op_type,
+        "idem_key": op.idem_key,
+        "fingerprint": op.fingerprint,
+        "params": stored_json(&op.params),
+        "state": op.state.as_str(),
+        "stale_reservation": op.is_stale_reservation(now),
+        "in_queue": op.in_queue(now),
+        "result_id": op.result_id,
+        "max_attempts": op.max_attempts,
+        "deadline_at": op.deadline_at,
+        "lease_expires_at": op.lease_expires_at,
+        "key_expires_at": op.key_expires_at,
+        "key_expiry": key_expiry_json(detail),
+        "created_at": op.created_at,
+        "updated_at": op.updated_at,
+        "version": op.version,
+        "malformed": malformed_json(&op.malformed),
+    })
+}
+
+fn retry_request_json(r: &RetryRequest) -> Value {
+    json!({
+        "id": r.id,
+        "requested_at": r.requested_at,
+        "requested_by": r.requested_by,
+        "status": r.status,
+        "decision_id": r.decision_id.0,
+        "claimed_by": r.progress.claimed_by,
+        "claim_expires_at": r.progress.claim_expires_at,
+        "runs": r.progress.runs,
+        "finished_at": r.progress.finished_at,
+        "outcome": r.progress.outcome,
+    })
+}
+
+fn probe_json(Probe { id, probe: p }: &Probe) -> Value {
+    json!({
+        "id": id,
+        "probed_at": p.probed_at,
+        "operator": p.operator,
+        "command": p.command,
+        "outcome": p.outcome.as_str(),
+        "result_id": p.result_id,
+        "exit": p.exit,
+        "output": p.output,
+        "duration_ms": p.duration_ms,
     })
 }

@@ -1,4 +1,5 @@
-//! `settle worker`: drains `retry_requests` (ledger-v1).
+//! `settle worker`: drains `retry_requests` (ledger-v1), so a same-key retry
+//! an operator queued is run by the receiver without the operator waiting.
 //! Up to `--concurrency` threads, each with its own ledger connection,
 //! claim a request, run the receiver's `retry` under the same key and
 //! record how it ended; the store judges the rules and keeps two workers
@@ -52,7 +53,7 @@ pub fn run(args: &WorkerArgs, config: &Config) -> Result<()> {
     // The main thread's open adopts or migrates the ledger once, before the
     // threads open theirs.
     let wait = crate::store::BUSY_TIMEOUT;
-    drop(super::open_for_writing(&args.ledger, wait)?);
+    drop(super::ledger_arg::open_for_writing(&args.ledger, wait)?);
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [SIGTERM, SIGINT] {
         // The first signal stops claiming; a second one, while retries

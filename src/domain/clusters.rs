@@ -1,5 +1,5 @@
 //! The triage queue grouped so an incident reads as one big group, not as
-//! 2,000 lines (issue 12, point 2): the dimensions, a group and its count.
+//! 2,000 lines: the dimensions, a group and its count.
 //! Pure data; the store computes the counts, the console draws them.
 
 /// What the queue is grouped by, in the order the Clusters view shows them.

@@ -6,8 +6,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::decision::DecisionKind;
+use super::operation::OperationDetail;
 use super::rules;
-use super::{DecisionKind, OperationDetail, State};
+use super::state::State;
 
 /// The facts the events establish and what they suggest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,87 +23,12 @@ pub struct Evidence {
 /// Summarises `detail`'s attempts and events as of `now`.
 pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
     let mut facts = Vec::new();
-    let mut attempt_numbers: Vec<Option<i64>> =
-        detail.attempts.iter().map(|a| Some(a.attempt)).collect();
-    for e in &detail.events {
-        if !attempt_numbers.contains(&e.attempt) {
-            attempt_numbers.push(e.attempt);
-        }
-    }
-    // Attempts in order; what happened outside any attempt (the budget
-    // running out, a service's note) is told last.
-    attempt_numbers.sort_by_key(|n| (n.is_none(), *n));
     let committed = detail.committed_effects();
     let mut reply_after_commit = false;
-    for number in &attempt_numbers {
-        let events: Vec<_> = detail
-            .events
-            .iter()
-            .filter(|e| e.attempt == *number)
-            .collect();
-        let attempt = detail.attempts.iter().find(|a| Some(a.attempt) == *number);
-        let who = match number {
-            Some(n) => format!("attempt {n} "),
-            None => String::new(),
-        };
-        let mut parts: Vec<String> = Vec::new();
-        let mut committed_here = false;
-        let mut budget_spent = false;
-        let mut replied = false;
-        for e in &events {
-            match e.event.as_str() {
-                "committed" => {
-                    committed_here = true;
-                    parts.push(match e.effect_id() {
-                        Some(id) => format!("committed effect {id}"),
-                        None => "committed an effect (no id recorded)".to_string(),
-                    });
-                }
-                "replayed" => {
-                    replied = true;
-                    parts.push(match e.effect_id() {
-                        Some(id) => format!("was answered with the replay of effect {id}"),
-                        None => "was answered with a replay".to_string(),
-                    });
-                }
-                "success" => replied = true,
-                "rejected_mismatch" => parts.push(
-                    "was rejected: the key was already used with other parameters".to_string(),
-                ),
-                "budget_exhausted" => budget_spent = true,
-                // Told by the attempt's outcome below, or carry no finding.
-                "reserved" | "timeout" | "provider_error" => {}
-                // Words the contract does not know are shown as they are.
-                other => parts.push(format!("recorded event {:?}", other)),
-            }
-        }
-        if let Some(a) = attempt {
-            match a.outcome.as_str() {
-                "success" => replied = true,
-                "timeout" => parts.push("timed out".to_string()),
-                "error" => parts.push(match a.error.as_deref() {
-                    Some(err) => format!("failed: {err}"),
-                    None => "failed with an error".to_string(),
-                }),
-                "in_flight" => parts.push("is still in flight".to_string()),
-                _ => {}
-            }
-        }
-        // The budget runs out after the attempt's own outcome.
-        if budget_spent {
-            parts.push("the attempt budget is spent".to_string());
-        }
-        if replied {
-            parts.push("a reply reached the caller".to_string());
-        } else if committed_here {
-            parts.push("no reply reached the caller".to_string());
-        }
-        if committed_here && replied {
-            reply_after_commit = true;
-        }
-        if !parts.is_empty() {
-            facts.push(format!("{who}{}", parts.join("; ")));
-        }
+    for number in attempt_numbers(detail) {
+        let (fact, replied_after_commit) = tell_attempt(detail, number);
+        reply_after_commit |= replied_after_commit;
+        facts.extend(fact);
     }
     if committed.is_empty() && !detail.attempts.is_empty() {
         facts.push("no committed event recorded: the effect may or may not exist".to_string());
@@ -115,6 +42,85 @@ pub fn summarize(detail: &OperationDetail, now: DateTime<Utc>) -> Evidence {
     }
     let suggestion = suggest(detail, &committed, reply_after_commit, now);
     Evidence { facts, suggestion }
+}
+
+/// Every attempt number the attempts or the events name, in order; `None`
+/// (what happened outside any attempt: the budget running out, a service's
+/// note) is told last.
+fn attempt_numbers(detail: &OperationDetail) -> Vec<Option<i64>> {
+    let mut attempt_numbers: Vec<Option<i64>> =
+        detail.attempts.iter().map(|a| Some(a.attempt)).collect();
+    for e in &detail.events {
+        if !attempt_numbers.contains(&e.attempt) {
+            attempt_numbers.push(e.attempt);
+        }
+    }
+    attempt_numbers.sort_by_key(|n| (n.is_none(), *n));
+    attempt_numbers
+}
+
+/// What one attempt's events and outcome establish, as one sentence (none
+/// when they establish nothing), and whether this attempt both committed an
+/// effect and got a reply back to the caller.
+fn tell_attempt(detail: &OperationDetail, number: Option<i64>) -> (Option<String>, bool) {
+    let attempt = detail.attempts.iter().find(|a| Some(a.attempt) == number);
+    let who = match number {
+        Some(n) => format!("attempt {n} "),
+        None => String::new(),
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let mut committed_here = false;
+    let mut budget_spent = false;
+    let mut replied = false;
+    for e in detail.events.iter().filter(|e| e.attempt == number) {
+        match e.event.as_str() {
+            "committed" => {
+                committed_here = true;
+                parts.push(match e.effect_id() {
+                    Some(id) => format!("committed effect {id}"),
+                    None => "committed an effect (no id recorded)".to_string(),
+                });
+            }
+            "replayed" => {
+                replied = true;
+                parts.push(match e.effect_id() {
+                    Some(id) => format!("was answered with the replay of effect {id}"),
+                    None => "was answered with a replay".to_string(),
+                });
+            }
+            "success" => replied = true,
+            "rejected_mismatch" => parts
+                .push("was rejected: the key was already used with other parameters".to_string()),
+            "budget_exhausted" => budget_spent = true,
+            // Told by the attempt's outcome below, or carry no finding.
+            "reserved" | "timeout" | "provider_error" => {}
+            // Words the contract does not know are shown as they are.
+            other => parts.push(format!("recorded event {:?}", other)),
+        }
+    }
+    if let Some(a) = attempt {
+        match a.outcome.as_str() {
+            "success" => replied = true,
+            "timeout" => parts.push("timed out".to_string()),
+            "error" => parts.push(match a.error.as_deref() {
+                Some(err) => format!("failed: {err}"),
+                None => "failed with an error".to_string(),
+            }),
+            "in_flight" => parts.push("is still in flight".to_string()),
+            _ => {}
+        }
+    }
+    // The budget runs out after the attempt's own outcome.
+    if budget_spent {
+        parts.push("the attempt budget is spent".to_string());
+    }
+    if replied {
+        parts.push("a reply reached the caller".to_string());
+    } else if committed_here {
+        parts.push("no reply reached the caller".to_string());
+    }
+    let fact = (!parts.is_empty()).then(|| format!("{who}{}", parts.join("; ")));
+    (fact, committed_here && replied)
 }
 
 fn suggest(
@@ -172,9 +178,10 @@ fn suggest(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{
-        Attempt, Event, OpTypeContract, Operation, OperationId, Outcome, fixture, parse_time,
-    };
+    use crate::domain::fixture;
+    use crate::domain::ids::OperationId;
+    use crate::domain::operation::{Attempt, Event, OpTypeContract, Operation, Outcome};
+    use crate::domain::time::parse_time;
 
     fn detail(
         state: State,

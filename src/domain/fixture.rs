@@ -2,7 +2,9 @@
 //! says only what it changes (`Operation { state, ..fixture::operation() }`)
 //! and a new column is added in one place. Test-only.
 
-use super::{OpTypeContract, Operation, OperationDetail, OperationId, State};
+use super::ids::OperationId;
+use super::operation::{OpTypeContract, Operation, OperationDetail};
+use super::state::State;
 
 /// An `unknown` operation of `acme/create_report/k-1`, version 1, with no
 /// deadline, lease or key expiry.

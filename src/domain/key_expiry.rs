@@ -1,11 +1,12 @@
 //! When the receiver forgets an operation's idempotency key: the earlier of
 //! the row's `key_expires_at` and `created_at` plus the contract's
 //! `key_retention_s`. One answer for `settle show`, the console's detail and
-//! the retry rule, so they cannot disagree (issue 7, point 8). Pure.
+//! the retry rule, so they cannot disagree. Pure.
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{OperationDetail, TIME_FORMATS, format_time, human_duration, parse_time};
+use super::operation::OperationDetail;
+use super::time::{TIME_FORMATS, format_time, human_duration, parse_time};
 
 /// The key's expiry as far as the ledger tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +71,8 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Operation, fixture};
+    use crate::domain::fixture;
+    use crate::domain::operation::Operation;
 
     fn detail(key_expires_at: Option<&str>, retention: Option<i64>) -> OperationDetail {
         let mut detail = fixture::detail(Operation {

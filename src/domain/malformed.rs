@@ -2,13 +2,12 @@
 //! of them stop a decision. Plain data: the store flags them while reading,
 //! this file only names and describes them.
 
-use super::Operation;
-
 /// A cell the ledger holds in a form its column does not allow: invalid
 /// UTF-8, a BLOB or NULL where text is required, text where a number is.
 /// Services write with plain SQL, so this happens; the row is still read and
 /// shown (the value made visible in place, as `sqlite3` would), flagged with
-/// the column's name, and every other row stays in reach (issue 9, point 3).
+/// the column's name, and every other row stays in reach: one bad cell
+/// never hides the ledger from the operator who has to repair it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed {
     /// The column, as the schema names it.
@@ -22,7 +21,7 @@ impl Malformed {
     /// The columns that say which operation a decision is about and what it
     /// changes: a decision on a row where one of them is malformed could
     /// land on the wrong operation or compare the wrong version, so it is
-    /// refused (see [`Operation::malformed_identity`]).
+    /// refused (see [`super::Operation::malformed_identity`]).
     pub const IDENTITY: [&'static str; 6] =
         ["id", "account", "op_type", "idem_key", "version", "state"];
 
@@ -41,15 +40,5 @@ impl Malformed {
             "column {} is malformed ({}); a decision needs the operation's identity exactly as stored: repair the row with SQL first",
             self.column, self.found
         )
-    }
-}
-
-impl Operation {
-    /// The first malformed identity column ([`Malformed::IDENTITY`]), if
-    /// any: no decision is recorded on such a row.
-    pub fn malformed_identity(&self) -> Option<&Malformed> {
-        self.malformed
-            .iter()
-            .find(|m| Malformed::IDENTITY.contains(&m.column))
     }
 }

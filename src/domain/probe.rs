@@ -1,9 +1,10 @@
 //! A probe: what a receiver said when asked by the idempotency key whether
-//! an operation's effect exists (issue 11). Recorded append-only in
-//! `settle_probes`; shown as evidence and used to pre-fill a decision. A
-//! probe is evidence for the operator, never a decision by itself.
+//! an operation's effect exists, since only the receiver knows. Recorded
+//! append-only in `settle_probes`; shown as evidence and used to pre-fill a
+//! decision. A probe is evidence for the operator, never a decision by
+//! itself.
 
-use super::OperationId;
+use super::ids::OperationId;
 
 /// What the receiver's `lookup` said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

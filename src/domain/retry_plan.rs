@@ -7,7 +7,8 @@
 use serde_json::json;
 
 use super::retry_run::{RetryClaim, RetryEnd, RetryRun, state_after};
-use super::{State, format_time};
+use super::state::State;
+use super::time::format_time;
 
 /// An attempt row to append.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,5 @@
 //! What a worker may do with a claimed same-key retry, and where the
-//! operation goes afterwards (ledger-v1 "retry_requests", issue 11 point 3).
+//! operation goes afterwards (ledger-v1 "retry_requests").
 //! The rules an operator's `retry_same_key` met when it was queued are
 //! judged again here on the fresh row, because time passed in between: the
 //! key may have expired, the deadline passed, or another run spent the
@@ -8,11 +8,12 @@
 
 use chrono::{DateTime, Utc};
 
+use super::ids::OperationId;
 use super::key_expiry::{KeyExpiry, key_expiry};
+use super::operation::{Operation, OperationDetail};
 use super::rules::Rule;
-use super::{
-    Operation, OperationDetail, OperationId, State, TIME_FORMATS, format_time, parse_time,
-};
+use super::state::State;
+use super::time::{TIME_FORMATS, format_time, parse_time};
 
 /// Whether a queued retry may run now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +46,6 @@ pub fn may_run_retry(
     now: DateTime<Utc>,
 ) -> RetryGate {
     let op = &detail.operation;
-    let refuse = |rule, why: String, to_state| RetryGate::Refuse {
-        rule,
-        why,
-        to_state,
-    };
     if op.state != State::RetryPending {
         return refuse(
             Rule::StateAllows,
@@ -73,41 +69,8 @@ pub fn may_run_retry(
             );
         }
     }
-    match key_expiry(detail) {
-        KeyExpiry::Never => {}
-        KeyExpiry::Unreadable(why) => {
-            return refuse(Rule::KeyNotExpired, why, Some(State::Unknown));
-        }
-        KeyExpiry::At { at, why } if at <= now => {
-            return refuse(
-                Rule::KeyNotExpired,
-                format!(
-                    "key expired at {} ({why}): the receiver may have forgotten it, a retry could duplicate",
-                    format_time(at)
-                ),
-                Some(State::Unknown),
-            );
-        }
-        KeyExpiry::At { .. } => {}
-    }
-    if let Some(text) = op.deadline_at.as_deref() {
-        match parse_time(text) {
-            Some(deadline) if deadline > now => {}
-            Some(_) => {
-                return refuse(
-                    Rule::DeadlineNotPassed,
-                    format!("deadline {text} has passed"),
-                    Some(State::Exhausted),
-                );
-            }
-            None => {
-                return refuse(
-                    Rule::DeadlineNotPassed,
-                    format!("deadline_at {text:?} is not a time ({TIME_FORMATS})"),
-                    Some(State::Unknown),
-                );
-            }
-        }
+    if let Some(refused) = time_refusal(detail, now) {
+        return refused;
     }
     let attempt = detail.attempts_used() + 1;
     let allowance = allowance(op.max_attempts, extra_attempt);
@@ -122,6 +85,50 @@ pub fn may_run_retry(
         );
     }
     RetryGate::Run { attempt }
+}
+
+fn refuse(rule: Rule, why: String, to_state: Option<State>) -> RetryGate {
+    RetryGate::Refuse {
+        rule,
+        why,
+        to_state,
+    }
+}
+
+/// The refusal, if any, of what time may have changed since the retry was
+/// queued: the receiver forgetting the key, or the deadline passing.
+fn time_refusal(detail: &OperationDetail, now: DateTime<Utc>) -> Option<RetryGate> {
+    match key_expiry(detail) {
+        KeyExpiry::Never => {}
+        KeyExpiry::Unreadable(why) => {
+            return Some(refuse(Rule::KeyNotExpired, why, Some(State::Unknown)));
+        }
+        KeyExpiry::At { at, why } if at <= now => {
+            return Some(refuse(
+                Rule::KeyNotExpired,
+                format!(
+                    "key expired at {} ({why}): the receiver may have forgotten it, a retry could duplicate",
+                    format_time(at)
+                ),
+                Some(State::Unknown),
+            ));
+        }
+        KeyExpiry::At { .. } => {}
+    }
+    let text = detail.operation.deadline_at.as_deref()?;
+    match parse_time(text) {
+        Some(deadline) if deadline > now => None,
+        Some(_) => Some(refuse(
+            Rule::DeadlineNotPassed,
+            format!("deadline {text} has passed"),
+            Some(State::Exhausted),
+        )),
+        None => Some(refuse(
+            Rule::DeadlineNotPassed,
+            format!("deadline_at {text:?} is not a time ({TIME_FORMATS})"),
+            Some(State::Unknown),
+        )),
+    }
 }
 
 /// The attempts a retry may reach: `max_attempts`, plus the one extra the
@@ -227,7 +234,8 @@ pub enum Finish {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{Attempt, Outcome, fixture};
+    use crate::domain::fixture;
+    use crate::domain::operation::{Attempt, Outcome};
 
     fn now() -> DateTime<Utc> {
         parse_time("2026-11-06T12:00:00Z").unwrap()

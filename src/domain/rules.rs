@@ -6,10 +6,11 @@
 
 use chrono::{DateTime, Utc};
 
+use super::decision::{DecisionDraft, DecisionKind};
 use super::key_expiry::KeyExpiry;
-use super::{
-    DecisionDraft, DecisionKind, OperationDetail, State, TIME_FORMATS, format_time, parse_time,
-};
+use super::operation::OperationDetail;
+use super::state::State;
+use super::time::{TIME_FORMATS, format_time, parse_time};
 
 /// Which rule a check is about. The words are what refusals and the form say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,7 +34,8 @@ pub enum Rule {
     RetryStillQueued,
     /// `reopen` needs the undone decision to be the last write.
     NothingSince,
-    /// The row's identity columns read as stored (issue 9, point 3).
+    /// The row's identity columns read as stored, so a decision cannot land
+    /// on the wrong operation or compare the wrong version.
     RowReadable,
 }
 
@@ -157,8 +159,8 @@ pub fn check(
     checks
 }
 
-/// A refusal when one of the row's identity columns is malformed (issue 9,
-/// point 3); `None` on a sound row, so the form lists it only when it bites.
+/// A refusal when one of the row's identity columns is malformed; `None` on
+/// a sound row, so the form lists it only when it bites.
 fn row_readable_check(detail: &OperationDetail) -> Option<RuleCheck> {
     let bad = detail.operation.malformed_identity()?;
     Some(RuleCheck::fail(Rule::RowReadable, bad.refusal()))

@@ -1,11 +1,12 @@
-//! The orders an operation list can be read in (issue 12 point 3): a column,
-//! a direction, and the key a keyset page seeks from — the row's value in
-//! that column and its id, which breaks ties so no row is skipped or shown
-//! twice across a page boundary. Vocabulary only: the SQL is in `store`.
+//! The orders an operation list can be read in: a column, a direction, and
+//! the key a keyset page seeks from — the row's value in that column and its
+//! id, which breaks ties so no row is skipped or shown twice across a page
+//! boundary. Vocabulary only: the SQL is in `store`.
 
 use std::fmt;
 
-use super::{OperationId, OperationRow};
+use super::ids::OperationId;
+use super::operation::OperationRow;
 
 /// A column an operation list can be sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,11 +6,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use super::read::{DrillAttempt, DrillCase, DrillFile};
 
 mod claims;
+mod findings;
+
+pub use findings::{FieldCheck, Finding, Severity};
 
 /// What an attempt tells the caller about the effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,34 +62,6 @@ impl Verdict {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
-    /// The receiver did something the caller did not mean (a duplicate).
-    Error,
-    /// The file contradicts itself or its expectation.
-    Warning,
-    /// Worth knowing: a timeout after a commit, an unknown event word.
-    Note,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "note",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
-    /// `None` for a finding about the whole file.
-    pub case: Option<String>,
-    pub severity: Severity,
-    pub text: String,
-}
-
 /// One attempt, classified.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptAnalysis {
@@ -98,28 +71,6 @@ pub struct AttemptAnalysis {
     pub class: AttemptClass,
     /// A `committed` event belongs to this attempt.
     pub committed: bool,
-}
-
-/// One `expected` field against what the file itself shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldCheck {
-    pub field: String,
-    pub expected: Value,
-    /// What this analysis computes from attempts and final state; `None` for
-    /// a field it cannot compute.
-    pub recomputed: Option<Value>,
-    pub observed: Option<Value>,
-}
-
-impl FieldCheck {
-    /// Whether the expectation holds, judged on the recomputed value when
-    /// there is one, else on the producer's observed value.
-    pub fn holds(&self) -> Option<bool> {
-        self.recomputed
-            .as_ref()
-            .or(self.observed.as_ref())
-            .map(|v| *v == self.expected)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -524,7 +475,7 @@ fn duplicate_effects(
                 .params
                 .as_ref()
                 .or(operation_params)
-                .map(super::canonical_json)
+                .map(super::canonical::canonical_json)
                 .unwrap_or_default();
             by_intent
                 .entry(intent)

@@ -40,7 +40,7 @@ fn plan_case(file: &DrillFile, case: &DrillCase, source_name: &str) -> NewOperat
         .or_else(|| case.attempts.first().and_then(|a| a.params.as_ref()));
     let fingerprint = op
         .and_then(|op| op.fingerprint.clone())
-        .unwrap_or_else(|| super::fingerprint(params.unwrap_or(&Value::Null)));
+        .unwrap_or_else(|| super::canonical::fingerprint(params.unwrap_or(&Value::Null)));
 
     let (created_at, updated_at) = case_times(file, case);
     let attempts = case

@@ -1,4 +1,5 @@
-//! Performing a console bulk decision (issue 12, point 1): judging every
+//! Performing a console bulk decision, the console's `settle decide
+//! --filter`: judging every
 //! row a query matches (streamed, keeping only ids and versions) and
 //! writing the passing ones in batches through
 //! [`Ledger::record_decisions`], each guarded by the version the preview
@@ -107,7 +108,7 @@ pub fn record_bulk(
                 write.done += batch.len();
             }
             Err(e) => {
-                write.failed = Some(super::first_line(&e));
+                write.failed = Some(super::line::first_line(&e));
                 break;
             }
         }

@@ -1,4 +1,4 @@
-//! The console's prober (issue 11, point 2): performs an
+//! The console's prober: performs an
 //! [`crate::app::Effect::Probe`] on a thread of its own with a ledger
 //! connection of its own, so lookups that take seconds never hold up the
 //! keyboard, the reader or the writer's decisions. It reports each
@@ -59,7 +59,7 @@ fn run(
     clock: fn() -> DateTime<Utc>,
     report: &mut dyn FnMut(ProbeNews) -> bool,
 ) -> std::result::Result<(), String> {
-    let line = |e: crate::error::Error| super::first_line(&e);
+    let line = |e: crate::error::Error| super::line::first_line(&e);
     // Read again for each run: an edited file applies to the next `p`.
     let receivers = probing::receivers_for_probing(job.receivers.as_deref()).map_err(line)?;
     let (mut ledger, _) = Ledger::open(&job.ledger, Access::ReadWrite).map_err(line)?;
@@ -72,7 +72,10 @@ fn run(
     let ops = probing::operations(&ledger, &job.ids).map_err(line)?;
     let mut stopped = Ok(());
     probing::probe_all(&mut ledger, &receivers, &ops, &job.operator, &clock, |p| {
-        let recorded = p.recorded.map(|_| ()).map_err(|e| super::first_line(&e));
+        let recorded = p
+            .recorded
+            .map(|_| ())
+            .map_err(|e| super::line::first_line(&e));
         let failed = recorded.clone().err();
         let news = ProbeNews::Probed {
             op: p.op.id,

@@ -1,8 +1,8 @@
 //! Asking a receiver about an operation and re-sending it: the receivers
-//! file, and running its `lookup` and `retry` actions as child processes
-//! (issue 11, point 1). It turns a child's exit and output into domain
-//! outcomes; it never opens a ledger or writes one: the probe and the
-//! worker record what it reports.
+//! file, and running its `lookup` and `retry` actions as child processes,
+//! because only the receiver knows whether a key's effect exists. It turns
+//! a child's exit and output into domain outcomes; it never opens a ledger
+//! or writes one: the probe and the worker record what it reports.
 //!
 //! The API, for the probe (`p`, `settle probe`) and `settle worker`:
 //!
@@ -17,7 +17,8 @@
 //! - [`lookup_all`] runs many lookups, at most `receivers.concurrency` at
 //!   once, calling back on the caller's thread as each one finishes; the
 //!   callback may stop it. Run it on a worker thread in the console.
-//! - A [`Subject`] is built from an [`Operation`] (`Subject::from(&op)`).
+//! - A [`Subject`] is built from an
+//!   [`Operation`](crate::domain::Operation) (`Subject::from(&op)`).
 //!
 //! The contract a receiver's commands follow: `lookup` exits 0 and prints the
 //! result id on its first line when the effect exists, exits 3 when the
@@ -30,6 +31,7 @@
 
 mod config;
 mod run;
+mod subject;
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,8 +41,7 @@ pub use config::{
     Action, DEFAULT_CONCURRENCY, DEFAULT_ENTRY, DEFAULT_TIMEOUT, Receiver, Receivers,
 };
 pub use run::{Captured, Exit, OUTPUT_CAP, Ran, kill_running, run};
-
-use crate::domain::{Operation, OperationId};
+pub use subject::Subject;
 
 /// The exit status by which a receiver says "no record of this key" (to a
 /// lookup) or "refused: a conflict" (to a retry).
@@ -49,32 +50,6 @@ pub const EXIT_NO: i32 = 3;
 /// Longest result id accepted, in bytes. A longer first line is not cut
 /// into an id that would pass for the real one: the outcome is unknown.
 pub const MAX_RESULT_ID: usize = 200;
-
-/// The operation an action is about: what its `SETTLE_*` variables say.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subject {
-    pub op_id: OperationId,
-    pub account: String,
-    pub op_type: String,
-    pub key: String,
-    pub fingerprint: String,
-    /// The params JSON as the ledger stores it (`SETTLE_PARAMS`, empty when
-    /// absent).
-    pub params: Option<String>,
-}
-
-impl From<&Operation> for Subject {
-    fn from(op: &Operation) -> Subject {
-        Subject {
-            op_id: op.id,
-            account: op.account.clone(),
-            op_type: op.op_type.clone(),
-            key: op.idem_key.clone(),
-            fingerprint: op.fingerprint.clone(),
-            params: op.params.clone(),
-        }
-    }
-}
 
 /// What a lookup says about the effect of an operation's key.
 #[derive(Debug, Clone, PartialEq, Eq)]

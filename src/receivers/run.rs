@@ -10,8 +10,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::Subject;
 use super::config::Action;
+use super::subject::Subject;
 
 /// Bytes kept of each of stdout and stderr; the rest is read and dropped,
 /// so a chatty child never blocks on a full pipe.

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::*;
+use crate::domain::OperationId;
 
 struct Kit {
     dir: tempfile::TempDir,

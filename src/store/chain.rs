@@ -1,5 +1,5 @@
-//! The audit trail's hash chain, whichever database holds it (issue 9,
-//! point 2): the encoding of one link, and the walk that recomputes every
+//! The audit trail's hash chain, whichever database holds it, so an edit
+//! made behind settle's back shows: the encoding of one link, and the walk that recomputes every
 //! link and says where the chain breaks. Each backend reads its rows into
 //! [`Walked`] and stores nothing here. The encoding is public
 //! (docs/ledger-v1.md) so an auditor can verify without settle; it must never

@@ -1,5 +1,6 @@
-//! Copying a whole ledger into an empty one, between backends or not (issue
-//! 10, point 7): which tables and columns go, in which order, and the
+//! Copying a whole ledger into an empty one, between backends or not, so a
+//! team can move from SQLite to PostgreSQL with its history and its chain:
+//! which tables and columns go, in which order, and the
 //! neutral value a cell travels as. Each backend reads its rows into
 //! [`Value`]s and writes them back in its own types; decisions keep their
 //! stored chain hashes (never recomputed), so the copy verifies only if the
@@ -41,6 +42,10 @@ pub(crate) struct Table {
     /// that stands in for them (their column default).
     pub added_later: &'static [(&'static str, &'static str)],
 }
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
 
 use Kind::{Bool, Int, Text, Time};
 
@@ -194,6 +199,34 @@ impl Table {
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// One placeholder a column, marked `mark` (`?1, ?2` or `$1, $2`).
+    pub(crate) fn placeholders(&self, mark: char) -> String {
+        (1..=self.columns.len())
+            .map(|i| format!("{mark}{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Refuses a destination that already holds operations or history, asking
+/// `held` of each table: the copy would mix two ledgers and fork the chain.
+/// Op types' contracts may be there (a hand-made ledger may hold some).
+pub(crate) fn refuse_unless_empty(
+    ledger: &Path,
+    hint: &str,
+    mut held: impl FnMut(&str) -> Result<bool>,
+) -> Result<()> {
+    for table in TABLES.iter().filter(|t| t.name != "op_types") {
+        if held(table.name)? {
+            return Err(Error::ledger(
+                ledger,
+                format!("is not empty: it holds {}", table.name),
+                hint.to_string(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How many rows of each table a copy wrote, in [`TABLES`] order.

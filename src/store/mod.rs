@@ -8,9 +8,13 @@
 //! concern; this file only forwards, and the rules stay in `domain`.
 
 mod backend;
+mod cells;
 mod chain;
 mod copy;
 mod decide;
+mod detail;
+mod filter;
+mod import;
 mod import_report;
 mod interrupt;
 mod open;
@@ -21,6 +25,7 @@ pub mod receiver;
 mod registry;
 mod retries;
 mod rows;
+mod sql;
 pub mod sqlite;
 mod tables;
 mod tally;

@@ -1,6 +1,7 @@
 //! The reference receiver's own database, not a ledger: the effects it
 //! carried out and the idempotency keys it remembers, as `settle receiver`
-//! serves them to the probe and the worker (issue 11, point 4). An effect
+//! serves them to the probe and the worker: a receiver that keeps its word
+//! on idempotency keys, to probe and retry against. An effect
 //! and its key record are written in one `BEGIN IMMEDIATE` transaction, so
 //! two retries of one key at once make exactly one effect. It never opens
 //! or writes a ledger.

@@ -2,30 +2,44 @@
 //! backend reads its own cells ([`CellRead`]: SQLite's and PostgreSQL's
 //! tolerant readers, which flag a malformed cell instead of failing the
 //! row), and these functions say which column is which field. No SQL here:
-//! the column order is the one each backend's SELECT lists.
+//! the column order is the one the shared SELECTs list.
 
+use super::cells::CellRead;
 use crate::domain::{
-    Attempt, Decision, DecisionId, Event, Malformed, NewProbe, Operation, OperationId, Outcome,
-    Probe, ProbeOutcome, RetryProgress, RetryRequest, State,
+    Attempt, Decision, DecisionId, Event, Malformed, NewProbe, OpTypeContract, Operation,
+    OperationId, OperationRow, Outcome, Probe, ProbeOutcome, RetryProgress, RetryRequest, State,
+    StateCounts,
 };
 
-/// One row's cells, read tolerantly; `E` is the backend's error.
-pub(crate) trait CellRead {
-    type Error;
-    fn text(&mut self, i: usize, column: &'static str) -> Result<String, Self::Error>;
-    fn opt_text(&mut self, i: usize, column: &'static str) -> Result<Option<String>, Self::Error>;
-    fn time(&mut self, i: usize, column: &'static str) -> Result<String, Self::Error>;
-    fn opt_time(&mut self, i: usize, column: &'static str) -> Result<Option<String>, Self::Error>;
-    fn int(&mut self, i: usize, column: &'static str) -> Result<i64, Self::Error>;
-    fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>, Self::Error>;
-    /// The malformed cells met so far, taken.
-    fn take_malformed(&mut self) -> Vec<Malformed>;
+/// A list row: `id, state, account, op_type, idem_key, attempts,
+/// max_attempts, last_event, last_error, result_id, lease_expires_at,
+/// created_at, updated_at, version, retry status`. A malformed cell is
+/// flagged on the row instead of failing the page.
+pub(super) fn operation_row<C: CellRead + ?Sized>(c: &mut C) -> Result<OperationRow, C::Error> {
+    Ok(OperationRow {
+        id: OperationId(c.int(0, "id")?),
+        state: State::parse(&c.text(1, "state")?),
+        account: c.text(2, "account")?,
+        op_type: c.text(3, "op_type")?,
+        idem_key: c.text(4, "idem_key")?,
+        attempts: c.int(5, "attempts")?,
+        max_attempts: c.int(6, "max_attempts")?,
+        last_event: c.opt_text(7, "last_event")?,
+        last_error: c.opt_text(8, "last_error")?,
+        result_id: c.opt_text(9, "result_id")?,
+        lease_expires_at: c.opt_time(10, "lease_expires_at")?,
+        created_at: c.time(11, "created_at")?,
+        updated_at: c.time(12, "updated_at")?,
+        version: c.int(13, "version")?,
+        retry_status: c.opt_text(14, "retry_requests.status")?,
+        malformed: c.take_malformed(),
+    })
 }
 
 /// `id, account, op_type, idem_key, fingerprint, params, state, result_id,
 /// max_attempts, deadline_at, lease_expires_at, key_expires_at,
 /// created_at, updated_at, version`.
-pub(crate) fn operation<C: CellRead>(c: &mut C) -> Result<Operation, C::Error> {
+pub(super) fn operation<C: CellRead + ?Sized>(c: &mut C) -> Result<Operation, C::Error> {
     Ok(Operation {
         id: OperationId(c.int(0, "id")?),
         account: c.text(1, "account")?,
@@ -50,7 +64,9 @@ pub(crate) fn operation<C: CellRead>(c: &mut C) -> Result<Operation, C::Error> {
 // gathered on the detail by [`flagged`] (see `history_malformed`).
 
 /// `op_id, attempt, started_at, ended_at, outcome, error, response`.
-pub(crate) fn attempt<C: CellRead>(c: &mut C) -> Result<(Attempt, Vec<Malformed>), C::Error> {
+pub(super) fn attempt<C: CellRead + ?Sized>(
+    c: &mut C,
+) -> Result<(Attempt, Vec<Malformed>), C::Error> {
     let row = Attempt {
         op_id: OperationId(c.int(0, "op_id")?),
         attempt: c.int(1, "attempt")?,
@@ -64,7 +80,7 @@ pub(crate) fn attempt<C: CellRead>(c: &mut C) -> Result<(Attempt, Vec<Malformed>
 }
 
 /// `id, op_id, attempt, at, event, detail`.
-pub(crate) fn event<C: CellRead>(c: &mut C) -> Result<(Event, Vec<Malformed>), C::Error> {
+pub(super) fn event<C: CellRead + ?Sized>(c: &mut C) -> Result<(Event, Vec<Malformed>), C::Error> {
     let row = Event {
         id: c.int(0, "id")?,
         op_id: OperationId(c.int(1, "op_id")?),
@@ -78,7 +94,9 @@ pub(crate) fn event<C: CellRead>(c: &mut C) -> Result<(Event, Vec<Malformed>), C
 
 /// `id, op_id, decision, from_state, to_state, result_id, evidence, note,
 /// operator, decided_at, op_version, undoes`.
-pub(crate) fn decision<C: CellRead>(c: &mut C) -> Result<(Decision, Vec<Malformed>), C::Error> {
+pub(super) fn decision<C: CellRead + ?Sized>(
+    c: &mut C,
+) -> Result<(Decision, Vec<Malformed>), C::Error> {
     let row = Decision {
         id: DecisionId(c.int(0, "id")?),
         op_id: OperationId(c.int(1, "op_id")?),
@@ -98,7 +116,7 @@ pub(crate) fn decision<C: CellRead>(c: &mut C) -> Result<(Decision, Vec<Malforme
 
 /// `id, op_id, idem_key, requested_at, requested_by, status, decision_id,
 /// claimed_by, claim_expires_at, runs, finished_at, outcome`.
-pub(crate) fn retry_request<C: CellRead>(
+pub(super) fn retry_request<C: CellRead + ?Sized>(
     c: &mut C,
 ) -> Result<(RetryRequest, Vec<Malformed>), C::Error> {
     let row = RetryRequest {
@@ -122,7 +140,7 @@ pub(crate) fn retry_request<C: CellRead>(
 
 /// `id, op_id, idem_key, command, outcome, result_id, exit, output,
 /// operator, probed_at, duration_ms`.
-pub(crate) fn probe<C: CellRead>(c: &mut C) -> Result<(Probe, Vec<Malformed>), C::Error> {
+pub(super) fn probe<C: CellRead + ?Sized>(c: &mut C) -> Result<(Probe, Vec<Malformed>), C::Error> {
     let row = Probe {
         id: c.int(0, "id")?,
         probe: NewProbe {
@@ -141,9 +159,22 @@ pub(crate) fn probe<C: CellRead>(c: &mut C) -> Result<(Probe, Vec<Malformed>), C
     Ok((row, c.take_malformed()))
 }
 
+/// `op_type, idempotent, key_retention_s, description`.
+pub(super) fn contract<C: CellRead + ?Sized>(
+    c: &mut C,
+) -> Result<(OpTypeContract, Vec<Malformed>), C::Error> {
+    let row = OpTypeContract {
+        op_type: c.text(0, "op_type")?,
+        idempotent: c.bool(1, "idempotent")?,
+        key_retention_s: c.opt_int(2, "key_retention_s")?,
+        description: c.opt_text(3, "description")?,
+    };
+    Ok((row, c.take_malformed()))
+}
+
 /// The rows without their flags, each flag kept in `out` as `attempt 2:
 /// error: a 3-byte BLOB` (`whose` names the row).
-pub(crate) fn flagged<T>(
+pub(super) fn flagged<T>(
     rows: Vec<(T, Vec<Malformed>)>,
     out: &mut Vec<String>,
     whose: impl Fn(&T) -> String,
@@ -156,4 +187,32 @@ pub(crate) fn flagged<T>(
             row
         })
         .collect()
+}
+
+/// Operations per state from `(state, count)` rows, in the order of
+/// [`State::KNOWN`] (a state settle does not know last), states counted 0
+/// left out; `estimated` when some counts come from statistics.
+pub(super) fn state_counts(
+    raw: Vec<(String, i64)>,
+    stale_reserved: i64,
+    estimated: bool,
+) -> StateCounts {
+    let mut by_state: Vec<(State, i64)> = raw
+        .into_iter()
+        .filter(|(_, n)| *n != 0)
+        .map(|(s, n)| (State::parse(&s), n))
+        .collect();
+    by_state.sort_by_key(|(s, _)| {
+        State::KNOWN
+            .iter()
+            .position(|k| k == s)
+            .unwrap_or(State::KNOWN.len())
+    });
+    let total = by_state.iter().map(|(_, n)| n).sum();
+    StateCounts {
+        by_state,
+        stale_reserved,
+        total,
+        estimated,
+    }
 }

@@ -1,4 +1,4 @@
-//! Counting the queue's groups (issue 12's Clusters view), once for both
+//! Counting the queue's groups for the Clusters view, once for both
 //! backends: each streams the matching rows (type, account, last error,
 //! last change) in its own way and hands each row's values here. No SQL.
 
@@ -15,7 +15,7 @@ const TEXT_DIMENSIONS: [ClusterDimension; 3] = [
 ];
 
 /// The counts so far, per dimension.
-pub(crate) struct Tally {
+pub(super) struct Tally {
     text: [TextCounts; 3],
     ages: HashMap<&'static str, i64>,
     /// Seconds since the epoch: what ages are measured from.
@@ -23,7 +23,7 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
-    pub(crate) fn new(now: i64) -> Tally {
+    pub(super) fn new(now: i64) -> Tally {
         Tally {
             text: Default::default(),
             ages: HashMap::new(),
@@ -34,7 +34,7 @@ impl Tally {
     /// Counts text dimension `i` (0 type, 1 account, 2 last error) of one
     /// row; `None` is its own group. Looked up borrowed, so a row allocates
     /// nothing once its values were seen.
-    pub(crate) fn text(&mut self, i: usize, value: Option<&str>) {
+    pub(super) fn text(&mut self, i: usize, value: Option<&str>) {
         let Some(counts) = self.text.get_mut(i) else {
             return;
         };
@@ -51,12 +51,12 @@ impl Tally {
 
     /// Counts one row's last change (seconds since the epoch; None when it
     /// is not a time) in its age bucket.
-    pub(crate) fn age(&mut self, instant: Option<i64>) {
+    pub(super) fn age(&mut self, instant: Option<i64>) {
         *self.ages.entry(age_bucket(instant, self.now)).or_insert(0) += 1;
     }
 
     /// The `top` biggest groups of each dimension.
-    pub(crate) fn into_clusters(self, top: usize) -> Clusters {
+    pub(super) fn into_clusters(self, top: usize) -> Clusters {
         let groups = TEXT_DIMENSIONS
             .iter()
             .zip(self.text)
@@ -98,7 +98,7 @@ impl TextCounts {
 
 /// The bucket of an operation last changed at `instant` (seconds since
 /// the epoch), read from [`AGE_BUCKETS`].
-pub(crate) fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
+pub(super) fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
     let Some(at) = instant else {
         return AGE_UNREADABLE;
     };

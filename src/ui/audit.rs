@@ -4,14 +4,14 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Block, Paragraph, Row, Table};
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
-use crate::app::App;
+use crate::app::window::Window;
+use crate::domain::Decision;
 use crate::labels;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
+pub fn render(w: &Window<Decision>, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered().title(" Audit: decisions, newest first ");
-    let w = &app.audit;
     if w.rows.is_empty() {
         let text = if w.loaded {
             "no decisions recorded yet"

@@ -9,9 +9,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph};
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
-use crate::app::App;
+use crate::app::ClustersPane;
 use crate::domain::{Cluster, ClusterDimension, ClusterSection};
 use crate::text::{fit, pad};
 
@@ -19,8 +19,7 @@ use crate::text::{fit, pad};
 const COUNT: usize = 8;
 const BAR: usize = 12;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.clusters;
+pub fn render(pane: &ClustersPane, theme: Theme, frame: &mut Frame, area: Rect) {
     let Some(clusters) = &pane.clusters else {
         let block = Block::bordered().title(" Clusters ");
         let text = Paragraph::new("grouping the queue…").style(theme.dim());

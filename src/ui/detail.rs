@@ -9,15 +9,29 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
+use super::draw::{clean, duration};
 use super::theme::Theme;
-use super::{clean, duration};
-use crate::app::App;
+use crate::app::{DetailPane, DrillsPane};
 use crate::domain::{Malformed, OperationDetail, evidence, parse_time};
 use crate::labels;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
+/// What an operation's detail is read against: the clock (ages, leases,
+/// deadlines) and the loaded drills, which name the case it came from.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    pub now: DateTime<Utc>,
+    pub drills: &'a DrillsPane,
+}
+
+pub fn render(
+    pane: Option<&DetailPane>,
+    ctx: Context,
+    theme: Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
     let block = Block::bordered();
-    let Some(pane) = &app.detail else {
+    let Some(pane) = pane else {
         frame.render_widget(Paragraph::new("no operation selected").block(block), area);
         return;
     };
@@ -28,7 +42,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         );
         return;
     };
-    let paragraph = Paragraph::new(lines(app, theme, detail))
+    let paragraph = Paragraph::new(lines(ctx, theme, detail))
         .block(block.title(format!(" #{} detail (J/K scroll) ", pane.id)))
         .wrap(Wrap { trim: false });
     // Never scroll past the end: the last screenful stays in view.
@@ -51,12 +65,12 @@ fn heading(theme: Theme, text: &str) -> Line<'static> {
 }
 
 /// `2026-11-06T10:15:00Z (in 3h)` / `(5m ago)`.
-fn when(app: &App, time: Option<&str>, none: &str) -> String {
+fn when(now: DateTime<Utc>, time: Option<&str>, none: &str) -> String {
     match time {
         None => none.to_string(),
         Some(t) => match parse_time(t) {
             Some(at) => {
-                let secs = (at - app.now).num_seconds();
+                let secs = (at - now).num_seconds();
                 if secs >= 0 {
                     format!("{} (in {})", clean(t), duration(secs))
                 } else {
@@ -71,8 +85,8 @@ fn when(app: &App, time: Option<&str>, none: &str) -> String {
 /// The drill case an operation was imported from: `RUN/CASE` when a
 /// loaded drill file's import would write this key, else the case a
 /// synthetic key (`drill:<case>:<fingerprint>`) names.
-fn drill_case(app: &App, op: &crate::domain::Operation) -> Option<String> {
-    app.drills
+fn drill_case(drills: &DrillsPane, op: &crate::domain::Operation) -> Option<String> {
+    drills
         .case_of_operation(&op.account, &op.op_type, &op.idem_key)
         .or_else(|| {
             let rest = op.idem_key.strip_prefix("drill:")?;
@@ -81,18 +95,18 @@ fn drill_case(app: &App, op: &crate::domain::Operation) -> Option<String> {
         })
 }
 
-pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'static>> {
+pub fn lines(ctx: Context, theme: Theme, detail: &OperationDetail) -> Vec<Line<'static>> {
     let op = &detail.operation;
     let mut out = vec![
         Line::from(Span::styled(clean(&op.natural_key()), theme.title())),
         field(
             theme,
             "state",
-            labels::state_label_long(&op.state, op.is_stale_reservation(app.now)),
+            labels::state_label_long(&op.state, op.is_stale_reservation(ctx.now)),
         ),
         field(theme, "version", op.version.to_string()),
     ];
-    if let Some(case) = drill_case(app, op) {
+    if let Some(case) = drill_case(ctx.drills, op) {
         out.push(field(
             theme,
             "drill",
@@ -103,7 +117,7 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
     out.push(Line::raw(""));
     // What the events prove comes first, then what the receivers said when
     // asked: it is what the operator decides on.
-    evidence_lines(app, theme, detail, &mut out);
+    evidence_lines(ctx.now, theme, detail, &mut out);
     probe_lines(theme, detail, &mut out);
 
     out.push(Line::raw(""));
@@ -122,17 +136,17 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
         field(
             theme,
             "key expires",
-            labels::key_expiry_text(detail, app.now),
+            labels::key_expiry_text(detail, ctx.now),
         ),
         field(
             theme,
             "lease",
-            when(app, op.lease_expires_at.as_deref(), "—"),
+            when(ctx.now, op.lease_expires_at.as_deref(), "—"),
         ),
         field(
             theme,
             "deadline",
-            when(app, op.deadline_at.as_deref(), "none"),
+            when(ctx.now, op.deadline_at.as_deref(), "none"),
         ),
         field(theme, "contract", detail.contract_summary()),
         field(theme, "created", clean(&op.created_at)),
@@ -158,7 +172,8 @@ pub fn lines(app: &App, theme: Theme, detail: &OperationDetail) -> Vec<Line<'sta
 }
 
 /// The warnings about cells that did not read as stored, and whether they
-/// stop a decision (issue 9, point 3).
+/// stop a decision: a service wrote the ledger with plain SQL, so a bad
+/// cell is shown for what it is rather than hiding its row.
 fn malformed_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
     let op = &detail.operation;
     if !op.malformed.is_empty() {
@@ -179,8 +194,13 @@ fn malformed_lines(theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'s
 }
 
 /// The Evidence section: what the events prove, and the suggestion.
-fn evidence_lines(app: &App, theme: Theme, detail: &OperationDetail, out: &mut Vec<Line<'static>>) {
-    let summary = evidence::summarize(detail, app.now);
+fn evidence_lines(
+    now: DateTime<Utc>,
+    theme: Theme,
+    detail: &OperationDetail,
+    out: &mut Vec<Line<'static>>,
+) {
+    let summary = evidence::summarize(detail, now);
     out.push(heading(theme, "Evidence"));
     for fact in &summary.facts {
         out.push(Line::raw(format!("  • {}", labels::long_text(fact))));
@@ -351,7 +371,8 @@ mod tests {
 
     /// 10 MB of parameters, a 1 MB error and a 1 MB event detail: the
     /// detail draws the first part of each and says what it left out,
-    /// instead of formatting megabytes on every frame (issue 9, point 4).
+    /// instead of formatting megabytes on every frame, which would stall
+    /// the keyboard.
     #[test]
     fn a_detail_with_10_mb_of_params_draws_a_capped_part_and_says_so() {
         let mut op = fixture().pop().unwrap();
@@ -372,7 +393,11 @@ mod tests {
 
         let pane = h.app.detail.as_ref().unwrap();
         let detail = pane.detail.as_ref().unwrap();
-        let lines = super::lines(&h.app, crate::ui::theme::Theme { color: false }, detail);
+        let ctx = super::Context {
+            now: h.app.now,
+            drills: &h.app.drills,
+        };
+        let lines = super::lines(ctx, crate::ui::theme::Theme { color: false }, detail);
         let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
         let formatted: usize = text.iter().map(String::len).sum();
         assert!(formatted < 8 * SHOWN_BYTES, "{formatted} bytes formatted");

@@ -14,16 +14,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use serde_json::Value;
 
-use super::clean;
-use super::drills::{passed, verdict_style};
+use super::draw::clean;
+use super::drills::passed;
 use super::theme::Theme;
-use crate::app::App;
+use crate::app::DrillsPane;
 use crate::app::drills::CaseView;
 use crate::domain::OperationId;
 use crate::drill::{DrillEvent, Severity};
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.drills;
+pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered();
     let Some(row) = pane.selected() else {
         frame.render_widget(Paragraph::new("no case selected").block(block), area);
@@ -103,7 +102,7 @@ fn case_lines(
     )];
     out.push(Line::from(vec![
         Span::styled(format!("{:<12}", "verdict"), theme.dim()),
-        Span::styled(a.verdict.as_str(), verdict_style(theme, a.verdict)),
+        Span::styled(a.verdict.as_str(), theme.verdict(a.verdict)),
     ]));
     out.push(match link {
         Some(Some(id)) => Line::from(vec![

@@ -9,16 +9,14 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
-use super::clean;
-use super::drills::verdict_style;
+use super::draw::clean;
 use super::theme::Theme;
-use crate::app::App;
-use crate::app::drill_compare::{CaseAcrossRuns, CaseChange, compare};
+use crate::app::DrillsPane;
+use crate::app::drill_compare::{CaseAcrossRuns, CaseChange};
 use crate::text::fit;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.drills;
-    let (runs, cases) = compare(pane);
+pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
+    let (runs, cases) = pane.compared();
     let block = Block::bordered().title(title(theme, runs.len(), &cases, &pane.filter_text));
     if cases.is_empty() {
         frame.render_widget(
@@ -69,7 +67,7 @@ fn case_row(theme: Theme, case: &CaseAcrossRuns, width: &dyn Fn(usize) -> usize)
         Cell::from(fit(&clean(&case.case), width(1))),
     ];
     cells.extend(case.verdicts.iter().enumerate().map(|(r, v)| match v {
-        Some(v) => Cell::from(fit(v.as_str(), width(r + 2))).style(verdict_style(theme, *v)),
+        Some(v) => Cell::from(fit(v.as_str(), width(r + 2))).style(theme.verdict(*v)),
         None => Cell::from("— not in run").style(theme.dim()),
     }));
     Row::new(cells)

@@ -6,20 +6,18 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
-use crate::app::{App, DrillRow, DrillsPane};
-use crate::drill::{CaseAnalysis, Verdict};
+use crate::app::{DrillRow, DrillsPane};
+use crate::drill::CaseAnalysis;
 use crate::text::fit;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let pane = &app.drills;
+pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
     if pane.compare {
-        return super::drill_compare::render(app, theme, frame, area);
+        return super::drill_compare::render(pane, theme, frame, area);
     }
     let rows = pane.rows();
     let block = Block::bordered().title(title(pane, theme, rows.len()));
@@ -141,7 +139,7 @@ fn table_row(pane: &DrillsPane, theme: Theme, row: DrillRow, widths: &[usize]) -
         Cell::from(case.effect_count.to_string()),
         Cell::from(cut(5, case.caller_result.as_deref().unwrap_or("—"))),
         Cell::from(passed(case)),
-        Cell::from(case.verdict.as_str()).style(verdict_style(theme, case.verdict)),
+        Cell::from(case.verdict.as_str()).style(theme.verdict(case.verdict)),
     ])
 }
 
@@ -162,15 +160,5 @@ pub(super) fn passed(case: &CaseAnalysis) -> String {
         (Some(r), Some(c)) if r != c => format!("{}!", word(r)),
         (Some(r), _) | (None, Some(r)) => word(r).to_string(),
         (None, None) => "—".to_string(),
-    }
-}
-
-/// A duplicate stands out; a case the caller ended without knowing is
-/// flagged; the words carry the meaning without colour.
-pub(super) fn verdict_style(theme: Theme, verdict: Verdict) -> Style {
-    match verdict {
-        Verdict::Safe => theme.pass(),
-        Verdict::DuplicateEffect => theme.fail(),
-        Verdict::Unresolved | Verdict::Conflict => theme.note(),
     }
 }

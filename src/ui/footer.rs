@@ -7,15 +7,15 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::clean;
+use super::draw::clean;
 use super::theme::Theme;
 use crate::app::{App, Intent, ListState, Mode, View};
 use crate::domain::DecisionKind;
 use crate::intent::KeyMode;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
-    let line = match (app.mode, app.current_list()) {
-        (Mode::Export, list) => export_prompt(app, list, theme),
+    let line = match (&app.mode, app.current_list()) {
+        (Mode::Export { .. }, list) => export_prompt(app, list, theme),
         (Mode::Filter, Some(list)) => {
             let mut spans = vec![
                 Span::styled("/", theme.key()),
@@ -52,7 +52,25 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         alert(theme, frame, status, &s.text);
     }
 
-    let actions: Vec<Intent> = match app.mode {
+    let actions: Vec<Intent> = offered(&app.mode)
+        .into_iter()
+        .filter(|a| advertised(app, app.mode.key_mode(), *a))
+        .collect();
+    let mut spans = Vec::new();
+    if app.read_only() && app.mode == Mode::Normal && app.view.lists_operations() {
+        spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
+    }
+    for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::styled(format!(" {what}  "), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), hints);
+}
+
+/// The keys the footer offers in `mode`, most wanted first (those that do
+/// not act in the view are left out by [`advertised`]).
+fn offered(mode: &Mode) -> Vec<Intent> {
+    match mode {
         Mode::Normal => vec![
             Intent::Help,
             Intent::ToggleDetail,
@@ -70,29 +88,16 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
             Intent::Quit,
         ],
         Mode::Filter => vec![Intent::Accept, Intent::Back, Intent::DeleteChar],
-        Mode::Form => vec![
+        Mode::Form(_) => vec![
             Intent::Confirm,
             Intent::Back,
             Intent::NextField,
             Intent::ToggleOverride,
             Intent::Help,
         ],
-        Mode::Help => vec![Intent::Back],
-        Mode::Export => vec![Intent::Confirm, Intent::Back, Intent::DeleteChar],
-    };
-    let actions: Vec<Intent> = actions
-        .into_iter()
-        .filter(|a| advertised(app, app.mode.key_mode(), *a))
-        .collect();
-    let mut spans = Vec::new();
-    if app.read_only && app.mode == Mode::Normal && app.view.lists_operations() {
-        spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
+        Mode::Help { .. } => vec![Intent::Back],
+        Mode::Export { .. } => vec![Intent::Confirm, Intent::Back, Intent::DeleteChar],
     }
-    for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
-        spans.push(Span::styled(key, theme.key()));
-        spans.push(Span::styled(format!(" {what}  "), theme.dim()));
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), hints);
 }
 
 /// `export to NAME▏  12 marked rows`: the name being typed and which rows
@@ -108,7 +113,7 @@ fn export_prompt<'a>(app: &App, list: Option<&ListState>, theme: Theme) -> Line<
     };
     Line::from(vec![
         Span::styled("export to ", theme.key()),
-        Span::raw(format!("{}▏", clean(&app.export_name))),
+        Span::raw(format!("{}▏", clean(app.export_name()))),
         Span::styled(format!("  {rows}, as .csv or .jsonl"), theme.dim()),
     ])
 }
@@ -119,7 +124,7 @@ fn export_prompt<'a>(app: &App, list: Option<&ListState>, theme: Theme) -> Line<
 /// only say "read-only").
 pub(super) fn advertised(app: &App, mode: KeyMode, intent: Intent) -> bool {
     let acts = mode != KeyMode::List || intent.acts_in(app.view);
-    acts && !(app.read_only && intent.decides())
+    acts && !(app.read_only() && intent.decides())
 }
 
 /// An error too long for the status line, whole, in a box just above it:

@@ -3,14 +3,14 @@
 //! its verdict, recomputed from the model on each frame so it follows what
 //! the operator types.
 
+use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
+use super::draw::{centered, clean};
 use super::theme::Theme;
-use super::{centered, clean};
-use crate::app::App;
-use crate::app::bulk::{Bulk, id_list};
+use crate::app::bulk::{Bulk, BulkPreview, id_list};
 use crate::app::form::{DecisionForm, Field, PlannedDecision};
 use crate::domain::DecisionKind;
 use crate::domain::rules::{RuleCheck, Verdict};
@@ -25,11 +25,19 @@ fn verb(kind: DecisionKind) -> &'static str {
     }
 }
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
-    let Some(form) = &app.form else { return };
+/// What the popup shows besides the form itself: who writes, at what
+/// time the rules are judged, and whether the write is under way.
+#[derive(Debug, Clone, Copy)]
+pub struct Writing<'a> {
+    pub operator: &'a str,
+    pub now: DateTime<Utc>,
+    pub recording: bool,
+}
+
+pub fn render(form: &DecisionForm, writing: Writing, theme: Theme, frame: &mut Frame) {
     let lines = match &form.bulk {
-        Some(bulk) => bulk_lines(app, theme, form, bulk),
-        None => lines(app, theme, form),
+        Some(bulk) => bulk_lines(writing, theme, form, bulk),
+        None => lines(writing, theme, form),
     };
     let width = frame.area().width.min(100);
     // As tall as the wrapped text, so a short form does not hide the list.
@@ -70,20 +78,20 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
     );
 }
 
-fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
+fn lines(writing: Writing, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if form.details.is_none() {
         out.push(Line::styled("reading the operations…", theme.dim()));
         return out;
     }
-    let plan = form.plan(&app.operator, app.now);
+    let plan = form.plan(writing.operator, writing.now);
     // What will be written, per operation.
     for p in &plan {
         out.push(target_line(theme, p));
     }
     // What the history shows, so the operator decides with it in view.
     if let Some([detail]) = form.details.as_deref() {
-        let evidence = crate::domain::evidence::summarize(detail, app.now);
+        let evidence = crate::domain::evidence::summarize(detail, writing.now);
         for fact in &evidence.facts {
             out.push(Line::styled(format!("  • {}", clean(fact)), theme.dim()));
         }
@@ -98,7 +106,7 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     out.push(Line::styled(
         format!(
             "written as {}, only if each version is still the one shown",
-            clean(&app.operator)
+            clean(writing.operator)
         ),
         theme.dim(),
     ));
@@ -108,7 +116,35 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     }
     out.push(Line::raw(""));
     out.push(Line::styled("Checks", theme.title()));
-    match plan.as_slice() {
+    check_lines(theme, &plan, &mut out);
+    out.push(Line::raw(""));
+    let refused = plan.iter().filter(|p| p.refused().is_some()).count();
+    // After Enter the problem says it all; before, a summary of refusals.
+    if refused > 0 && form.problem.is_none() {
+        out.push(Line::styled(
+            format!(
+                "{refused} of {} refused: enter records nothing until every check passes",
+                plan.len()
+            ),
+            theme.fail(),
+        ));
+    }
+    if let Some(problem) = &form.problem {
+        out.push(Line::styled(clean(problem), theme.error()));
+    }
+    if writing.recording {
+        out.push(Line::styled(
+            "recording… (Esc hides this form; the result shows on the status line)",
+            theme.title(),
+        ));
+    }
+    out
+}
+
+/// Every check of a single decision; for many, the checks that do not pass
+/// (or that all of an operation's do).
+fn check_lines(theme: Theme, plan: &[PlannedDecision], out: &mut Vec<Line<'static>>) {
+    match plan {
         [only] => {
             for c in &only.checks {
                 out.push(check_line(theme, c, None));
@@ -137,33 +173,16 @@ fn lines(app: &App, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
             }
         }
     }
-    out.push(Line::raw(""));
-    let refused = plan.iter().filter(|p| p.refused().is_some()).count();
-    // After Enter the problem says it all; before, a summary of refusals.
-    if refused > 0 && form.problem.is_none() {
-        out.push(Line::styled(
-            format!(
-                "{refused} of {} refused: enter records nothing until every check passes",
-                plan.len()
-            ),
-            theme.fail(),
-        ));
-    }
-    if let Some(problem) = &form.problem {
-        out.push(Line::styled(clean(problem), theme.error()));
-    }
-    if app.recording.is_some() {
-        out.push(Line::styled(
-            "recording… (Esc hides this form; the result shows on the status line)",
-            theme.title(),
-        ));
-    }
-    out
 }
 
 /// The bulk form: the filter, a sample of the rows, how many pass and
 /// how many each rule would refuse, then the fields and the count to type.
-fn bulk_lines(app: &App, theme: Theme, form: &DecisionForm, bulk: &Bulk) -> Vec<Line<'static>> {
+fn bulk_lines(
+    writing: Writing,
+    theme: Theme,
+    form: &DecisionForm,
+    bulk: &Bulk,
+) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let filter = match bulk.selection.filter.as_str() {
         "" => "(no filter)".to_string(),
@@ -175,52 +194,12 @@ fn bulk_lines(app: &App, theme: Theme, form: &DecisionForm, bulk: &Bulk) -> Vec<
     ]));
     match &bulk.preview {
         None => out.push(Line::styled("judging every matching row…", theme.dim())),
-        Some(p) => {
-            for line in &p.sample {
-                out.push(Line::raw(format!("  {}", clean(line))));
-            }
-            if p.matched > p.sample.len() {
-                out.push(Line::styled(
-                    format!("  and {} more", p.matched - p.sample.len()),
-                    theme.dim(),
-                ));
-            }
-            out.push(Line::from(vec![
-                Span::styled(" pass ", theme.pass()),
-                Span::raw(format!(
-                    "{} of {} would be written",
-                    p.pass.len(),
-                    p.matched
-                )),
-            ]));
-            for g in &p.refused {
-                out.push(Line::from(vec![
-                    Span::styled(" FAIL ", theme.fail()),
-                    Span::raw(format!(
-                        "{} refused by {}: {} ({})",
-                        g.ids.len(),
-                        clean(&g.rule),
-                        clean(&g.reason),
-                        id_list(&g.ids)
-                    )),
-                ]));
-            }
-            if !p.changed.is_empty() {
-                out.push(Line::from(vec![
-                    Span::styled(" skip ", theme.note()),
-                    Span::raw(format!(
-                        "{} changed while listed ({})",
-                        p.changed.len(),
-                        id_list(&p.changed)
-                    )),
-                ]));
-            }
-        }
+        Some(p) => preview_lines(theme, p, &mut out),
     }
     out.push(Line::styled(
         format!(
             "written as {}, in batches, each only if its version is still the one judged",
-            clean(&app.operator)
+            clean(writing.operator)
         ),
         theme.dim(),
     ));
@@ -231,13 +210,57 @@ fn bulk_lines(app: &App, theme: Theme, form: &DecisionForm, bulk: &Bulk) -> Vec<
     if let Some(problem) = &form.problem {
         out.push(Line::styled(clean(problem), theme.error()));
     }
-    if app.recording.is_some() {
+    if writing.recording {
         out.push(Line::styled(
             "writing… (Esc hides this form; progress shows on the status line)",
             theme.title(),
         ));
     }
     out
+}
+
+/// What judging every matching row found: a sample, how many pass, and
+/// how many each rule refuses or changed meanwhile.
+fn preview_lines(theme: Theme, p: &BulkPreview, out: &mut Vec<Line<'static>>) {
+    for line in &p.sample {
+        out.push(Line::raw(format!("  {}", clean(line))));
+    }
+    if p.matched > p.sample.len() {
+        out.push(Line::styled(
+            format!("  and {} more", p.matched - p.sample.len()),
+            theme.dim(),
+        ));
+    }
+    out.push(Line::from(vec![
+        Span::styled(" pass ", theme.pass()),
+        Span::raw(format!(
+            "{} of {} would be written",
+            p.pass.len(),
+            p.matched
+        )),
+    ]));
+    for g in &p.refused {
+        out.push(Line::from(vec![
+            Span::styled(" FAIL ", theme.fail()),
+            Span::raw(format!(
+                "{} refused by {}: {} ({})",
+                g.ids.len(),
+                clean(&g.rule),
+                clean(&g.reason),
+                id_list(&g.ids)
+            )),
+        ]));
+    }
+    if !p.changed.is_empty() {
+        out.push(Line::from(vec![
+            Span::styled(" skip ", theme.note()),
+            Span::raw(format!(
+                "{} changed while listed ({})",
+                p.changed.len(),
+                id_list(&p.changed)
+            )),
+        ]));
+    }
 }
 
 fn target_line(theme: Theme, p: &PlannedDecision) -> Line<'static> {

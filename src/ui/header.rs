@@ -7,10 +7,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::draw::{clean, duration};
 use super::theme::Theme;
-use super::{clean, duration};
 use crate::app::{App, ListId, View};
 use crate::domain::State;
+use crate::store::StateCounts;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Rect) {
     let mut spans = vec![
@@ -20,7 +21,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         Span::raw(clean(&app.operator)),
         Span::raw("  "),
     ];
-    if let Some(p) = &app.adopting {
+    if let Some(p) = app.adopting() {
         spans.push(Span::styled(
             // `done` counts the steps finished; the one running is next
             // (the last report, "committing", comes with all of them done).
@@ -33,7 +34,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
             theme.read_only(),
         ));
         spans.push(Span::raw(" "));
-    } else if app.read_only {
+    } else if app.read_only() {
         spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
         spans.push(Span::raw(" "));
     }
@@ -51,7 +52,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), header);
+    frame.render_widget(Paragraph::new(Line::from(tab_spans(app, theme))), tabs);
+}
 
+/// The view tabs, each list's with its count, then the counts per state.
+fn tab_spans(app: &App, theme: Theme) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     for (i, view) in View::ALL.iter().enumerate() {
         let list = match view {
@@ -74,35 +79,39 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
     spans.push(Span::raw(" │ "));
     match &app.counts {
         None => spans.push(Span::styled("counting…", theme.dim())),
-        Some(counts) => {
-            for state in State::KNOWN.iter() {
-                let n = counts.get(state);
-                if n == 0 {
-                    continue;
-                }
-                spans.push(Span::styled(state.to_string(), theme.state(state)));
-                let approx = if counts.is_estimate(state) { "≈" } else { "" };
-                spans.push(Span::raw(format!(" {approx}{n} ")));
-                if *state == State::Reserved && counts.stale_reserved > 0 {
-                    spans.push(Span::styled(
-                        format!("(stale {}) ", counts.stale_reserved),
-                        theme.dim(),
-                    ));
-                }
-            }
-            for (state, n) in counts
-                .by_state
-                .iter()
-                .filter(|(s, _)| matches!(s, State::Unrecognized(_)))
-            {
-                let approx = if counts.is_estimate(state) { "≈" } else { "" };
-                spans.push(Span::styled(clean(state.as_str()), theme.state(state)));
-                spans.push(Span::raw(format!(" {approx}{n} ")));
-            }
-            if counts.total == 0 {
-                spans.push(Span::styled("no operations", theme.dim()));
-            }
+        Some(counts) => state_spans(theme, counts, &mut spans),
+    }
+    spans
+}
+
+/// Each state with its count (`≈` when estimated), stale reservations, and
+/// words outside the contract as the ledger spells them.
+fn state_spans(theme: Theme, counts: &StateCounts, spans: &mut Vec<Span<'static>>) {
+    for state in State::KNOWN.iter() {
+        let n = counts.get(state);
+        if n == 0 {
+            continue;
+        }
+        spans.push(Span::styled(state.to_string(), theme.state(state)));
+        let approx = if counts.is_estimate(state) { "≈" } else { "" };
+        spans.push(Span::raw(format!(" {approx}{n} ")));
+        if *state == State::Reserved && counts.stale_reserved > 0 {
+            spans.push(Span::styled(
+                format!("(stale {}) ", counts.stale_reserved),
+                theme.dim(),
+            ));
         }
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), tabs);
+    for (state, n) in counts
+        .by_state
+        .iter()
+        .filter(|(s, _)| matches!(s, State::Unrecognized(_)))
+    {
+        let approx = if counts.is_estimate(state) { "≈" } else { "" };
+        spans.push(Span::styled(clean(state.as_str()), theme.state(state)));
+        spans.push(Span::raw(format!(" {approx}{n} ")));
+    }
+    if counts.total == 0 {
+        spans.push(Span::styled("no operations", theme.dim()));
+    }
 }

@@ -7,14 +7,14 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
-use super::centered;
+use super::draw::centered;
 use super::theme::Theme;
 use crate::app::App;
 use crate::keymap::KeyMode;
 use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
-    let mode = if app.form.is_some() {
+    let mode = if app.form().is_some() {
         KeyMode::Form
     } else {
         KeyMode::List

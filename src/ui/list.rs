@@ -1,14 +1,15 @@
 //! The operation list (Queue and All views): only the rows on screen are
 //! turned into table rows, so its cost does not grow with the ledger.
 
+use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 
+use super::draw::{age, clean};
 use super::theme::Theme;
-use super::{age, clean};
-use crate::app::{App, ListState, View};
+use crate::app::{ListState, View};
 use crate::domain::{OperationRow, Sort};
 use crate::labels;
 use crate::text::{fit, head};
@@ -16,18 +17,27 @@ use crate::text::{fit, head};
 /// More than any column is wide, even with every character made visible.
 const CELL_BYTES: usize = 1024;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
-    let Some(list) = app.current_list() else {
-        return;
-    };
-    let block = Block::bordered().title(title(app, list));
+/// The list on screen and what its rows are read against.
+#[derive(Debug, Clone, Copy)]
+pub struct Shown<'a> {
+    pub list: &'a ListState,
+    pub view: View,
+    /// `≈` when the list's count is the database's estimate.
+    pub approx: &'static str,
+    /// Ages and stale reservations are reckoned at this instant.
+    pub now: DateTime<Utc>,
+}
+
+pub fn render(shown: Shown, theme: Theme, frame: &mut Frame, area: Rect) {
+    let list = shown.list;
+    let block = Block::bordered().title(title(shown, theme));
     let w = &list.window;
     if w.rows.is_empty() {
         let text = if !w.loaded {
             "loading…".to_string()
         } else if !list.filter_text.is_empty() {
             "no operation matches the filter (esc clears it)".to_string()
-        } else if app.view == View::Queue {
+        } else if shown.view == View::Queue {
             "the triage queue is empty: nothing needs a decision".to_string()
         } else {
             "the ledger has no operations".to_string()
@@ -69,7 +79,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
         .collect();
     let visible = w.rows.iter().enumerate().skip(w.top).take(height);
     let rows: Vec<Row> = visible
-        .map(|(i, row)| table_row(app, list, theme, row, i == w.cursor, &widths))
+        .map(|(i, row)| table_row(shown, theme, row, i == w.cursor, &widths))
         .collect();
     let header = Row::new([
         "",
@@ -87,20 +97,21 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(table, area);
 }
 
-fn title(app: &App, list: &ListState) -> Line<'static> {
+fn title(shown: Shown, theme: Theme) -> Line<'static> {
+    let list = shown.list;
     let mut spans = vec![Span::styled(
-        format!(" {} ", app.view.title()),
-        Theme { color: app.color }.title(),
+        format!(" {} ", shown.view.title()),
+        theme.title(),
     )];
     let w = &list.window;
     if let Some(n) = list.count {
         let noun = if n == 1 { "operation" } else { "operations" };
-        spans.push(Span::raw(format!("{}{n} {noun} ", app.approx(list))));
+        spans.push(Span::raw(format!("{}{n} {noun} ", shown.approx)));
     }
     if !list.marks.is_empty() {
         spans.push(Span::styled(
             format!("· {} marked ", list.marks.len()),
-            Theme { color: app.color }.marked(),
+            theme.marked(),
         ));
     }
     if !list.filter_text.is_empty() {
@@ -130,8 +141,7 @@ fn title(app: &App, list: &ListState) -> Line<'static> {
 }
 
 fn table_row(
-    app: &App,
-    list: &ListState,
+    shown: Shown,
     theme: Theme,
     row: &OperationRow,
     selected: bool,
@@ -144,16 +154,17 @@ fn table_row(
             widths.get(column).copied().unwrap_or(0),
         )
     };
-    let stale = row.is_stale_reservation(app.now);
+    let stale = row.is_stale_reservation(shown.now);
     let state = labels::state_label(&row.state, stale);
-    let marked = list.marks.contains(&row.id);
+    let marked = shown.list.marks.contains(&row.id);
     let happened = labels::last_happened(row);
     let last = happened
         .as_deref()
         .or(row.last_error.as_deref())
         .unwrap_or("—");
     // A malformed cell is flagged in the mark column (`!`, unless marked)
-    // and its value drawn in the warning style (issue 9, point 3).
+    // and its value drawn in the warning style: the row stays listed, so
+    // one bad cell never hides an operation.
     let bad = |column: &str| row.malformed.iter().any(|m| m.column == column);
     let warn = |column: &str| {
         if bad(column) {
@@ -171,7 +182,7 @@ fn table_row(
         flag,
         Cell::from(row.id.to_string()).style(theme.dim()),
         Cell::from(state).style(theme.row_state(&row.state, stale)),
-        Cell::from(age(&row.updated_at, app.now)),
+        Cell::from(age(&row.updated_at, shown.now)),
         Cell::from(cut(4, &row.account)).style(warn("account")),
         Cell::from(cut(5, &row.op_type)).style(warn("op_type")),
         Cell::from(cut(6, &row.idem_key)).style(warn("idem_key")),
@@ -193,7 +204,7 @@ mod tests {
 
     /// A service writes one bad cell per kind with plain SQL; the All view
     /// still lists every operation, flags the bad ones, and the detail
-    /// names the column and refuses a decision (issue 9, point 3).
+    /// names the column and refuses a decision on a value it cannot trust.
     #[test]
     fn bad_cells_are_flagged_and_every_other_row_stays_listed() {
         let mut h = Harness::new();

@@ -6,6 +6,7 @@
 mod audit;
 mod clusters;
 mod detail;
+mod draw;
 mod drill_case;
 mod drill_compare;
 mod drills;
@@ -17,7 +18,6 @@ mod list;
 pub mod theme;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
 
 use crate::app::{App, Mode, View};
 use theme::Theme;
@@ -27,44 +27,45 @@ pub fn render(app: &App, frame: &mut Frame) {
     let screen = app.screen();
     header::render(app, theme, frame, screen.header, screen.tabs);
     match app.view {
-        View::Queue | View::All => list::render(app, theme, frame, screen.list),
-        View::Audit => audit::render(app, theme, frame, screen.list),
-        View::Drills => drills::render(app, theme, frame, screen.list),
-        View::Clusters => clusters::render(app, theme, frame, screen.list),
+        View::Queue | View::All => {
+            if let Some(shown) = app.current_list() {
+                let shown = list::Shown {
+                    list: shown,
+                    view: app.view,
+                    approx: app.approx(shown),
+                    now: app.now,
+                };
+                list::render(shown, theme, frame, screen.list);
+            }
+        }
+        View::Audit => audit::render(&app.audit, theme, frame, screen.list),
+        View::Drills => drills::render(&app.drills, theme, frame, screen.list),
+        View::Clusters => clusters::render(&app.clusters, theme, frame, screen.list),
     }
     if let Some(area) = screen.detail {
         match app.view {
-            View::Drills => drill_case::render(app, theme, frame, area),
+            View::Drills => drill_case::render(&app.drills, theme, frame, area),
             View::Queue | View::All | View::Audit | View::Clusters => {
-                detail::render(app, theme, frame, area)
+                let ctx = detail::Context {
+                    now: app.now,
+                    drills: &app.drills,
+                };
+                detail::render(app.detail.as_ref(), ctx, theme, frame, area)
             }
         }
     }
     footer::render(app, theme, frame, screen.status, screen.hints);
-    if app.form.is_some() {
-        form::render(app, theme, frame);
+    if let Some(decision) = app.form() {
+        let writing = form::Writing {
+            operator: &app.operator,
+            now: app.now,
+            recording: app.recording.is_some(),
+        };
+        form::render(decision, writing, theme, frame);
     }
-    if app.mode == Mode::Help {
+    if matches!(app.mode, Mode::Help { .. }) {
         help::render(app, theme, frame);
     }
-}
-
-/// Ledger text made safe for the terminal.
-pub(crate) fn clean(text: &str) -> String {
-    crate::text::sanitize(text).into_owned()
-}
-
-pub(crate) use crate::domain::{age, human_duration as duration};
-
-/// A rectangle of at most `width` x `height` centred in `area`.
-pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
-    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
-        .flex(Flex::Center)
-        .areas(area);
-    let [cell] = Layout::horizontal([Constraint::Length(width.min(area.width))])
-        .flex(Flex::Center)
-        .areas(row);
-    cell
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use crate::app::testkit::{Harness, fixture};
-use crate::app::{App, LoadedDrill, Msg};
+use crate::app::{App, LedgerAccess, LoadedDrill, Msg};
 use crate::domain::NewOperation;
 
 /// The frame as text, one line per row, trailing spaces trimmed.
@@ -354,7 +354,11 @@ fn footer_per_view() {
     let mut h = with_drills(120, 12);
     let mut out = String::new();
     for read_only in [false, true] {
-        h.app.read_only = read_only;
+        h.app.access = if read_only {
+            LedgerAccess::ReadOnly
+        } else {
+            LedgerAccess::ReadWrite
+        };
         for (key, view) in [
             ("1", "queue"),
             ("2", "all"),
@@ -401,7 +405,7 @@ fn help_in_the_drills_view_offers_no_decision() {
 #[test]
 fn read_only_header() {
     let mut h = sized(100, 24);
-    h.app.read_only = true;
+    h.app.access = LedgerAccess::ReadOnly;
     h.keys("a");
     insta::assert_snapshot!(snap(&h));
 }

@@ -5,6 +5,7 @@
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::domain::State;
+use crate::drill::Verdict;
 use crate::labels;
 
 #[derive(Debug, Clone, Copy)]
@@ -79,5 +80,17 @@ impl Theme {
     /// the triage queue).
     pub fn row_state(self, state: &State, stale: bool) -> Style {
         self.fg(labels::state_color(state, stale))
+    }
+}
+
+impl Theme {
+    /// A duplicate stands out; a case the caller ended without knowing is
+    /// flagged; the words carry the meaning without colour.
+    pub fn verdict(self, verdict: Verdict) -> Style {
+        match verdict {
+            Verdict::Safe => self.pass(),
+            Verdict::DuplicateEffect => self.fail(),
+            Verdict::Unresolved | Verdict::Conflict => self.note(),
+        }
     }
 }

@@ -107,3 +107,28 @@ pub fn state(path: &Path, op: i64) -> String {
         &format!("SELECT state FROM operations WHERE id = {op}"),
     )
 }
+
+/// Waits until `child` sleeps in SQLite's busy handler, which is where a
+/// write waits for a lock another connection holds: the moment to let the
+/// holder go. Linux names where a process sleeps in `/proc/PID/wchan`, and
+/// settle sleeps nowhere else on its way to a write, so this is a sync point
+/// rather than a guess at how long starting up takes. A child that never
+/// meets the lock never sleeps there: this fails instead of passing on.
+pub fn wait_until_blocked_on_a_lock(child: &mut std::process::Child) {
+    let wchan = format!("/proc/{}/wchan", child.id());
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("it finished ({status}) without waiting for the lock");
+        }
+        let sleeping_in = std::fs::read_to_string(&wchan).unwrap_or_default();
+        if sleeping_in.contains("nanosleep") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "it never waited for the lock (last seen in {sleeping_in:?})"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}

@@ -161,7 +161,8 @@ impl Screen {
     }
 }
 
-/// Signals, exit statuses and terminal modes (issue 9 point 1).
+/// Signals, exit statuses and terminal modes: what a console killed or
+/// stopped leaves behind in the terminal.
 impl Screen {
     pub fn pid(&self) -> u32 {
         self.child.process_id().unwrap()

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{FieldCheck, Severity};
+use super::findings::{FieldCheck, Severity};
 use crate::drill::read::DrillCase;
 
 /// What this analysis computes from attempts, events and final state, to

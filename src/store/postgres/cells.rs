@@ -1,10 +1,9 @@
-//! Reads a PostgreSQL row's cells tolerantly, as [`crate::store::sqlite`]'s
-//! cells do: whatever type and value a service's column holds, a value comes
-//! back, and a cell its column does not allow (NULL where the contract says
-//! NOT NULL, text where a number is due, a time that is not one) is noted as
-//! [`Malformed`] instead of failing the page (issue 9, point 3). Times are
-//! given to the domain in the form settle writes ([`format_time`]), with the
-//! fraction kept when there is one. Conversions only; no SQL.
+//! How a PostgreSQL cell reads as text or as an integer, whatever type and
+//! value a service's column holds: the rest of tolerant reading (required
+//! columns, times, flags) is [`CellRead`]'s, the same on both backends.
+//! Times are given to the domain in the form settle writes
+//! ([`crate::domain::format_time`]), with the fraction kept when there is
+//! one. Conversions only; no SQL.
 
 use std::error::Error as StdError;
 
@@ -12,7 +11,8 @@ use chrono::{DateTime, NaiveDateTime, SecondsFormat, Utc};
 use postgres::Row;
 use postgres::types::{FromSql, Type};
 
-use crate::domain::{Malformed, TIME_FORMATS, parse_time};
+use crate::domain::Malformed;
+use crate::store::cells::{CellRead, cap};
 use crate::text::sanitize;
 
 /// A cell as the server sent it, whatever its type: decoded by [`Cells`],
@@ -137,7 +137,7 @@ fn real(x: f64) -> Value {
 /// One row being read, and the malformed cells met so far.
 pub(super) struct Cells<'r> {
     row: &'r Row,
-    pub malformed: Vec<Malformed>,
+    malformed: Vec<Malformed>,
 }
 
 impl<'r> Cells<'r> {
@@ -151,25 +151,14 @@ impl<'r> Cells<'r> {
     fn value(&self, i: usize) -> Result<Value, postgres::Error> {
         Ok(decode(&self.row.try_get::<_, Raw<'_>>(i)?))
     }
+}
 
-    fn flag(&mut self, column: &'static str, found: String) {
-        self.malformed.push(Malformed { column, found });
-    }
+impl CellRead for Cells<'_> {
+    type Error = postgres::Error;
 
-    /// Text the column requires: NULL reads as a flagged empty string.
-    pub fn text(&mut self, i: usize, column: &'static str) -> Result<String, postgres::Error> {
-        Ok(match self.opt_text(i, column)? {
-            Some(t) => t,
-            None => {
-                self.flag(column, "NULL".to_string());
-                String::new()
-            }
-        })
-    }
-
-    /// Text or NULL; a number or a time is its text, bytes and invalid
-    /// UTF-8 are made visible and flagged.
-    pub fn opt_text(
+    /// A number or a time is its text; bytes and invalid UTF-8 are made
+    /// visible and flagged.
+    fn opt_text(
         &mut self,
         i: usize,
         column: &'static str,
@@ -187,58 +176,12 @@ impl<'r> Cells<'r> {
         })
     }
 
-    /// A time the column requires: see [`Cells::opt_time`].
-    pub fn time(&mut self, i: usize, column: &'static str) -> Result<String, postgres::Error> {
-        let text = self.text(i, column)?;
-        self.check_time(column, &text);
-        Ok(text)
-    }
-
-    /// A time or NULL. A `timestamptz` always is one; a service's text
-    /// column may hold anything, and what [`parse_time`] cannot read is
-    /// flagged as on SQLite.
-    pub fn opt_time(
-        &mut self,
-        i: usize,
-        column: &'static str,
-    ) -> Result<Option<String>, postgres::Error> {
-        let text = self.opt_text(i, column)?;
-        if let Some(t) = &text {
-            self.check_time(column, t);
-        }
-        Ok(text)
-    }
-
-    fn check_time(&mut self, column: &'static str, text: &str) {
-        let flagged = self.malformed.iter().any(|m| m.column == column);
-        if !flagged && parse_time(text).is_none() {
-            self.flag(
-                column,
-                format!("not a time: \"{}\" ({TIME_FORMATS})", sanitize(&cap(text))),
-            );
-        }
-    }
-
-    /// An integer the column requires: anything else reads as a flagged 0.
-    pub fn int(&mut self, i: usize, column: &'static str) -> Result<i64, postgres::Error> {
-        if let Value::Null = self.value(i)? {
-            self.flag(column, "NULL".to_string());
-            return Ok(0);
-        }
-        Ok(self.opt_int(i, column)?.unwrap_or(0))
-    }
-
-    /// An integer or NULL: anything else is flagged and reads as `None`.
-    pub fn opt_int(
-        &mut self,
-        i: usize,
-        column: &'static str,
-    ) -> Result<Option<i64>, postgres::Error> {
+    /// Digits in a text column read as the number, as SQLite's column
+    /// affinity stores them; any other text is flagged.
+    fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>, postgres::Error> {
         Ok(match self.value(i)? {
             Value::Null => None,
             Value::Int(n) => Some(n),
-            // Digits in a text column read as the number, as SQLite's
-            // column affinity stores them; any other text is flagged.
             Value::Text(t) if t.parse::<i64>().is_ok() => t.parse().ok(),
             Value::Text(t) | Value::Time(t) => {
                 self.flag(column, format!("text \"{}\"", sanitize(&cap(&t))));
@@ -252,9 +195,17 @@ impl<'r> Cells<'r> {
         })
     }
 
-    /// A yes/no the column requires (`op_types.idempotent`): a boolean, or
-    /// 1/0 from a service that stores it as a number as SQLite does.
-    pub fn bool(&mut self, i: usize, column: &'static str) -> Result<bool, postgres::Error> {
+    fn is_null(&mut self, i: usize) -> Result<bool, postgres::Error> {
+        Ok(matches!(self.value(i)?, Value::Null))
+    }
+
+    fn malformed(&mut self) -> &mut Vec<Malformed> {
+        &mut self.malformed
+    }
+
+    /// A boolean, or 1/0 from a service that stores it as a number as
+    /// SQLite does.
+    fn bool(&mut self, i: usize, column: &'static str) -> Result<bool, postgres::Error> {
         Ok(match self.value(i)? {
             Value::Int(n) => n == 1,
             Value::Other { shown, flag: None } if shown == "true" || shown == "false" => {
@@ -265,47 +216,5 @@ impl<'r> Cells<'r> {
                 false
             }
         })
-    }
-}
-
-/// The first 40 characters, so a flag stays one line.
-fn cap(text: &str) -> String {
-    let mut out: String = text.chars().take(40).collect();
-    if text.chars().nth(40).is_some() {
-        out.push('…');
-    }
-    out
-}
-
-impl crate::store::rows::CellRead for Cells<'_> {
-    type Error = postgres::Error;
-    fn text(&mut self, i: usize, column: &'static str) -> Result<String, postgres::Error> {
-        Cells::text(self, i, column)
-    }
-    fn opt_text(
-        &mut self,
-        i: usize,
-        column: &'static str,
-    ) -> Result<Option<String>, postgres::Error> {
-        Cells::opt_text(self, i, column)
-    }
-    fn time(&mut self, i: usize, column: &'static str) -> Result<String, postgres::Error> {
-        Cells::time(self, i, column)
-    }
-    fn opt_time(
-        &mut self,
-        i: usize,
-        column: &'static str,
-    ) -> Result<Option<String>, postgres::Error> {
-        Cells::opt_time(self, i, column)
-    }
-    fn int(&mut self, i: usize, column: &'static str) -> Result<i64, postgres::Error> {
-        Cells::int(self, i, column)
-    }
-    fn opt_int(&mut self, i: usize, column: &'static str) -> Result<Option<i64>, postgres::Error> {
-        Cells::opt_int(self, i, column)
-    }
-    fn take_malformed(&mut self) -> Vec<Malformed> {
-        std::mem::take(&mut self.malformed)
     }
 }

@@ -12,7 +12,7 @@ use postgres::types::ToSql;
 use super::conn::Pg;
 use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
-use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
+use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
 impl Pg {
     /// Streams every row of `table` into `each`, in the copy's order.
@@ -62,31 +62,19 @@ impl Pg {
             .get_mut()
             .transaction()
             .map_err(|e| err("starting the copy", e))?;
-        for table in TABLES.iter().filter(|t| t.name != "op_types") {
-            let held: bool = tx
-                .query_one(
-                    &format!("SELECT EXISTS (SELECT 1 FROM {})", table.name),
-                    &[],
-                )
+        let empty = "copy into a new ledger: a new file, or an empty database (`settle init`)";
+        refuse_unless_empty(&shown, empty, |table| {
+            tx.query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
                 .and_then(|r| r.try_get(0))
-                .map_err(|e| err("looking whether the destination is empty", e))?;
-            if held {
-                return Err(Error::ledger(
-                    &shown,
-                    format!("is not empty: it holds {}", table.name),
-                    "copy into a new ledger: a new file, or an empty database (`settle init`)",
-                ));
-            }
-        }
+                .map_err(|e| err("looking whether the destination is empty", e))
+        })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
-            let placeholders: Vec<String> =
-                (1..=table.columns.len()).map(|i| format!("${i}")).collect();
             let sql = format!(
                 "INSERT INTO {} ({}) VALUES ({}){}",
                 table.name,
                 table.column_list(),
-                placeholders.join(", "),
+                table.placeholders('$'),
                 if table.name == "op_types" {
                     " ON CONFLICT (op_type) DO NOTHING"
                 } else {

@@ -1,23 +1,23 @@
-//! Inserting operations with their history into a PostgreSQL ledger, as a
-//! service would: for `settle drill import`, the sample data and the
-//! benchmark generator. One transaction per batch; idempotent on
-//! `(account, op_type, idem_key)`, as on SQLite.
+//! PostgreSQL's side of [`crate::store::import`]: the rows bound in the
+//! ledger's column types, in one transaction. A time that is not one
+//! cannot go into a `timestamptz` column: the batch is refused, naming it.
 
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
+use postgres::types::ToSql;
+use postgres::{Statement, Transaction};
 
 use super::conn::Pg;
-use crate::domain::{NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
+use super::filter::PgSql;
+use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
+use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
 impl Pg {
     /// Inserts `operations` (and adds `contracts` not yet there) in one
-    /// transaction. An operation whose `(account, op_type, idem_key)`
-    /// exists is skipped with its attempts and events. A time that is not
-    /// one cannot go into a `timestamptz` column: the batch is refused,
-    /// naming it.
+    /// transaction; see [`crate::store::import`].
     pub fn import(
         &mut self,
         operations: &[NewOperation],
@@ -25,120 +25,130 @@ impl Pg {
     ) -> Result<ImportReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        let err = |e| super::error::pg_error(&shown, "importing operations", e);
-        let mut tx = self.client.get_mut().transaction().map_err(err)?;
-        insert_contracts(&mut tx, contracts).map_err(err)?;
-        let op_stmt = tx
-            .prepare(
-                "INSERT INTO operations (account, op_type, idem_key, fingerprint, params,
-                     state, result_id, max_attempts, deadline_at, lease_expires_at,
-                     key_expires_at, created_at, updated_at, version)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 0)
-                 ON CONFLICT (account, op_type, idem_key) DO NOTHING
-                 RETURNING id::bigint",
-            )
-            .map_err(err)?;
-        let attempt_stmt = tx
-            .prepare(
-                "INSERT INTO attempts (op_id, attempt, started_at, ended_at, outcome, error, response)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
-            .map_err(err)?;
-        let event_stmt = tx
-            .prepare(
-                "INSERT INTO events (op_id, attempt, at, event, detail) VALUES ($1, $2, $3, $4, $5)",
-            )
-            .map_err(err)?;
-        let mut report = ImportReport::default();
-        for op in operations {
-            let time = |what: &str, t: &str| instant(&shown, op, what, t);
-            let opt_time = |what: &str, t: &Option<String>| {
-                t.as_deref()
-                    .map(|t| instant(&shown, op, what, t))
-                    .transpose()
-            };
-            let inserted = tx
-                .query_opt(
-                    &op_stmt,
-                    &[
-                        &op.account,
-                        &op.op_type,
-                        &op.idem_key,
-                        &op.fingerprint,
-                        &op.params,
-                        &op.state.as_str(),
-                        &op.result_id,
-                        &op.max_attempts,
-                        &opt_time("deadline_at", &op.deadline_at)?,
-                        &opt_time("lease_expires_at", &op.lease_expires_at)?,
-                        &opt_time("key_expires_at", &op.key_expires_at)?,
-                        &time("created_at", &op.created_at)?,
-                        &time("updated_at", &op.updated_at)?,
-                    ],
-                )
-                .map_err(err)?;
-            let Some(row) = inserted else {
-                report.already_present += 1;
-                continue;
-            };
-            report.inserted += 1;
-            let op_id: i64 = row.try_get(0).map_err(err)?;
-            for a in &op.attempts {
-                tx.execute(
-                    &attempt_stmt,
-                    &[
-                        &op_id,
-                        &a.attempt,
-                        &time("an attempt's started_at", &a.started_at)?,
-                        &opt_time("an attempt's ended_at", &a.ended_at)?,
-                        &a.outcome.as_str(),
-                        &a.error,
-                        &a.response,
-                    ],
-                )
-                .map_err(err)?;
-            }
-            for e in &op.events {
-                tx.execute(
-                    &event_stmt,
-                    &[
-                        &op_id,
-                        &e.attempt,
-                        &time("an event's at", &e.at)?,
-                        &e.event,
-                        &e.detail,
-                    ],
-                )
-                .map_err(err)?;
-            }
-        }
-        tx.commit().map_err(err)?;
-        Ok(report)
+        let mut tx = self
+            .client
+            .get_mut()
+            .transaction()
+            .map_err(|e| failed(&shown, e))?;
+        let sql = ImportSql::new(&PgSql);
+        let mut prepare = |sql: &str| tx.prepare(sql).map_err(|e| failed(&shown, e));
+        let prepared = Prepared {
+            contract: prepare(&sql.contract)?,
+            operation: prepare(&format!("{} RETURNING id::bigint", sql.operation))?,
+            attempt: prepare(&sql.attempt)?,
+            event: prepare(&sql.event)?,
+        };
+        let batch = Batch {
+            tx,
+            prepared,
+            shown: &shown,
+        };
+        import(batch, operations, contracts)
     }
 }
 
-/// Adds the op types' contracts not there yet; one already there stands.
-fn insert_contracts(
-    tx: &mut postgres::Transaction<'_>,
-    contracts: &[OpTypeContract],
-) -> std::result::Result<(), postgres::Error> {
-    let stmt = tx.prepare(
-        "INSERT INTO op_types (op_type, idempotent, key_retention_s, description)
-         VALUES ($1, $2, $3, $4)
-         ON CONFLICT (op_type) DO NOTHING",
-    )?;
-    for c in contracts {
-        tx.execute(
-            &stmt,
-            &[
-                &c.op_type,
-                &c.idempotent,
-                &c.key_retention_s,
-                &c.description,
-            ],
-        )?;
+fn failed(shown: &Path, e: postgres::Error) -> Error {
+    super::error::pg_error(shown, "importing operations", e)
+}
+
+/// The import's transaction and its prepared statements.
+struct Batch<'a> {
+    tx: Transaction<'a>,
+    prepared: Prepared,
+    shown: &'a Path,
+}
+
+/// [`ImportSql`]'s statements, prepared once for the whole batch.
+struct Prepared {
+    contract: Statement,
+    operation: Statement,
+    attempt: Statement,
+    event: Statement,
+}
+
+impl Importer for Batch<'_> {
+    fn contract(&mut self, c: &OpTypeContract) -> Result<()> {
+        let args: [&(dyn ToSql + Sync); 4] = [
+            &c.op_type,
+            &c.idempotent,
+            &c.key_retention_s,
+            &c.description,
+        ];
+        execute(&mut self.tx, &self.prepared.contract, &args, self.shown)
     }
-    Ok(())
+
+    fn operation(&mut self, op: &NewOperation) -> Result<Option<i64>> {
+        let time = |what: &str, t: &str| instant(self.shown, op, what, t);
+        let opt_time = |what: &str, t: &Option<String>| {
+            t.as_deref()
+                .map(|t| instant(self.shown, op, what, t))
+                .transpose()
+        };
+        let inserted = self
+            .tx
+            .query_opt(
+                &self.prepared.operation,
+                &[
+                    &op.account,
+                    &op.op_type,
+                    &op.idem_key,
+                    &op.fingerprint,
+                    &op.params,
+                    &op.state.as_str(),
+                    &op.result_id,
+                    &op.max_attempts,
+                    &opt_time("deadline_at", &op.deadline_at)?,
+                    &opt_time("lease_expires_at", &op.lease_expires_at)?,
+                    &opt_time("key_expires_at", &op.key_expires_at)?,
+                    &time("created_at", &op.created_at)?,
+                    &time("updated_at", &op.updated_at)?,
+                ],
+            )
+            .map_err(|e| failed(self.shown, e))?;
+        inserted
+            .map(|row| row.try_get(0).map_err(|e| failed(self.shown, e)))
+            .transpose()
+    }
+
+    fn attempt(&mut self, op_id: i64, op: &NewOperation, a: &NewAttempt) -> Result<()> {
+        let started = instant(self.shown, op, "an attempt's started_at", &a.started_at)?;
+        let ended = a
+            .ended_at
+            .as_deref()
+            .map(|t| instant(self.shown, op, "an attempt's ended_at", t))
+            .transpose()?;
+        let args: [&(dyn ToSql + Sync); 7] = [
+            &op_id,
+            &a.attempt,
+            &started,
+            &ended,
+            &a.outcome.as_str(),
+            &a.error,
+            &a.response,
+        ];
+        execute(&mut self.tx, &self.prepared.attempt, &args, self.shown)
+    }
+
+    fn event(&mut self, op_id: i64, op: &NewOperation, e: &NewEvent) -> Result<()> {
+        let at = instant(self.shown, op, "an event's at", &e.at)?;
+        let args: [&(dyn ToSql + Sync); 5] = [&op_id, &e.attempt, &at, &e.event, &e.detail];
+        execute(&mut self.tx, &self.prepared.event, &args, self.shown)
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(|e| failed(self.shown, e))
+    }
+}
+
+fn execute(
+    tx: &mut Transaction<'_>,
+    statement: &Statement,
+    args: &[&(dyn ToSql + Sync)],
+    shown: &Path,
+) -> Result<()> {
+    tx.execute(statement, args)
+        .map(|_| ())
+        .map_err(|e| failed(shown, e))
 }
 
 /// A time of `op` as PostgreSQL stores it, or an error naming it.

@@ -1,4 +1,5 @@
-//! The audit trail's guards in SQLite (issue 9, point 2): triggers that
+//! The audit trail's guards in SQLite, so a decision once written stays as
+//! written: triggers that
 //! refuse any UPDATE or DELETE of `decisions` and let `retry_requests` change
 //! only by a forward status move, and the hash chain over `decisions` that
 //! shows an edit made with those triggers dropped: filling the chain on

@@ -8,7 +8,7 @@ use rusqlite::{TransactionBehavior, params_from_iter};
 
 use super::conn::Sqlite;
 use crate::error::{Error, Result};
-use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value};
+use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
 impl Sqlite {
     /// Streams every row of `table` into `each`, in the copy's order. A
@@ -88,26 +88,15 @@ impl Sqlite {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| err("starting the copy", e).busy_after(self.wait))?;
-        for table in TABLES.iter().filter(|t| t.name != "op_types") {
-            let held: bool = tx
-                .query_row(
-                    &format!("SELECT EXISTS (SELECT 1 FROM {})", table.name),
-                    [],
-                    |r| r.get(0),
-                )
-                .map_err(|e| err("looking whether the destination is empty", e))?;
-            if held {
-                return Err(Error::ledger(
-                    &path,
-                    format!("is not empty: it holds {}", table.name),
-                    "copy into a new ledger: a new file, or an empty database",
-                ));
-            }
-        }
+        let empty = "copy into a new ledger: a new file, or an empty database";
+        refuse_unless_empty(&path, empty, |table| {
+            tx.query_row(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), [], |r| {
+                r.get(0)
+            })
+            .map_err(|e| err("looking whether the destination is empty", e))
+        })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
-            let placeholders: Vec<String> =
-                (1..=table.columns.len()).map(|i| format!("?{i}")).collect();
             // A contract already there (a ledger made by `settle init` has
             // none, but a hand-made one may) is the same receiver's.
             let sql = format!(
@@ -119,7 +108,7 @@ impl Sqlite {
                 },
                 table.name,
                 table.column_list(),
-                placeholders.join(", ")
+                table.placeholders('?')
             );
             let doing = format!("writing {}", table.name);
             let mut stmt = tx.prepare(&sql).map_err(|e| err(&doing, e))?;

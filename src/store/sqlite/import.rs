@@ -1,19 +1,21 @@
-//! Inserting operations with their history, as a service would: for
-//! `settle drill import`, the sample data and the benchmark generator. One
-//! transaction per batch; idempotent on `(account, op_type, idem_key)`.
+//! SQLite's side of [`crate::store::import`]: the rows bound as a service
+//! writes them (times as their text), in one immediate transaction.
 
-use rusqlite::{TransactionBehavior, params};
+use std::path::Path;
+
+use rusqlite::{Transaction, TransactionBehavior, params};
 
 use super::conn::Sqlite;
-use crate::domain::{NewOperation, OpTypeContract};
-use crate::error::Result;
+use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract};
+use crate::error::{Error, Result};
+use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
+use super::read::SqliteSql;
+
 impl Sqlite {
-    /// Inserts `operations` (and upserts `contracts`) in one transaction.
-    /// An operation whose `(account, op_type, idem_key)` exists is skipped
-    /// with its attempts and events, so importing the same batch twice
-    /// changes nothing the second time.
+    /// Inserts `operations` (and adds `contracts` not yet there) in one
+    /// transaction; see [`crate::store::import`].
     pub fn import(
         &mut self,
         operations: &[NewOperation],
@@ -21,95 +23,85 @@ impl Sqlite {
     ) -> Result<ImportReport> {
         self.ensure_writable()?;
         let path = self.path.clone();
-        let err = |e| super::error::sqlite(&path, "importing operations", e);
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let mut report = ImportReport::default();
-        {
-            let mut contract_stmt = tx
-                .prepare_cached(
-                    "INSERT INTO op_types (op_type, idempotent, key_retention_s, description)
-                     VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (op_type) DO NOTHING",
-                )
-                .map_err(err)?;
-            for c in contracts {
-                contract_stmt
-                    .execute(params![
-                        c.op_type,
-                        c.idempotent,
-                        c.key_retention_s,
-                        c.description
-                    ])
-                    .map_err(err)?;
-            }
-            let mut op_stmt = tx
-                .prepare_cached(
-                    "INSERT INTO operations (account, op_type, idem_key, fingerprint, params,
-                         state, result_id, max_attempts, deadline_at, lease_expires_at,
-                         key_expires_at, created_at, updated_at, version)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0)
-                     ON CONFLICT (account, op_type, idem_key) DO NOTHING",
-                )
-                .map_err(err)?;
-            let mut attempt_stmt = tx
-                .prepare_cached(
-                    "INSERT INTO attempts (op_id, attempt, started_at, ended_at, outcome, error, response)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(err)?;
-            let mut event_stmt = tx
-                .prepare_cached(
-                    "INSERT INTO events (op_id, attempt, at, event, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(err)?;
-            for op in operations {
-                let inserted = op_stmt
-                    .execute(params![
-                        op.account,
-                        op.op_type,
-                        op.idem_key,
-                        op.fingerprint,
-                        op.params,
-                        op.state.as_str(),
-                        op.result_id,
-                        op.max_attempts,
-                        op.deadline_at,
-                        op.lease_expires_at,
-                        op.key_expires_at,
-                        op.created_at,
-                        op.updated_at,
-                    ])
-                    .map_err(err)?;
-                if inserted == 0 {
-                    report.already_present += 1;
-                    continue;
-                }
-                report.inserted += 1;
-                let op_id = tx.last_insert_rowid();
-                for a in &op.attempts {
-                    attempt_stmt
-                        .execute(params![
-                            op_id,
-                            a.attempt,
-                            a.started_at,
-                            a.ended_at,
-                            a.outcome.as_str(),
-                            a.error,
-                            a.response,
-                        ])
-                        .map_err(err)?;
-                }
-                for e in &op.events {
-                    event_stmt
-                        .execute(params![op_id, e.attempt, e.at, e.event, e.detail])
-                        .map_err(err)?;
-                }
-            }
-        }
-        tx.commit().map_err(err)?;
-        Ok(report)
+            .map_err(|e| failed(&path, e))?;
+        let batch = Batch {
+            tx,
+            sql: ImportSql::new(&SqliteSql { derived: false }),
+            path: &path,
+        };
+        import(batch, operations, contracts)
+    }
+}
+
+fn failed(path: &Path, e: rusqlite::Error) -> Error {
+    super::error::sqlite(path, "importing operations", e)
+}
+
+/// The import's transaction, each statement prepared once and cached.
+struct Batch<'a> {
+    tx: Transaction<'a>,
+    sql: ImportSql,
+    path: &'a Path,
+}
+
+impl Importer for Batch<'_> {
+    fn contract(&mut self, c: &OpTypeContract) -> Result<()> {
+        let args = params![c.op_type, c.idempotent, c.key_retention_s, c.description];
+        self.execute(&self.sql.contract, args).map(|_| ())
+    }
+
+    fn operation(&mut self, op: &NewOperation) -> Result<Option<i64>> {
+        let args = params![
+            op.account,
+            op.op_type,
+            op.idem_key,
+            op.fingerprint,
+            op.params,
+            op.state.as_str(),
+            op.result_id,
+            op.max_attempts,
+            op.deadline_at,
+            op.lease_expires_at,
+            op.key_expires_at,
+            op.created_at,
+            op.updated_at,
+        ];
+        let inserted = self.execute(&self.sql.operation, args)?;
+        Ok((inserted > 0).then(|| self.tx.last_insert_rowid()))
+    }
+
+    fn attempt(&mut self, op_id: i64, _: &NewOperation, a: &NewAttempt) -> Result<()> {
+        let args = params![
+            op_id,
+            a.attempt,
+            a.started_at,
+            a.ended_at,
+            a.outcome.as_str(),
+            a.error,
+            a.response,
+        ];
+        self.execute(&self.sql.attempt, args).map(|_| ())
+    }
+
+    fn event(&mut self, op_id: i64, _: &NewOperation, e: &NewEvent) -> Result<()> {
+        let args = params![op_id, e.attempt, e.at, e.event, e.detail];
+        self.execute(&self.sql.event, args).map(|_| ())
+    }
+
+    fn commit(self) -> Result<()> {
+        self.tx.commit().map_err(|e| failed(self.path, e))
+    }
+}
+
+impl Batch<'_> {
+    /// Rows changed.
+    fn execute(&self, sql: &str, args: &[&dyn rusqlite::ToSql]) -> Result<usize> {
+        self.tx
+            .prepare_cached(sql)
+            .and_then(|mut stmt| stmt.execute(args))
+            .map_err(|e| failed(self.path, e))
     }
 }

@@ -1,7 +1,8 @@
 //! Property: whatever text a service writes into any ledger field, or an
 //! operator types, no control, escape or bidi-override character reaches a
-//! rendered frame. Issue 9 ("no escape sequence from ledger text reached the
-//! terminal" must keep holding); the renderer's sanitising is what is tested.
+//! rendered frame: ledger text is written by services, so an escape
+//! sequence in it must never reach the operator's terminal. The renderer's
+//! sanitising is what is tested.
 
 use proptest::prelude::*;
 

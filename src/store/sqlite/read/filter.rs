@@ -1,13 +1,15 @@
-//! The SQL a filter becomes: the where clause with numbered parameters (no
-//! value ever enters the SQL text), and the queue and stale-lease predicates
-//! spelled from the domain's definitions, which the partial indexes repeat.
-//! Builds text only; runs nothing.
+//! SQLite's spelling of the shared statements ([`crate::store::filter`]):
+//! `?n` placeholders, GLOB, `LIKE … ESCAPE`, the unary `+` that keeps the
+//! planner off an index, and the queue and stale-lease predicates spelled
+//! from the domain's definitions, which the partial indexes repeat. Builds
+//! text only; runs nothing.
 
-use chrono::{DateTime, Utc};
-use rusqlite::types::Value;
+use rusqlite::ToSql;
+use rusqlite::types::{ToSqlOutput, Value};
 
-use crate::domain::State;
-use crate::query::{Pattern, Query};
+use crate::domain::SortColumn;
+use crate::store::filter::queue_candidate_words;
+use crate::store::sql::{Arg, Dialect};
 
 /// The states an operation in the triage queue can have, as the partial
 /// index `settle_operations_queue` and the queue predicate both spell it
@@ -15,12 +17,7 @@ use crate::query::{Pattern, Query};
 /// The unary `+` keeps the planner off `settle_operations_state`, which
 /// would read the states one after the other and sort the whole queue.
 pub(crate) fn queue_candidates_sql(column: &str) -> String {
-    let words: Vec<String> = State::QUEUE
-        .iter()
-        .chain([State::Reserved].iter())
-        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
-        .collect();
-    format!("+{column} IN ({})", words.join(", "))
+    format!("+{column} IN ({})", queue_candidate_words())
 }
 
 /// The reserved rows the index `settle_operations_reserved_lease` holds;
@@ -45,157 +42,161 @@ pub(crate) fn instant_sql(column: &str) -> String {
     )
 }
 
-pub(super) fn where_sql(clause: &[String]) -> String {
-    if clause.is_empty() {
-        String::new()
-    } else {
-        format!("WHERE {}", clause.join(" AND "))
-    }
+/// The FROM with the derived summary that triggers keep current.
+const FROM_DERIVED: &str = "operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id";
+
+/// A list row from the derived summary: one primary-key lookup per row.
+const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
+    coalesce(s.attempts, 0), o.max_attempts, s.last_event, s.last_error,
+    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version,
+    CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
+        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END
+    FROM operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id";
+
+/// The same row for a ledger shown read-only without adopting it (no
+/// summary table): three subqueries per row, still bounded by the page.
+const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
+    (SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id),
+    o.max_attempts,
+    (SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1),
+    (SELECT a.error FROM attempts a WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1),
+    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version,
+    NULL
+    FROM operations o";
+
+const ATTEMPTS: &str = "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id)";
+
+const LAST_ERROR: &str =
+    "(SELECT a.error FROM attempts a WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1)";
+
+/// SQLite's spelling. `derived`: the trigger-kept summary table is there
+/// and current (joined as `s`), so reads use it instead of aggregating.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SqliteSql {
+    pub derived: bool,
 }
 
-/// Turns a parsed filter into SQL conditions with numbered parameters. Values
-/// never enter the SQL text. `derived`: the summary table is there (joined
-/// as `s`). Each condition is written so an index ending in `id` serves it
-/// and the page needs no sort (`store/plans.rs` asserts the plans).
-pub(super) fn where_clause(
-    query: &Query,
-    now: DateTime<Utc>,
-    derived: bool,
-) -> (Vec<String>, Vec<Value>) {
-    let mut clause = Vec::new();
-    let mut values: Vec<Value> = Vec::new();
-    if query.queue {
-        // The candidates term is repeated verbatim so the partial index
-        // settle_operations_queue (already in id order) serves the page.
-        let now = param(&mut values, Value::Integer(now.timestamp()));
-        clause.push(queue_candidates_sql("o.state"));
-        clause.push(format!(
-            "(o.state <> 'reserved' OR {} <= {now})",
-            instant_sql("o.lease_expires_at")
-        ));
+impl Dialect for SqliteSql {
+    fn param_prefix(&self) -> char {
+        '?'
     }
-    for states in &query.states {
-        let list: Vec<String> = states
-            .iter()
-            .map(|s| param(&mut values, Value::Text(s.as_str().to_string())))
-            .collect();
-        // One state: its run of settle_operations_state is in id order.
-        // Several: walking the id order and filtering beats reading each
-        // state's run and sorting them all (`+` keeps the index out).
-        let plus = if list.len() > 1 { "+" } else { "" };
-        clause.push(format!("{plus}o.state IN ({})", list.join(", ")));
+
+    /// The unary `+`: SQLite then filters the rows it walks in id order
+    /// instead of reading the column's index and sorting.
+    fn unindexed(&self, column: &str) -> String {
+        format!("+{column}")
     }
-    for (column, terms) in [
-        ("o.account", &query.accounts),
-        ("o.op_type", &query.op_types),
-        ("o.idem_key", &query.keys),
-    ] {
-        // Each term is its own condition (all must hold); a term's
-        // comma-separated values are alternatives.
-        for patterns in terms {
-            let alternatives: Vec<String> = patterns
-                .iter()
-                .map(|p| pattern_sql(column, p, &mut values))
-                .collect();
-            clause.push(format!("({})", alternatives.join(" OR ")));
+
+    fn queue_candidates(&self, column: &str) -> String {
+        queue_candidates_sql(column)
+    }
+
+    /// Through [`instant_sql`], the expression the lease index is on.
+    fn lease_passed(&self, column: &str, now: &str) -> String {
+        format!("{} <= {now}", instant_sql(column))
+    }
+
+    /// SQLite's text compares byte by byte already.
+    fn bytewise(&self, column: &str) -> String {
+        column.to_string()
+    }
+
+    /// SQLite's `LIKE` ignores the case of ASCII letters only.
+    fn contains(&self, column: &str, p: &str) -> String {
+        format!("{column} LIKE {p} ESCAPE '\\'")
+    }
+
+    /// `*` is GLOB's wildcard; its other metacharacters are taken literally.
+    fn glob(&self, pattern: &str) -> (&'static str, String) {
+        let mut out = String::with_capacity(pattern.len());
+        for c in pattern.chars() {
+            match c {
+                '?' => out.push_str("[?]"),
+                '[' => out.push_str("[[]"),
+                c => out.push(c),
+            }
         }
+        ("GLOB", out)
     }
-    for (cmp, n) in &query.attempts {
-        let p = param(&mut values, Value::Integer(*n));
-        if derived {
-            clause.push(format!("coalesce(s.attempts, 0) {} {p}", cmp.sql()));
+
+    fn from(&self) -> &'static str {
+        if self.derived {
+            FROM_DERIVED
         } else {
-            clause.push(format!(
-                "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id) {} {p}",
-                cmp.sql()
-            ));
+            "operations o"
         }
     }
-    for text in &query.errors {
-        let p = param(&mut values, Value::Text(like_contains(text)));
-        clause.push(format!(
-            "EXISTS (SELECT 1 FROM attempts a WHERE a.op_id = o.id AND a.error LIKE {p} ESCAPE '\\')"
-        ));
-    }
-    for text in &query.text {
-        let p = param(&mut values, Value::Text(like_contains(text)));
-        let mut alternatives = vec![
-            format!("o.account LIKE {p} ESCAPE '\\'"),
-            format!("o.op_type LIKE {p} ESCAPE '\\'"),
-            format!("o.idem_key LIKE {p} ESCAPE '\\'"),
-            format!("o.result_id LIKE {p} ESCAPE '\\'"),
-        ];
-        if let Ok(id) = text.trim().trim_start_matches('#').parse::<i64>() {
-            let id = param(&mut values, Value::Integer(id));
-            alternatives.push(format!("o.id = {id}"));
-        }
-        clause.push(format!("({})", alternatives.join(" OR ")));
-    }
-    (clause, values)
-}
 
-/// The range `[low, high)` every match of a `*` pattern lies in: its text
-/// before the first wildcard, and that text with its last character
-/// advanced. `None` when the pattern starts with `*`.
-fn prefix_range(pattern: &str) -> Option<(String, String)> {
-    let literal = pattern.split('*').next().unwrap_or_default();
-    let mut chars: Vec<char> = literal.chars().collect();
-    let last = chars.pop()?;
-    let next = char::from_u32(last as u32 + 1)?;
-    let high: String = chars.iter().chain([next].iter()).collect();
-    Some((literal.to_string(), high))
-}
-
-/// `*` is the wildcard; every other GLOB metacharacter is taken literally.
-fn glob_literal(pattern: &str) -> String {
-    let mut out = String::with_capacity(pattern.len());
-    for c in pattern.chars() {
-        match c {
-            '?' => out.push_str("[?]"),
-            '[' => out.push_str("[[]"),
-            c => out.push(c),
+    fn row_source(&self) -> &'static str {
+        if self.derived {
+            ROW_SOURCE
+        } else {
+            ROW_SOURCE_UNADOPTED
         }
     }
-    out
-}
 
-fn like_contains(text: &str) -> String {
-    let mut out = String::from("%");
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            out.push('\\');
+    fn attempts(&self) -> &'static str {
+        if self.derived {
+            "coalesce(s.attempts, 0)"
+        } else {
+            ATTEMPTS
         }
-        out.push(c);
     }
-    out.push('%');
-    out
-}
 
-/// One value of an `account:`/`type:`/`key:` term as SQL. A glob gets an
-/// explicit range over its literal prefix, so the column's index finds the
-/// matches, whatever the pattern.
-fn pattern_sql(column: &str, pattern: &Pattern, values: &mut Vec<Value>) -> String {
-    match pattern {
-        Pattern::Exact(v) => format!("{column} = {}", param(values, Value::Text(v.clone()))),
-        Pattern::Glob(v) => {
-            let glob = format!(
-                "{column} GLOB {}",
-                param(values, Value::Text(glob_literal(v)))
-            );
-            match prefix_range(v) {
-                Some((low, high)) => format!(
-                    "({column} >= {} AND {column} < {} AND {glob})",
-                    param(values, Value::Text(low)),
-                    param(values, Value::Text(high)),
-                ),
-                None => glob,
+    fn last_error(&self) -> &'static str {
+        if self.derived {
+            "s.last_error"
+        } else {
+            LAST_ERROR
+        }
+    }
+
+    fn epoch_seconds(&self, column: &str) -> String {
+        instant_sql(column)
+    }
+
+    /// Read from the trigger-kept summary when it is there.
+    fn sort(&self, column: SortColumn) -> &'static str {
+        match (column, self.derived) {
+            (SortColumn::Id, _) => "o.id",
+            (SortColumn::Created, _) => "o.created_at",
+            (SortColumn::Updated, _) => "o.updated_at",
+            (SortColumn::Account, _) => "o.account",
+            (SortColumn::OpType, _) => "o.op_type",
+            (SortColumn::Attempts, true) => "coalesce(s.attempts, 0)",
+            (SortColumn::Attempts, false) => ATTEMPTS,
+            (SortColumn::LastEvent, true) => "coalesce(s.last_event, '')",
+            (SortColumn::LastEvent, false) => {
+                "coalesce((SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1), '')"
             }
         }
     }
+
+    /// Times are text: the key compares as it was shown.
+    fn sort_text(&self, _: SortColumn, p: String) -> String {
+        p
+    }
+
+    /// A service may store a lease as epoch seconds; the domain reads the
+    /// digits.
+    fn as_text(&self, column: &str) -> String {
+        format!("CAST({column} AS TEXT)")
+    }
+
+    /// SQLite's columns take any value.
+    fn typed(&self, literal: &str, _: &str) -> String {
+        literal.to_string()
+    }
 }
 
-/// Adds `v` to the statement's values and names its placeholder.
-fn param(values: &mut Vec<Value>, v: Value) -> String {
-    values.push(v);
-    format!("?{}", values.len())
+/// An argument as SQLite binds it: an instant as epoch seconds, as leases
+/// are compared ([`instant_sql`]).
+impl ToSql for Arg {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Arg::Int(n) => ToSqlOutput::Owned(Value::Integer(*n)),
+            Arg::Text(t) => ToSqlOutput::Borrowed(t.as_str().into()),
+            Arg::Instant(t) => ToSqlOutput::Owned(Value::Integer(t.timestamp())),
+        })
+    }
 }

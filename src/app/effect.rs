@@ -1,0 +1,105 @@
+//! What the model asks the shell to do: the [`Effect`]s `update` and
+//! `apply` return, sorted by the worker that performs each. Plain data,
+//! `Send`, so effects are performed on other threads.
+
+use super::bulk::Target;
+use super::drill_files::CaseKey;
+use super::export::ExportRequest;
+use super::pane::ListId;
+use super::window::{Fetch, Merge};
+use crate::domain::{DecisionDraft, OperationId, Sort};
+use crate::query::Query;
+
+/// Which rows a page request reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageSource {
+    /// One of the operation lists, through its current query, in its order.
+    Operations {
+        list: ListId,
+        query: Query,
+        sort: Sort,
+    },
+    /// The audit trail, newest decision first.
+    Audit,
+}
+
+/// Numbers the model's page requests, newest highest: an answer to a
+/// request older than the one that last replaced a list's rows is out of
+/// date (the filter or view changed meanwhile) and is ignored.
+pub type Ticket = u64;
+
+/// What the shell must do for the model, by who carries it out: the
+/// compiler checks that every effect reaches the worker that performs it,
+/// and a worker is handed only what it can perform.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// On the reader, the connection the screen reads through.
+    Read(Read),
+    /// On the writer, the connection that records decisions.
+    Write(Write),
+    /// On the counter, off the screen's path: counting may scan.
+    Count(Count),
+    /// Run the lookups of these operations off the screen's thread, on a
+    /// prober of their own, and record each as a probe; answered with
+    /// `Probe` news as each ends.
+    Probe(Vec<OperationId>),
+}
+
+/// What the reader performs: one at a time, newest first, a superseded
+/// one interrupted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    LoadPage {
+        ticket: Ticket,
+        /// Boxed: a query is large and effects are moved around a lot.
+        source: Box<PageSource>,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+    },
+    LoadDetail(OperationId),
+    LoadFormDetails(Vec<OperationId>),
+    /// Write rows to a new file, streamed from the reader's connection:
+    /// it answers `Exported`.
+    Export(Box<ExportRequest>),
+    /// Stop judging a selection the operator dropped: the reader
+    /// interrupts a running `PreviewBulk` and forgets a waiting one.
+    CancelBulkPreview,
+    /// Judge `template` on every row `query` matches (the reader answers
+    /// with `BulkPreviewed`), keeping each row's id and version.
+    PreviewBulk {
+        query: Box<Query>,
+        template: DecisionDraft,
+    },
+    /// The operation an import of this drill case wrote, if the ledger
+    /// holds it; answered with `DrillCaseFound`.
+    FindDrillCase(CaseKey),
+    /// The ids of the queue rows `query` matches: answered with
+    /// `ProbeTargetsListed`, so `p` can show the count it will probe.
+    ListProbeTargets(Box<Query>),
+}
+
+/// What the writer performs, in the order asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// Each draft in its own guarded transaction; answered with one
+    /// `DecisionsRecorded`.
+    Decisions(Vec<DecisionDraft>),
+    /// Write `template` on each target, guarded by its version, in
+    /// batches; it answers with `BulkProgress` after each.
+    Bulk {
+        template: DecisionDraft,
+        targets: Vec<Target>,
+    },
+}
+
+/// What the counter performs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Count {
+    /// The state counts and each list's total; answered with
+    /// `CountsLoaded`.
+    Lists(Vec<(ListId, Query)>),
+    /// The operations matching `query` grouped, `top` groups per
+    /// dimension; answered with `ClustersLoaded`.
+    Clusters { query: Query, top: usize },
+}

@@ -1,0 +1,265 @@
+//! What a filter means as SQL, once for both backends: the conditions a
+//! [`Query`] becomes, the keyset page that reads them in a sort's order,
+//! the count and the Clusters view's statement. Each condition is asked of
+//! the backend's [`Dialect`] for its spelling, and written so an index
+//! ending in `id` serves it (the SQLite plan tests hold this). Values go
+//! into [`Args`], never into the SQL text. Builds text only; runs nothing.
+
+use chrono::{DateTime, Utc};
+
+use super::sql::{Arg, Args, Dialect};
+use crate::domain::{Seek, Sort, SortColumn, SortKey, SortValue, State};
+use crate::query::{Pattern, Query};
+
+/// A statement and its arguments.
+pub(super) struct Statement {
+    pub sql: String,
+    pub args: Vec<Arg>,
+}
+
+/// The conditions on `operations o` a filter means, all of which must
+/// hold, with their arguments pushed onto `args`.
+pub(super) fn where_clause(
+    d: &dyn Dialect,
+    query: &Query,
+    now: DateTime<Utc>,
+    args: &mut Args,
+) -> Vec<String> {
+    let mut clause = Vec::new();
+    if query.queue {
+        // The candidates term is repeated verbatim so the partial queue
+        // index (already in id order) serves the page.
+        let now = args.push(Arg::now(now));
+        clause.push(d.queue_candidates("o.state"));
+        clause.push(format!(
+            "(o.state <> 'reserved' OR {})",
+            d.lease_passed("o.lease_expires_at", &now)
+        ));
+    }
+    for states in &query.states {
+        let list: Vec<String> = states.iter().map(|s| args.text(s.as_str())).collect();
+        // One state: its run of the state index is in id order. Several:
+        // walking the id order and filtering beats reading each state's
+        // run and sorting them all.
+        let column = if list.len() > 1 {
+            d.unindexed("o.state")
+        } else {
+            "o.state".to_string()
+        };
+        clause.push(format!("{column} IN ({})", list.join(", ")));
+    }
+    for (column, terms) in [
+        ("o.account", &query.accounts),
+        ("o.op_type", &query.op_types),
+        ("o.idem_key", &query.keys),
+    ] {
+        // Each term is its own condition (all must hold); a term's
+        // comma-separated values are alternatives.
+        for patterns in terms {
+            let alternatives: Vec<String> = patterns
+                .iter()
+                .map(|p| pattern_sql(d, column, p, args))
+                .collect();
+            clause.push(format!("({})", alternatives.join(" OR ")));
+        }
+    }
+    for (cmp, n) in &query.attempts {
+        let p = args.int(*n);
+        clause.push(format!("{} {} {p}", d.attempts(), cmp.sql()));
+    }
+    for text in &query.errors {
+        let p = args.text(like_contains(text));
+        clause.push(format!(
+            "EXISTS (SELECT 1 FROM attempts a WHERE a.op_id = o.id AND {})",
+            d.contains("a.error", &p)
+        ));
+    }
+    for text in &query.text {
+        let p = args.text(like_contains(text));
+        let mut alternatives: Vec<String> = ["o.account", "o.op_type", "o.idem_key", "o.result_id"]
+            .iter()
+            .map(|column| d.contains(column, &p))
+            .collect();
+        if let Ok(id) = text.trim().trim_start_matches('#').parse::<i64>() {
+            alternatives.push(format!("o.id = {}", args.int(id)));
+        }
+        clause.push(format!("({})", alternatives.join(" OR ")));
+    }
+    clause
+}
+
+/// The states an operation in the triage queue can have, and reserved, as
+/// SQL constants (`'pending', …`): the partial queue indexes and the
+/// queries they serve spell them alike, never as parameters, because a
+/// planner uses a partial index only when it can prove the query implies
+/// the index's condition.
+pub(super) fn queue_candidate_words() -> String {
+    let words: Vec<String> = State::QUEUE
+        .iter()
+        .chain([State::Reserved].iter())
+        .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
+        .collect();
+    words.join(", ")
+}
+
+pub(super) fn where_sql(clause: &[String]) -> String {
+    if clause.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", clause.join(" AND "))
+    }
+}
+
+/// One value of an `account:`/`type:`/`key:` term as SQL. A glob gets an
+/// explicit byte-order range over its literal prefix, so the column's
+/// index finds the matches, whatever the pattern.
+fn pattern_sql(d: &dyn Dialect, column: &str, pattern: &Pattern, args: &mut Args) -> String {
+    let bytewise = d.bytewise(column);
+    match pattern {
+        // Equality means the same under any deterministic collation; said
+        // byte by byte, the one index per column serves it too.
+        Pattern::Exact(v) => format!("{bytewise} = {}", args.text(v.as_str())),
+        Pattern::Glob(v) => {
+            let (operator, value) = d.glob(v);
+            let glob = format!("{column} {operator} {}", args.text(value));
+            match prefix_range(v) {
+                Some((low, high)) => format!(
+                    "({bytewise} >= {} AND {bytewise} < {} AND {glob})",
+                    args.text(low),
+                    args.text(high),
+                ),
+                None => glob,
+            }
+        }
+    }
+}
+
+/// The range `[low, high)` every match of a `*` pattern lies in, in byte
+/// order: its text before the first wildcard, and that text with its last
+/// character advanced. `None` when the pattern starts with `*`.
+fn prefix_range(pattern: &str) -> Option<(String, String)> {
+    let literal = pattern.split('*').next().unwrap_or_default();
+    let mut chars: Vec<char> = literal.chars().collect();
+    let last = chars.pop()?;
+    let next = char::from_u32(last as u32 + 1)?;
+    let high: String = chars.iter().chain([next].iter()).collect();
+    Some((literal.to_string(), high))
+}
+
+/// Escapes `LIKE`'s metacharacters in `text` with a backslash.
+pub(super) fn like_literal(text: &str, out: &mut String) {
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+/// A `LIKE` pattern for text holding `text`.
+fn like_contains(text: &str) -> String {
+    let mut out = String::from("%");
+    like_literal(text, &mut out);
+    out.push('%');
+    out
+}
+
+/// The direction to read in, whether the rows must be reversed into list
+/// order, and the comparison that keeps the rows beyond the seek key.
+pub(super) fn seek_plan<K>(
+    seek: Seek<K>,
+    descending: bool,
+) -> (&'static str, bool, Option<(K, &'static str)>) {
+    let (forward, backward) = if descending {
+        ("DESC", "ASC")
+    } else {
+        ("ASC", "DESC")
+    };
+    let (after, before) = if descending { ("<", ">") } else { (">", "<") };
+    match seek {
+        Seek::First => (forward, false, None),
+        Seek::After(key) => (forward, false, Some((key, after))),
+        Seek::Before(key) => (backward, true, Some((key, before))),
+        Seek::Last => (backward, true, None),
+    }
+}
+
+/// The statement of a page (`limit`) or of the whole list (`None`) in
+/// `sort`'s order after `seek`, and whether to reverse its rows. A keyset
+/// on `(sort expression, id)`, never OFFSET.
+pub(super) fn page_sql(
+    d: &dyn Dialect,
+    query: &Query,
+    sort: Sort,
+    seek: Seek<SortKey>,
+    limit: Option<usize>,
+    now: DateTime<Utc>,
+) -> (Statement, bool) {
+    let mut args = Args::new(d);
+    let mut clause = where_clause(d, query, now, &mut args);
+    let (order, reverse, bound) = seek_plan(seek, sort.descending);
+    let column = d.sort(sort.column);
+    if let Some((key, op)) = bound {
+        let id = args.int(key.id.0);
+        if sort.column == SortColumn::Id {
+            // The id alone: the plain form the primary key and every index
+            // ending in id serve.
+            clause.push(format!("o.id {op} {id}"));
+        } else {
+            let value = match key.value {
+                SortValue::Int(n) => args.int(n),
+                SortValue::Text(t) => d.sort_text(sort.column, args.text(t)),
+            };
+            clause.push(format!("({column}, o.id) {op} ({value}, {id})"));
+        }
+    }
+    let limit = match limit {
+        Some(n) => format!(" LIMIT {}", args.int(n.min(i64::MAX as usize) as i64)),
+        None => String::new(),
+    };
+    let by = if sort.column == SortColumn::Id {
+        format!("o.id {order}")
+    } else {
+        format!("{column} {order}, o.id {order}")
+    };
+    let sql = format!(
+        "{} {} ORDER BY {by}{limit}",
+        d.row_source(),
+        where_sql(&clause)
+    );
+    let statement = Statement {
+        sql,
+        args: args.values,
+    };
+    (statement, reverse)
+}
+
+/// How many operations `query` matches.
+pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
+    let mut args = Args::new(d);
+    let clause = where_clause(d, query, now, &mut args);
+    Statement {
+        sql: format!("SELECT count(*) FROM {} {}", d.from(), where_sql(&clause)),
+        args: args.values,
+    }
+}
+
+/// Each operation `query` matches as the Clusters view counts it: type,
+/// account, last error and last change (whole seconds since the epoch;
+/// NULL when not a time), in id order so the same index as the queue's
+/// pages serves it.
+pub(super) fn clusters_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
+    let mut args = Args::new(d);
+    let clause = where_clause(d, query, now, &mut args);
+    let sql = format!(
+        "SELECT o.op_type, o.account, {}, {} FROM {} {} ORDER BY o.id",
+        d.last_error(),
+        d.epoch_seconds("o.updated_at"),
+        d.from(),
+        where_sql(&clause)
+    );
+    Statement {
+        sql,
+        args: args.values,
+    }
+}

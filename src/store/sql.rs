@@ -1,0 +1,156 @@
+//! What a backend lends the shared reads: its SQL dialect (how a condition
+//! is spelled) and a way to run one statement and read its rows' cells.
+//! The statements' meaning (which rows a filter keeps, in which order a
+//! page comes, what an operation's history holds) is written once above
+//! the backends, in [`super::filter`] and [`super::detail`]; each backend
+//! keeps only its connection, its spelling and its cell reading, as sqlx's
+//! `Database` and diesel's `Backend` split the same concerns.
+
+use chrono::{DateTime, Utc};
+
+use super::cells::CellRead;
+use crate::domain::SortColumn;
+
+/// One argument of a statement, in no driver's type: each backend binds it
+/// in its own (an instant is epoch seconds to SQLite, a `timestamptz` to
+/// PostgreSQL). Values never enter the SQL text.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Arg {
+    Int(i64),
+    Text(String),
+    Instant(DateTime<Utc>),
+}
+
+impl Arg {
+    /// `now` in whole seconds: SQLite compares leases as epoch seconds, and
+    /// a lease within the current second must be stale on both backends.
+    pub(super) fn now(now: DateTime<Utc>) -> Arg {
+        Arg::Instant(whole_seconds(now))
+    }
+}
+
+/// `now` with its fraction dropped.
+pub(super) fn whole_seconds(now: DateTime<Utc>) -> DateTime<Utc> {
+    DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now)
+}
+
+/// A statement's arguments in placeholder order, numbered as the dialect
+/// numbers them (`?3` or `$3`).
+pub(super) struct Args {
+    prefix: char,
+    pub values: Vec<Arg>,
+}
+
+impl Args {
+    pub(super) fn new(dialect: &dyn Dialect) -> Args {
+        Args {
+            prefix: dialect.param_prefix(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Adds `arg` and names its placeholder.
+    pub(super) fn push(&mut self, arg: Arg) -> String {
+        self.values.push(arg);
+        format!("{}{}", self.prefix, self.values.len())
+    }
+
+    pub(super) fn int(&mut self, n: i64) -> String {
+        self.push(Arg::Int(n))
+    }
+
+    pub(super) fn text(&mut self, t: impl Into<String>) -> String {
+        self.push(Arg::Text(t.into()))
+    }
+}
+
+/// How a dialect spells what the shared statements mean. Each method says
+/// the meaning; the backend's file says why its spelling has that meaning
+/// (and serves its indexes).
+pub(super) trait Dialect {
+    /// The placeholders' mark: `?` for `?1`, `$` for `$1`.
+    fn param_prefix(&self) -> char;
+
+    /// `column` with a hint that keeps the planner off its own index, where
+    /// the dialect's planner needs one.
+    fn unindexed(&self, column: &str) -> String;
+
+    /// The states of an operation in the triage queue, or reserved, spelled
+    /// as the partial queue index spells its condition.
+    fn queue_candidates(&self, column: &str) -> String;
+
+    /// The lease in `column` has passed at the placeholder `now` (no lease
+    /// has passed: nobody owns it).
+    fn lease_passed(&self, column: &str, now: &str) -> String;
+
+    /// Text `column` compared byte by byte, whatever the database's locale.
+    fn bytewise(&self, column: &str) -> String;
+
+    /// `column` holds the `LIKE` pattern at placeholder `p` (backslash
+    /// escapes), ignoring the case of ASCII letters only.
+    fn contains(&self, column: &str, p: &str) -> String;
+
+    /// A `*` pattern (every other character literal) as the operator and
+    /// the pattern argument that match it, case-sensitively.
+    fn glob(&self, pattern: &str) -> (&'static str, String);
+
+    /// The FROM of the list's statements, with its aliases (`o`, and `s`
+    /// where a summary table is joined).
+    fn from(&self) -> &'static str;
+
+    /// A list row's columns ([`super::rows::operation_row`]) over
+    /// [`Dialect::from`] and whatever joins compute them.
+    fn row_source(&self) -> &'static str;
+
+    /// The operation's attempt count, in a condition on `o`.
+    fn attempts(&self) -> &'static str;
+
+    /// The operation's last error, in a statement over [`Dialect::from`].
+    fn last_error(&self) -> &'static str;
+
+    /// The time text in `column` as whole seconds since the epoch, NULL
+    /// when it is not a time.
+    fn epoch_seconds(&self, column: &str) -> String;
+
+    /// The expression a sort orders the list by, never NULL (a row
+    /// compared with NULL is neither before nor after it, and the page
+    /// would lose the row).
+    fn sort(&self, column: SortColumn) -> &'static str;
+
+    /// A seek key's text at placeholder `p`, as a value of `column`'s sort
+    /// expression.
+    fn sort_text(&self, column: SortColumn, p: String) -> String;
+
+    /// `column` read as text, where the database may hold a number.
+    fn as_text(&self, column: &str) -> String;
+
+    /// A constant standing for a column of SQL type `ty` the ledger lacks.
+    fn typed(&self, literal: &str, ty: &str) -> String;
+}
+
+/// What reads one row's cells into a `T`, failing with the driver's `E`.
+pub(super) type ReadRow<'a, T, E> = &'a mut dyn FnMut(&mut dyn CellRead<Error = E>) -> Result<T, E>;
+
+/// A connection or transaction the shared reads run their statements on.
+/// `read` is handed each row's cells, in the statement's column order.
+pub(super) trait Reader {
+    type Error;
+
+    fn dialect(&self) -> &dyn Dialect;
+
+    /// Every row of `sql`.
+    fn rows<T>(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        read: ReadRow<'_, T, Self::Error>,
+    ) -> Result<Vec<T>, Self::Error>;
+
+    /// The one row of `sql` (a key's), if there is one.
+    fn row<T>(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        read: ReadRow<'_, T, Self::Error>,
+    ) -> Result<Option<T>, Self::Error>;
+}

@@ -1,0 +1,122 @@
+//! Opening a service's ledger: read-only never adopts, and a writable
+//! open brings an earlier adoption's triggers up to date.
+
+use rusqlite::Connection;
+use tempfile::TempDir;
+
+use super::{Ledger, SERVICE_TABLES, fill, now};
+use crate::domain::{Seek, State};
+use crate::query::Query;
+use crate::store::{Access, Progress, create_service_ledger};
+
+#[test]
+fn a_read_only_open_never_adopts_yet_reads_the_same_rows() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("service.db");
+    create_service_ledger(&path, SERVICE_TABLES).unwrap();
+    fill(&Connection::open(&path).unwrap(), 1, 20);
+    let (ledger, report) = Ledger::open(&path, Access::ReadOnly).unwrap();
+    assert!(report.not_adopted.is_some());
+    let version: i64 = Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 0);
+    let unadopted = ledger
+        .page(&Query::queue(), Seek::First, 50, now())
+        .unwrap();
+    let counts = ledger.state_counts(now()).unwrap();
+    drop(ledger);
+
+    let mut steps: Vec<Progress> = Vec::new();
+    let (ledger, _) =
+        Ledger::open_with_progress(&path, Access::ReadWrite, &mut |p| steps.push(p)).unwrap();
+    assert_eq!(
+        ledger
+            .page(&Query::queue(), Seek::First, 50, now())
+            .unwrap(),
+        unadopted
+    );
+    assert_eq!(ledger.state_counts(now()).unwrap(), counts);
+    let last = steps.last().unwrap();
+    assert_eq!(last.done, last.total);
+    assert!(steps.windows(2).all(|w| w[0].done < w[1].done));
+    assert!(
+        steps
+            .iter()
+            .any(|p| p.step.contains("settle_operations_queue"))
+    );
+}
+
+/// A service whose table allows a NULL state writes one: settle's triggers
+/// count it (as a malformed state) instead of failing the service's write,
+/// and a ledger adopted before that fix (schema 3, the old triggers) gets
+/// the fixed triggers on its next writable open.
+#[test]
+fn a_null_state_never_fails_a_service_write_even_on_a_ledger_adopted_earlier() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("lax.db");
+    let service = Connection::open(&path).unwrap();
+    service
+        .execute_batch(&SERVICE_TABLES.replace("state            TEXT NOT NULL", "state TEXT"))
+        .unwrap();
+    fill(&service, 1, 5);
+    service
+        .execute("UPDATE operations SET state = NULL WHERE id = 1", [])
+        .unwrap();
+    let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    let counts = ledger.state_counts(now()).unwrap();
+    assert_eq!(counts.total, 5);
+    assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
+    drop(ledger);
+
+    // The same ledger as schema 3 left it: count triggers that insert the
+    // NULL itself.
+    service
+        .execute_batch(
+            "DROP TRIGGER settle_operations_insert;
+             CREATE TRIGGER settle_operations_insert AFTER INSERT ON operations BEGIN
+                 INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
+                 ON CONFLICT (state) DO UPDATE SET n = n + 1;
+             END;
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    let old = service.execute(
+        "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+             max_attempts, created_at, updated_at, version)
+         VALUES (6, 'a', 'charge', 'k-6', 'fp', NULL, 3, '2026-01-01T00:00:00Z',
+             '2026-01-01T00:00:00Z', 1)",
+        [],
+    );
+    assert!(old.is_err(), "the schema 3 trigger fails the write");
+
+    let (ledger, report) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    let said = report.upgraded.unwrap_or_default();
+    assert!(
+        said.contains(&format!("(schema 3 -> {})", super::schema::SCHEMA_VERSION)),
+        "{said}"
+    );
+    service
+        .execute(
+            "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at, version)
+             VALUES (6, 'a', 'charge', 'k-6', 'fp', NULL, 3, '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:00:00Z', 1)",
+            [],
+        )
+        .unwrap();
+    service
+        .execute("UPDATE operations SET state = 'unknown' WHERE id = 1", [])
+        .unwrap();
+    let counts = ledger.state_counts(now()).unwrap();
+    assert_eq!(counts.total, 6);
+    assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
+    assert_eq!(
+        ledger
+            .page(&Query::default(), Seek::First, 10, now())
+            .unwrap()
+            .len(),
+        6
+    );
+}
