@@ -148,7 +148,7 @@ pub(crate) trait Reads {
     fn verify_chain(&self) -> Result<ChainVerdict>;
 }
 
-/// Writing what an operator decided and what a receiver said.
+/// Writing what an operator decided.
 pub(crate) trait Decisions {
     /// Records one decision atomically: the version the operator saw is
     /// checked and the rules judged on the fresh row inside the transaction
@@ -179,9 +179,12 @@ pub(crate) trait Decisions {
     /// writing nothing: `Ok` when it would be written, else the row's error
     /// as the batch would give it. For the preview before a bulk decision.
     fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()>;
+}
 
-    /// Appends what a receiver said to a probe (`settle_probes`); returns
-    /// the probe's id.
+/// What a receiver said to a probe: evidence the operator decides on.
+pub(crate) trait Probes {
+    /// Appends one answer to `settle_probes` (append-only; a probe changes
+    /// no operation); returns the probe's id.
     fn record_probe(&mut self, probe: &NewProbe) -> Result<i64>;
 }
 
@@ -236,11 +239,11 @@ pub(crate) trait Transfer {
 /// Every part of the contract: what [`crate::store::Ledger`] holds.
 /// `Send`: a ledger opened on one thread may be handed to another.
 pub(crate) trait Backend:
-    Session + Reads + Decisions + Retries + Transfer + Debug + Send
+    Session + Reads + Decisions + Probes + Retries + Transfer + Debug + Send
 {
 }
 
-impl<T: Session + Reads + Decisions + Retries + Transfer + Debug + Send> Backend for T {}
+impl<T: Session + Reads + Decisions + Probes + Retries + Transfer + Debug + Send> Backend for T {}
 
 /// An open ledger of some backend.
 pub(crate) type Open = Box<dyn Backend>;

@@ -1,21 +1,20 @@
-//! The PostgreSQL backend's side of [`crate::store::backend`]: each part of the
-//! contract forwarded to the file of its concern, where the backend's own
-//! spelling of it lives.
+//! The PostgreSQL backend's session, reads and bulk moves under
+//! [`crate::store::backend`]'s contract, each forwarded to the file of its
+//! concern. (Decisions, probes and retries implement their part of the
+//! contract in their own files.)
 
 use std::path::Path;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use super::conn::Pg;
-use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
-    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
+    Clusters, Decision, DecisionId, NewOperation, OpTypeContract, OperationDetail, OperationId,
+    OperationRow, Seek, Sort, SortKey, StateCounts,
 };
 use crate::error::{Error, Result};
 use crate::query::Query;
-use crate::store::backend::{Decisions, Reads, Retries, Session, Transfer};
+use crate::store::backend::{Reads, Session, Transfer};
 use crate::store::chain::ChainVerdict;
 use crate::store::copy::{CopyReport, RowSource, Table, Value};
 use crate::store::import_report::ImportReport;
@@ -166,51 +165,5 @@ impl Transfer for Pg {
 
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         Pg::copy_from(self, source)
-    }
-}
-
-impl Decisions for Pg {
-    fn record_decision(
-        &mut self,
-        draft: &DecisionDraft,
-        now: DateTime<Utc>,
-    ) -> Result<DecisionReceipt> {
-        Pg::record_decision(self, draft, now)
-    }
-
-    fn record_decisions(
-        &mut self,
-        drafts: &[DecisionDraft],
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Result<DecisionReceipt>>> {
-        Pg::record_decisions(self, drafts, now)
-    }
-
-    fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
-        Pg::judge_decision(self, draft, now)
-    }
-
-    fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
-        Pg::record_probe(self, probe)
-    }
-}
-
-impl Retries for Pg {
-    fn claim_retry(
-        &mut self,
-        worker: &str,
-        lease: Duration,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Claimed>> {
-        Pg::claim_retry(self, worker, lease, now)
-    }
-
-    fn finish_retry(
-        &mut self,
-        claim: &RetryClaim,
-        run: &RetryRun,
-        now: DateTime<Utc>,
-    ) -> Result<Finish> {
-        Pg::finish_retry(self, claim, run, now)
     }
 }

@@ -10,10 +10,11 @@ use chrono::{DateTime, Utc};
 use postgres::{Client, GenericClient};
 
 use super::conn::Pg;
-use super::error::pg_error;
+use super::error::{fault_of, pg_error};
 use super::history::load_detail;
 use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId};
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
+use crate::store::backend::Decisions;
 use crate::store::chain::GENESIS;
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange, Written, is_row_outcome};
 use crate::store::tables::Tables;
@@ -23,19 +24,12 @@ use crate::store::tables::Tables;
 /// was in the way and nothing was written).
 const ATTEMPTS: usize = 3;
 
-/// SQLSTATEs that mean "run the transaction again": serialization failure,
-/// deadlock detected.
-const RETRYABLE: [&str; 2] = ["40001", "40P01"];
-
-/// SQLSTATE of a lock wait cut off by `lock_timeout`.
-const LOCK_NOT_AVAILABLE: &str = "55P03";
-
 /// Why a decision transaction did not commit.
 enum Failure {
     /// settle's own verdict (refused, conflict, not found): nothing written.
     Settle(Error),
     /// PostgreSQL failed while doing what the text names; maybe worth
-    /// running again ([`RETRYABLE`]).
+    /// running again (a broken race: [`Fault::Conflict`]).
     Pg(&'static str, postgres::Error),
     /// The connection broke after COMMIT was sent: the decisions may or may
     /// not be in. `last` is the newest one written, `outcomes` what the
@@ -66,11 +60,10 @@ enum Batch {
     Many,
 }
 
-impl Pg {
-    /// [`crate::store::backend::Decisions::record_decision`]. A connection
-    /// lost during COMMIT gives the receipt when the decision is found
-    /// after reconnecting, else [`Error::ConnectionLost`].
-    pub(super) fn record_decision(
+impl Decisions for Pg {
+    /// A connection lost during COMMIT gives the receipt when the decision
+    /// is found after reconnecting, else [`Error::ConnectionLost`].
+    fn record_decision(
         &mut self,
         draft: &DecisionDraft,
         now: DateTime<Utc>,
@@ -85,10 +78,9 @@ impl Pg {
         })
     }
 
-    /// [`crate::store::backend::Decisions::record_decisions`], each row in
-    /// its own savepoint so a refused or conflicted row is skipped without
-    /// undoing the rest.
-    pub(super) fn record_decisions(
+    /// Each row in its own savepoint, so a refused or conflicted row is
+    /// skipped without undoing the rest.
+    fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
@@ -97,15 +89,16 @@ impl Pg {
         self.decide(drafts, now, Batch::Many)
     }
 
-    /// [`crate::store::backend::Decisions::judge_decision`]: no lock
-    /// either, a preview.
-    pub(super) fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+    /// No lock either: a preview.
+    fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
         let detail = load_detail(&mut *client, draft.op_id, self.tables)
             .map_err(|e| pg_error(&self.shown, "reading the operation", e))?;
         decide::judge_only(detail, &self.shown, draft, now)
     }
+}
 
+impl Pg {
     /// Runs the decision transaction, again after a serialization failure
     /// or a deadlock, up to [`ATTEMPTS`] times.
     fn decide(
@@ -150,7 +143,7 @@ impl Pg {
     /// ledger's wait, or writers still in each other's way after
     /// [`ATTEMPTS`] runs, as [`Error::Busy`] (nothing written, try again).
     pub(super) fn write_err(&self, doing: &str, e: postgres::Error) -> Error {
-        if e.code().map(|c| c.code()) == Some(LOCK_NOT_AVAILABLE) {
+        if fault_of(&e) == Some(Fault::Busy) {
             return Error::Busy {
                 path: self.shown.clone(),
                 waited: self.wait,
@@ -211,8 +204,9 @@ impl Pg {
     }
 }
 
+/// A serialization failure or a deadlock: the transaction may run again.
 fn retryable(e: &postgres::Error) -> bool {
-    e.code().is_some_and(|c| RETRYABLE.contains(&c.code()))
+    fault_of(e) == Some(Fault::Conflict)
 }
 
 /// One run of the decision transaction.

@@ -13,6 +13,7 @@ use super::conn::Pg;
 use super::testing;
 use crate::domain::{DecisionId, DecisionKind, NewOperation, State};
 use crate::error::Error;
+use crate::store::backend::Decisions as _;
 use crate::store::decide::Written;
 use crate::store::parity::{draft, fixture, head, now, op, outcome, script};
 use crate::store::{ChainVerdict, Ledger};

@@ -53,6 +53,12 @@ pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
     }
 }
 
+/// What kind of failure `e` is, the SQLSTATE read as [`pg_error`] reads it
+/// (`None`: no SQLSTATE, the client's own failure).
+pub(super) fn fault_of(e: &postgres::Error) -> Option<Fault> {
+    e.code().map(|c| fault(c.code()))
+}
+
 /// What a SQLSTATE means, by its class where the class says it.
 fn fault(code: &str) -> Fault {
     match code {

@@ -4,10 +4,10 @@
 use super::conn::Pg;
 use crate::domain::NewProbe;
 use crate::error::Result;
+use crate::store::backend::Probes;
 
-impl Pg {
-    /// [`crate::store::backend::Decisions::record_probe`].
-    pub(super) fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
+impl Probes for Pg {
+    fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
         self.client

@@ -17,14 +17,15 @@ use crate::domain::retry_plan::AttemptWrite;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{OperationDetail, OperationId, State};
 use crate::error::Result;
+use crate::store::backend::Retries;
 use crate::store::retries::{self, Candidate, Holder, RetryTx};
 use crate::store::tables::Tables;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
 
-impl Pg {
+impl Retries for Pg {
     /// [`crate::store::backend::Retries::claim_retry`] in one transaction.
-    pub(super) fn claim_retry(
+    fn claim_retry(
         &mut self,
         worker: &str,
         lease: Duration,
@@ -54,7 +55,7 @@ impl Pg {
     }
 
     /// [`crate::store::backend::Retries::finish_retry`] in one transaction.
-    pub(super) fn finish_retry(
+    fn finish_retry(
         &mut self,
         claim: &RetryClaim,
         run: &RetryRun,

@@ -1,21 +1,20 @@
-//! The SQLite backend's side of [`crate::store::backend`]: each part of the
-//! contract forwarded to the file of its concern, where the backend's own
-//! spelling of it lives.
+//! The SQLite backend's session, reads and bulk moves under
+//! [`crate::store::backend`]'s contract, each forwarded to the file of its
+//! concern. (Decisions, probes and retries implement their part of the
+//! contract in their own files.)
 
 use std::path::Path;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use super::conn::Sqlite;
-use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
-    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
+    Clusters, Decision, DecisionId, NewOperation, OpTypeContract, OperationDetail, OperationId,
+    OperationRow, Seek, Sort, SortKey, StateCounts,
 };
 use crate::error::{Error, Result};
 use crate::query::Query;
-use crate::store::backend::{Decisions, Reads, Retries, Session, Transfer};
+use crate::store::backend::{Reads, Session, Transfer};
 use crate::store::chain::ChainVerdict;
 use crate::store::copy::{CopyReport, RowSource, Table, Value};
 use crate::store::import_report::ImportReport;
@@ -167,51 +166,5 @@ impl Transfer for Sqlite {
 
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         Sqlite::copy_from(self, source)
-    }
-}
-
-impl Decisions for Sqlite {
-    fn record_decision(
-        &mut self,
-        draft: &DecisionDraft,
-        now: DateTime<Utc>,
-    ) -> Result<DecisionReceipt> {
-        Sqlite::record_decision(self, draft, now)
-    }
-
-    fn record_decisions(
-        &mut self,
-        drafts: &[DecisionDraft],
-        now: DateTime<Utc>,
-    ) -> Result<Vec<Result<DecisionReceipt>>> {
-        Sqlite::record_decisions(self, drafts, now)
-    }
-
-    fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
-        Sqlite::judge_decision(self, draft, now)
-    }
-
-    fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
-        Sqlite::record_probe(self, probe)
-    }
-}
-
-impl Retries for Sqlite {
-    fn claim_retry(
-        &mut self,
-        worker: &str,
-        lease: Duration,
-        now: DateTime<Utc>,
-    ) -> Result<Option<Claimed>> {
-        Sqlite::claim_retry(self, worker, lease, now)
-    }
-
-    fn finish_retry(
-        &mut self,
-        claim: &RetryClaim,
-        run: &RetryRun,
-        now: DateTime<Utc>,
-    ) -> Result<Finish> {
-        Sqlite::finish_retry(self, claim, run, now)
     }
 }

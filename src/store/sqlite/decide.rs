@@ -17,27 +17,25 @@ use crate::error::{Error, Result};
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange};
 use crate::store::tables::Tables;
 
-impl Sqlite {
-    /// [`crate::store::backend::Decisions::record_decision`] in one
-    /// IMMEDIATE transaction: the write lock is taken before the reread.
-    pub(super) fn record_decision(
-        &mut self,
-        draft: &DecisionDraft,
-        now: DateTime<Utc>,
-    ) -> Result<DecisionReceipt> {
-        self.ensure_writable()?;
-        let wait = self.wait;
-        let path = self.path.clone();
-        let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| err("starting the decision transaction", e).busy_after(wait))?;
-        let receipt = decide_in(&tx, &path, draft, now)?;
-        tx.commit()
-            .map_err(|e| err("committing the decision", e).busy_after(wait))?;
-        Ok(receipt)
-    }
+/// One decision in its own IMMEDIATE transaction: the write lock is taken
+/// before the reread.
+pub(super) fn record_one(
+    db: &mut Sqlite,
+    draft: &DecisionDraft,
+    now: DateTime<Utc>,
+) -> Result<DecisionReceipt> {
+    db.ensure_writable()?;
+    let wait = db.wait;
+    let path = db.path.clone();
+    let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e);
+    let tx = db
+        .conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| err("starting the decision transaction", e).busy_after(wait))?;
+    let receipt = decide_in(&tx, &path, draft, now)?;
+    tx.commit()
+        .map_err(|e| err("committing the decision", e).busy_after(wait))?;
+    Ok(receipt)
 }
 
 /// One decision inside a transaction the caller holds (one decision, or

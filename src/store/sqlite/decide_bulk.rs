@@ -1,25 +1,35 @@
-//! Deciding many operations at once (every row of the triage queue a filter
-//! matches): a batch of drafts in one `BEGIN IMMEDIATE` transaction, each row still reread at the version
-//! its operator saw, judged and written by the same steps as one decision
-//! ([`super::decide`]), each inside its own savepoint so a refused or
-//! conflicted row is skipped without undoing the rest. It never picks the
-//! rows: the caller lists them (with their versions) and asks.
+//! The SQLite backend's decisions under the contract: one decision
+//! ([`super::decide`]), or many at once (every row of the triage queue a
+//! filter matches): a batch of drafts in one `BEGIN IMMEDIATE` transaction,
+//! each row still reread at the version its operator saw, judged and
+//! written by the same steps as one decision, each inside its own savepoint
+//! so a refused or conflicted row is skipped without undoing the rest. It
+//! never picks the rows: the caller lists them (with their versions) and
+//! asks.
 
 use chrono::{DateTime, Utc};
 use rusqlite::TransactionBehavior;
 
 use super::conn::Sqlite;
-use super::decide::{decide_in, judge_in};
+use super::decide::{decide_in, judge_in, record_one};
 use super::error::sqlite;
 use crate::domain::{DecisionDraft, DecisionReceipt};
 use crate::error::Result;
+use crate::store::backend::Decisions;
 use crate::store::decide::is_row_outcome;
 
-impl Sqlite {
-    /// [`crate::store::backend::Decisions::record_decisions`] in one
-    /// IMMEDIATE transaction. Any error but a row's own (busy, a failing
-    /// SQLite) stops the batch with nothing of it written.
-    pub(super) fn record_decisions(
+impl Decisions for Sqlite {
+    fn record_decision(
+        &mut self,
+        draft: &DecisionDraft,
+        now: DateTime<Utc>,
+    ) -> Result<DecisionReceipt> {
+        record_one(self, draft, now)
+    }
+
+    /// In one IMMEDIATE transaction. Any error but a row's own (busy, a
+    /// failing SQLite) stops the batch with nothing of it written.
+    fn record_decisions(
         &mut self,
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
@@ -60,9 +70,9 @@ impl Sqlite {
         Ok(outcomes)
     }
 
-    /// [`crate::store::backend::Decisions::judge_decision`]: the reread and
-    /// the judgement of [`Sqlite::record_decisions`], without a transaction.
-    pub(super) fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
+    /// The reread and the judgement of a batch's row, without a
+    /// transaction.
+    fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         judge_in(&self.conn, &self.path, draft, now, self.tables)
     }
 }

@@ -4,12 +4,12 @@
 //! calls it, through [`crate::store::backend`]; it returns
 //! [`crate::domain`] types and never a row. This file registers it.
 
-pub(super) mod chain;
+mod chain;
 mod columns;
 mod conn;
 mod contract;
 mod copy;
-pub(super) mod decide;
+mod decide;
 mod decide_bulk;
 mod derived;
 pub(super) mod error;

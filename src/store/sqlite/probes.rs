@@ -7,10 +7,10 @@ use rusqlite::params;
 use super::conn::Sqlite;
 use crate::domain::NewProbe;
 use crate::error::Result;
+use crate::store::backend::Probes;
 
-impl Sqlite {
-    /// [`crate::store::backend::Decisions::record_probe`].
-    pub(super) fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
+impl Probes for Sqlite {
+    fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
         self.ensure_writable()?;
         let wait = self.wait;
         self.conn

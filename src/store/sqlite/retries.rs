@@ -16,13 +16,14 @@ use crate::domain::retry_plan::AttemptWrite;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{OperationDetail, OperationId, State};
 use crate::error::Result;
+use crate::store::backend::Retries;
 use crate::store::retries::{self, Candidate, Holder, RetryTx};
 use crate::store::tables::Tables;
 
-impl Sqlite {
+impl Retries for Sqlite {
     /// [`crate::store::backend::Retries::claim_retry`] in one IMMEDIATE
     /// transaction.
-    pub(super) fn claim_retry(
+    fn claim_retry(
         &mut self,
         worker: &str,
         lease: Duration,
@@ -43,7 +44,7 @@ impl Sqlite {
 
     /// [`crate::store::backend::Retries::finish_retry`] in one IMMEDIATE
     /// transaction.
-    pub(super) fn finish_retry(
+    fn finish_retry(
         &mut self,
         claim: &RetryClaim,
         run: &RetryRun,
