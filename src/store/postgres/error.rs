@@ -95,3 +95,33 @@ pub(super) fn failure(shown: &Path, doing: &str, problem: &str, fault: Fault) ->
         fault,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SQLSTATEs a worker meets in production, each with what it means
+    /// for waiting: a restart or failover and a lock wait are waited out, a
+    /// permission or a guard is reported.
+    #[test]
+    fn each_sqlstate_says_what_it_means() {
+        let cases = [
+            ("55P03", Fault::Busy),
+            ("40001", Fault::Conflict),
+            ("40P01", Fault::Conflict),
+            ("57P01", Fault::Lost),
+            ("57P03", Fault::Lost),
+            ("08006", Fault::Lost),
+            ("08001", Fault::Lost),
+            ("57014", Fault::Cancelled),
+            ("42501", Fault::Refused),
+            ("25006", Fault::Refused),
+            ("23505", Fault::Refused),
+            ("P0001", Fault::Refused),
+            ("42P01", Fault::Other),
+        ];
+        for (code, meaning) in cases {
+            assert_eq!(fault(code), meaning, "SQLSTATE {code}");
+        }
+    }
+}

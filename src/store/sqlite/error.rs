@@ -56,3 +56,70 @@ fn fault(code: Option<ErrorCode>) -> Fault {
         _ => Fault::Other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rusqlite::Connection;
+
+    use super::*;
+
+    /// A real second connection meets a held write lock and an append-only
+    /// guard: the first is busy (worth waiting out), the second refused.
+    #[test]
+    fn a_held_lock_is_busy_and_a_guard_is_a_refusal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger.db");
+        let holder = Connection::open(&path).unwrap();
+        holder
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 CREATE TABLE t (x);
+                 CREATE TRIGGER t_kept BEFORE DELETE ON t
+                   BEGIN SELECT RAISE(ABORT, 't is append-only'); END;
+                 INSERT INTO t VALUES (1);
+                 BEGIN IMMEDIATE;",
+            )
+            .unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.busy_timeout(Duration::ZERO).unwrap();
+        let busy = sqlite(
+            &path,
+            "writing",
+            other.execute("INSERT INTO t VALUES (2)", []).unwrap_err(),
+        );
+        assert!(
+            matches!(
+                busy,
+                Error::Database {
+                    fault: Fault::Busy,
+                    ..
+                }
+            ),
+            "{busy:?}"
+        );
+        assert!(busy.is_transient());
+        assert!(matches!(
+            busy.busy_after(Duration::from_secs(1)),
+            Error::Busy { .. }
+        ));
+        holder.execute_batch("COMMIT").unwrap();
+        let guarded = sqlite(
+            &path,
+            "deleting",
+            other.execute("DELETE FROM t", []).unwrap_err(),
+        );
+        assert!(
+            matches!(
+                guarded,
+                Error::Database {
+                    fault: Fault::Refused,
+                    ..
+                }
+            ),
+            "{guarded:?}"
+        );
+        assert!(!guarded.is_transient());
+    }
+}
