@@ -9,6 +9,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::Flags;
 
 const AFTER_HELP: &str = "\
+LEDGER is a SQLite file, or a PostgreSQL address: postgres://USER@HOST/DB,
+postgresql://… or libpq's key=value form ('host=db1 dbname=ledger'), filled
+from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE as psql does.
+
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
 changed the operation; nothing written), 5 ledger busy (another process held
@@ -47,7 +51,7 @@ pub struct Cli {
 /// Opening the console: `settle LEDGER [...]`.
 #[derive(Debug, Args)]
 pub struct ConsoleArgs {
-    /// The ledger (SQLite file) to open in the console.
+    /// The ledger to open in the console: a SQLite file or a PostgreSQL address (postgres://…, postgresql://… or key=value).
     pub ledger: Option<PathBuf>,
 
     /// A retry-drill results file to show in the Drills view (repeatable).
@@ -115,14 +119,14 @@ impl Cli {
 pub enum Command {
     /// Create a new, empty ledger (ledger-v1 schema).
     Init {
-        /// Path of the new ledger file; must not exist.
+        /// The new ledger: a SQLite path that must not exist, or an empty PostgreSQL database's address.
         ledger: PathBuf,
     },
     /// Adopt a ledger a service created (or migrate an older one): add the
     /// console's tables, indexes and triggers in one transaction. Reading
     /// commands never do this; the first decision does it too.
     Adopt {
-        /// The ledger (SQLite file).
+        /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
     },
     /// List operations, newest first.
@@ -180,7 +184,7 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// The ledger (SQLite file).
+    /// The ledger (a SQLite file or a PostgreSQL address).
     pub ledger: PathBuf,
     /// Only the triage queue: unknown, exhausted, conflict, stale reserved.
     #[arg(long)]
@@ -224,7 +228,7 @@ pub enum ShowFormat {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The ledger (SQLite file).
+    /// The ledger (a SQLite file or a PostgreSQL address).
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key.
     pub op: String,
@@ -239,7 +243,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
-    /// The ledger (SQLite file); one decision is written in one transaction or not at all, --filter in one transaction per batch.
+    /// The ledger (a SQLite file or a PostgreSQL address); one decision is written in one transaction or not at all, --filter in one transaction per batch.
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key (or --filter instead).
     #[arg(required_unless_present = "filter", conflicts_with = "filter")]
@@ -317,7 +321,7 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = PROBE_AFTER_HELP)]
 pub struct ProbeArgs {
-    /// The ledger (SQLite file); each probe is recorded in it, so it must be writable.
+    /// The ledger (a SQLite file or a PostgreSQL address); each probe is recorded in it, so it must be writable.
     pub ledger: PathBuf,
     /// The operations: ids, or account/op_type/key (or --filter instead).
     #[arg(
@@ -356,7 +360,7 @@ pub enum ProbeFormat {
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// The ledger (SQLite file) whose retry_requests to drain.
+    /// The ledger (a SQLite file or a PostgreSQL address) whose retry_requests to drain.
     pub ledger: PathBuf,
     /// Run what is claimable now, then exit (without it: keep polling until SIGTERM or SIGINT).
     #[arg(long)]
@@ -377,7 +381,7 @@ pub struct WorkerArgs {
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    /// The ledger (SQLite file).
+    /// The ledger (a SQLite file or a PostgreSQL address).
     pub ledger: PathBuf,
     /// At most this many decisions [default: 50 for table; every decision for json, jsonl and csv, so a pipeline never loses rows]. When decisions are left out, stderr says how many.
     #[arg(long, value_name = "N")]
@@ -469,5 +473,9 @@ pub enum DrillCommand {
         format: ShowFormat,
     },
     /// Bring each case into the ledger as an operation with its attempts and events.
-    Import { file: PathBuf, ledger: PathBuf },
+    Import {
+        file: PathBuf,
+        /// The ledger (a SQLite file or a PostgreSQL address).
+        ledger: PathBuf,
+    },
 }
