@@ -180,6 +180,8 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Print the man page (roff): `settle man > ~/.local/share/man/man1/settle.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]

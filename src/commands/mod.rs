@@ -17,6 +17,7 @@ mod drill;
 mod init;
 mod ledger_arg;
 mod list;
+mod man;
 mod output;
 mod probe;
 mod receiver;
@@ -54,6 +55,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Worker(args)) => worker::run(&args, &config),
         Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
+        Some(Command::Man) => man::run(),
         None => console::run(cli.console, &config),
     }
 }
