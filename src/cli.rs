@@ -12,6 +12,7 @@ const AFTER_HELP: &str = "\
 LEDGER is a SQLite file, or a PostgreSQL address: postgres://USER@HOST/DB,
 postgresql://… or libpq's key=value form ('host=db1 dbname=ledger'), filled
 from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE as psql does.
+@NAME is a ledger named in $XDG_CONFIG_HOME/settle/config.toml (`settle ledgers`).
 
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
@@ -51,7 +52,7 @@ pub struct Cli {
 /// Opening the console: `settle LEDGER [...]`.
 #[derive(Debug, Args)]
 pub struct ConsoleArgs {
-    /// The ledger to open in the console: a SQLite file or a PostgreSQL address (postgres://…, postgresql://… or key=value).
+    /// The ledger to open in the console: a SQLite file or a PostgreSQL address (postgres://…, postgresql://… or key=value), or @NAME from config.toml.
     pub ledger: Option<PathBuf>,
 
     /// A retry-drill results file to show in the Drills view (repeatable).
@@ -180,6 +181,8 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The named ledgers of $XDG_CONFIG_HOME/settle/config.toml ([ledgers.NAME] tables), each with what it points at (never a password): `settle @NAME` and every LEDGER take them.
+    Ledgers,
     /// Print the man page (roff): `settle man > ~/.local/share/man/man1/settle.1`.
     Man,
 }
@@ -480,4 +483,60 @@ pub enum DrillCommand {
         /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
     },
+}
+
+/// A LEDGER argument of the command line, and whether the command writes
+/// to it (a ledger named read-only in config.toml refuses those).
+pub struct LedgerArg<'a> {
+    pub value: &'a mut PathBuf,
+    pub writes: bool,
+}
+
+impl Cli {
+    /// Every LEDGER the command line names, so `@NAME` is resolved in one
+    /// place for every command.
+    pub fn ledger_args(&mut self) -> Vec<LedgerArg<'_>> {
+        let reads = |value| LedgerArg {
+            value,
+            writes: false,
+        };
+        let writes = |value| LedgerArg {
+            value,
+            writes: true,
+        };
+        match &mut self.command {
+            None => self.console.ledger.iter_mut().map(reads).collect(),
+            Some(Command::List(a)) => vec![reads(&mut a.ledger)],
+            Some(Command::Show(a)) => vec![reads(&mut a.ledger)],
+            Some(Command::Audit(a)) => vec![reads(&mut a.ledger)],
+            Some(Command::Init { ledger } | Command::Adopt { ledger }) => vec![writes(ledger)],
+            Some(Command::Decide(a)) => vec![writes(&mut a.ledger)],
+            Some(Command::Probe(a)) => vec![writes(&mut a.ledger)],
+            Some(Command::Worker(a)) => vec![writes(&mut a.ledger)],
+            Some(Command::Copy {
+                source,
+                destination,
+            }) => vec![reads(source), writes(destination)],
+            Some(Command::Drill {
+                command: DrillCommand::Import { ledger, .. },
+            }) => vec![writes(ledger)],
+            Some(Command::Demo { ledger, .. }) => ledger.iter_mut().map(writes).collect(),
+            Some(
+                Command::Drill { .. }
+                | Command::Receiver { .. }
+                | Command::Completions { .. }
+                | Command::Ledgers
+                | Command::Man,
+            ) => Vec::new(),
+        }
+    }
+
+    /// The `--receivers` of the command that reads receivers.
+    pub fn receivers_mut(&mut self) -> &mut Option<PathBuf> {
+        match &mut self.command {
+            Some(Command::Worker(args)) => &mut args.receivers.receivers,
+            Some(Command::Probe(args)) => &mut args.receivers.receivers,
+            _ => &mut self.console.receivers.receivers,
+        }
+    }
 }

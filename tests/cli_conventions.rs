@@ -83,3 +83,115 @@ fn man_prints_a_page_man_renders() {
     }
     assert!(text.contains("settle list ledger.db --queue"), "{text}");
 }
+
+#[path = "common/pty.rs"]
+mod pty;
+
+/// A config home naming the sample ledger `demo`, with its drill folder.
+fn config_naming_demo(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let ledger = demo_ledger(dir);
+    let config = dir.join("config");
+    std::fs::create_dir_all(config.join("settle")).unwrap();
+    std::fs::write(
+        config.join("settle").join("config.toml"),
+        format!(
+            "[ledgers.demo]\naddress = {:?}\ndrill_dir = {:?}\n\n[ledgers.pay]\naddress = \"postgresql://ops:hunter2@db1/pay\"\nreads = \"only\"\n",
+            ledger.to_str().unwrap(),
+            dir.join("demo").to_str().unwrap(),
+        ),
+    )
+    .unwrap();
+    (ledger, config)
+}
+
+fn settle_in(config: &std::path::Path, args: &[&str]) -> std::process::Output {
+    bin()
+        .env("XDG_CONFIG_HOME", config)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `settle list @demo --queue` lists what `settle list LEDGER --queue`
+/// does, and every other LEDGER takes the name too.
+#[test]
+fn a_named_ledger_stands_for_its_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ledger, config) = config_naming_demo(dir.path());
+    let named = settle_in(&config, &["list", "@demo", "--queue"]);
+    assert_eq!(code(&named), 0, "{}", stderr(&named));
+    let direct = settle_in(&config, &["list", ledger.to_str().unwrap(), "--queue"]);
+    assert_eq!(stdout(&named), stdout(&direct));
+    assert!(stdout(&named).contains("unknown"), "{}", stdout(&named));
+    let show = settle_in(&config, &["show", "@demo", "1"]);
+    assert_eq!(code(&show), 0, "{}", stderr(&show));
+    // A ledger named read-only refuses a command that writes.
+    let refused = settle_in(&config, &["decide", "@pay", "1", "--applied"]);
+    assert_eq!(code(&refused), 2, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("read-only"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+/// `settle ledgers` prints each name and what it points at, never a
+/// password.
+#[test]
+fn ledgers_lists_names_and_addresses_without_passwords() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ledger, config) = config_naming_demo(dir.path());
+    let out = settle_in(&config, &["ledgers"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let demo = text
+        .lines()
+        .find(|l| l.starts_with("@demo"))
+        .unwrap_or_default();
+    assert!(demo.contains(ledger.to_str().unwrap()), "{text}");
+    assert!(text.contains("@pay") && text.contains("db1"), "{text}");
+    assert!(!text.contains("hunter2"), "{text}");
+}
+
+/// An unknown name names the config file and the names it knows; a
+/// malformed file names the file, the line and the field.
+#[test]
+fn an_unknown_or_malformed_name_says_where_and_what() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, config) = config_naming_demo(dir.path());
+    let out = settle_in(&config, &["list", "@nope"]);
+    assert_eq!(code(&out), 1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("config.toml") && err.contains("@demo, @pay"),
+        "{err}"
+    );
+    let file = config.join("settle").join("config.toml");
+    std::fs::write(
+        &file,
+        "[ledgers.demo]\naddress = \"x.db\"\nrecievers = \"r.toml\"\n",
+    )
+    .unwrap();
+    let err = stderr(&settle_in(&config, &["list", "@demo"]));
+    assert!(
+        err.contains(file.to_str().unwrap()) && err.contains("line 3") && err.contains("recievers"),
+        "{err}"
+    );
+}
+
+/// `settle @demo` opens the console on the named ledger, with its drill
+/// folder loaded.
+#[test]
+fn the_console_opens_a_named_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, config) = config_naming_demo(dir.path());
+    let mut screen = pty::Screen::start(
+        &["@demo", "--operator", "e2e-operator"],
+        120,
+        32,
+        &[("XDG_CONFIG_HOME", config.to_str().unwrap())],
+    );
+    screen.wait_for("Queue 11 operations", std::time::Duration::from_secs(10));
+    screen.send("\u{3}");
+    assert!(screen.wait_exit(std::time::Duration::from_secs(10)));
+}

@@ -79,7 +79,13 @@ const ENVIRONMENT: [(&str, &str); 8] = [
     ("HOME", "Gives ~/.config when XDG_CONFIG_HOME is not set."),
 ];
 
-const FILES: [(&str, &str); 2] = [
+const FILES: [(&str, &str); 3] = [
+    (
+        "$XDG_CONFIG_HOME/settle/config.toml",
+        "Named ledgers: [ledgers.NAME] tables with address (a path or a PostgreSQL address) \
+         and, optionally, receivers, drill_dir and reads = \"only\"; @NAME then stands for the \
+         ledger wherever LEDGER goes (`settle ledgers` lists them).",
+    ),
     (
         "$XDG_CONFIG_HOME/settle/keymap",
         "Key bindings overriding the console's defaults, one `MODE KEY ACTION` a line \
@@ -92,7 +98,7 @@ const FILES: [(&str, &str); 2] = [
     ),
 ];
 
-const EXAMPLES: [(&str, &str); 8] = [
+const EXAMPLES: [(&str, &str); 9] = [
     ("Open the console on sample data:", "settle demo"),
     ("Open the console on a ledger:", "settle ledger.db"),
     (
@@ -100,6 +106,10 @@ const EXAMPLES: [(&str, &str); 8] = [
         "settle 'postgres://ops@db1/ledger?sslmode=verify-full'",
     ),
     ("What needs a person:", "settle list ledger.db --queue"),
+    (
+        "The same on a ledger named in config.toml:",
+        "settle list @payments --queue",
+    ),
     (
         "One operation, with what may be decided:",
         "settle show ledger.db acme/create_report/k-42",
