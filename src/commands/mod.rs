@@ -21,6 +21,7 @@ mod man;
 mod named;
 mod output;
 mod probe;
+mod progress;
 mod receiver;
 mod show;
 mod worker;
