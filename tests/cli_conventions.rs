@@ -92,10 +92,16 @@ fn config_naming_demo(dir: &std::path::Path) -> (std::path::PathBuf, std::path::
     let ledger = demo_ledger(dir);
     let config = dir.join("config");
     std::fs::create_dir_all(config.join("settle")).unwrap();
+    // A relative receivers path is beside config.toml.
+    std::fs::copy(
+        dir.join("demo").join("receivers.toml"),
+        config.join("settle").join("receivers.toml"),
+    )
+    .unwrap();
     std::fs::write(
         config.join("settle").join("config.toml"),
         format!(
-            "[ledgers.demo]\naddress = {:?}\ndrill_dir = {:?}\n\n[ledgers.pay]\naddress = \"postgresql://ops:hunter2@db1/pay\"\nreads = \"only\"\n",
+            "[ledgers.demo]\naddress = {:?}\ndrill_dir = {:?}\nreceivers = \"receivers.toml\"\n\n[ledgers.pay]\naddress = \"postgresql://ops:hunter2@db1/pay\"\nreads = \"only\"\n",
             ledger.to_str().unwrap(),
             dir.join("demo").to_str().unwrap(),
         ),
@@ -125,6 +131,10 @@ fn a_named_ledger_stands_for_its_address() {
     assert!(stdout(&named).contains("unknown"), "{}", stdout(&named));
     let show = settle_in(&config, &["show", "@demo", "1"]);
     assert_eq!(code(&show), 0, "{}", stderr(&show));
+    // Its receivers file stands for --receivers.
+    let probe = settle_in(&config, &["probe", "@demo", "2", "--operator", "tester"]);
+    assert_eq!(code(&probe), 0, "{}", stderr(&probe));
+    assert!(stdout(&probe).contains("not_found"), "{}", stdout(&probe));
     // A ledger named read-only refuses a command that writes.
     let refused = settle_in(&config, &["decide", "@pay", "1", "--applied"]);
     assert_eq!(code(&refused), 2, "{}", stderr(&refused));
@@ -192,6 +202,9 @@ fn the_console_opens_a_named_ledger() {
         &[("XDG_CONFIG_HOME", config.to_str().unwrap())],
     );
     screen.wait_for("Queue 11 operations", std::time::Duration::from_secs(10));
+    // The ledger's drill_dir stands for --drill-dir.
+    screen.send("3");
+    screen.wait_for("changed_key", std::time::Duration::from_secs(10));
     screen.send("\u{3}");
     assert!(screen.wait_exit(std::time::Duration::from_secs(10)));
 }
