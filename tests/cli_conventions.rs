@@ -208,3 +208,29 @@ fn the_console_opens_a_named_ledger() {
     screen.send("\u{3}");
     assert!(screen.wait_exit(std::time::Duration::from_secs(10)));
 }
+
+/// Bash completes `@` with the names of config.toml.
+#[test]
+fn bash_completes_the_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, config) = config_naming_demo(dir.path());
+    let script = dir.path().join("settle.bash");
+    std::fs::write(&script, stdout(&settle(&["completions", "bash"]))).unwrap();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_settle"))
+        .parent()
+        .unwrap();
+    let Ok(out) = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(settle list @d); COMP_CWORD=2; _settle_named; echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .env("XDG_CONFIG_HOME", &config)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .output()
+    else {
+        eprintln!("bash is not installed: completion not tried");
+        return;
+    };
+    assert_eq!(stdout(&out).trim(), "@demo", "{}", stderr(&out));
+}
