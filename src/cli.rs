@@ -9,6 +9,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::config::Flags;
 
 const AFTER_HELP: &str = "\
+LEDGER is a SQLite file, or a PostgreSQL address: postgres://USER@HOST/DB,
+postgresql://… or libpq's key=value form ('host=db1 dbname=ledger'), filled
+from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE as psql does.
+@NAME is a ledger named in $XDG_CONFIG_HOME/settle/config.toml (`settle ledgers`).
+
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
 changed the operation; nothing written), 5 ledger busy (another process held
@@ -47,7 +52,7 @@ pub struct Cli {
 /// Opening the console: `settle LEDGER [...]`.
 #[derive(Debug, Args)]
 pub struct ConsoleArgs {
-    /// The ledger (SQLite file) to open in the console.
+    /// The ledger to open in the console: a SQLite file or a PostgreSQL address (postgres://…, postgresql://… or key=value), or @NAME from config.toml.
     pub ledger: Option<PathBuf>,
 
     /// A retry-drill results file to show in the Drills view (repeatable).
@@ -115,14 +120,14 @@ impl Cli {
 pub enum Command {
     /// Create a new, empty ledger (ledger-v1 schema).
     Init {
-        /// Path of the new ledger file; must not exist.
+        /// The new ledger: a SQLite path that must not exist, or an empty PostgreSQL database's address.
         ledger: PathBuf,
     },
     /// Adopt a ledger a service created (or migrate an older one): add the
     /// console's tables, indexes and triggers in one transaction. Reading
     /// commands never do this; the first decision does it too.
     Adopt {
-        /// The ledger (SQLite file).
+        /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
     },
     /// List operations, newest first.
@@ -176,11 +181,15 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// The named ledgers of $XDG_CONFIG_HOME/settle/config.toml ([ledgers.NAME] tables), each with what it points at (never a password): `settle @NAME` and every LEDGER take them.
+    Ledgers,
+    /// Print the man page (roff): `settle man > ~/.local/share/man/man1/settle.1`.
+    Man,
 }
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// The ledger (SQLite file).
+    /// The ledger (a SQLite file or a PostgreSQL address).
     pub ledger: PathBuf,
     /// Only the triage queue: unknown, exhausted, conflict, stale reserved.
     #[arg(long)]
@@ -224,7 +233,7 @@ pub enum ShowFormat {
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The ledger (SQLite file).
+    /// The ledger (a SQLite file or a PostgreSQL address).
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key.
     pub op: String,
@@ -239,7 +248,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
-    /// The ledger (SQLite file); one decision is written in one transaction or not at all, --filter in one transaction per batch.
+    /// The ledger (a SQLite file or a PostgreSQL address); one decision is written in one transaction or not at all, --filter in one transaction per batch.
     pub ledger: PathBuf,
     /// The operation: its id, or account/op_type/key (or --filter instead).
     #[arg(required_unless_present = "filter", conflicts_with = "filter")]
@@ -317,7 +326,7 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = PROBE_AFTER_HELP)]
 pub struct ProbeArgs {
-    /// The ledger (SQLite file); each probe is recorded in it, so it must be writable.
+    /// The ledger (a SQLite file or a PostgreSQL address); each probe is recorded in it, so it must be writable.
     pub ledger: PathBuf,
     /// The operations: ids, or account/op_type/key (or --filter instead).
     #[arg(
@@ -356,7 +365,7 @@ pub enum ProbeFormat {
 
 #[derive(Debug, Args)]
 pub struct WorkerArgs {
-    /// The ledger (SQLite file) whose retry_requests to drain.
+    /// The ledger (a SQLite file or a PostgreSQL address) whose retry_requests to drain.
     pub ledger: PathBuf,
     /// Run what is claimable now, then exit (without it: keep polling until SIGTERM or SIGINT).
     #[arg(long)]
@@ -377,7 +386,7 @@ pub struct WorkerArgs {
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {
-    /// The ledger (SQLite file).
+    /// The ledger (a SQLite file or a PostgreSQL address).
     pub ledger: PathBuf,
     /// At most this many decisions [default: 50 for table; every decision for json, jsonl and csv, so a pipeline never loses rows]. When decisions are left out, stderr says how many.
     #[arg(long, value_name = "N")]
@@ -469,5 +478,65 @@ pub enum DrillCommand {
         format: ShowFormat,
     },
     /// Bring each case into the ledger as an operation with its attempts and events.
-    Import { file: PathBuf, ledger: PathBuf },
+    Import {
+        file: PathBuf,
+        /// The ledger (a SQLite file or a PostgreSQL address).
+        ledger: PathBuf,
+    },
+}
+
+/// A LEDGER argument of the command line, and whether the command writes
+/// to it (a ledger named read-only in config.toml refuses those).
+pub struct LedgerArg<'a> {
+    pub value: &'a mut PathBuf,
+    pub writes: bool,
+}
+
+impl Cli {
+    /// Every LEDGER the command line names, so `@NAME` is resolved in one
+    /// place for every command.
+    pub fn ledger_args(&mut self) -> Vec<LedgerArg<'_>> {
+        let reads = |value| LedgerArg {
+            value,
+            writes: false,
+        };
+        let writes = |value| LedgerArg {
+            value,
+            writes: true,
+        };
+        match &mut self.command {
+            None => self.console.ledger.iter_mut().map(reads).collect(),
+            Some(Command::List(a)) => vec![reads(&mut a.ledger)],
+            Some(Command::Show(a)) => vec![reads(&mut a.ledger)],
+            Some(Command::Audit(a)) => vec![reads(&mut a.ledger)],
+            Some(Command::Init { ledger } | Command::Adopt { ledger }) => vec![writes(ledger)],
+            Some(Command::Decide(a)) => vec![writes(&mut a.ledger)],
+            Some(Command::Probe(a)) => vec![writes(&mut a.ledger)],
+            Some(Command::Worker(a)) => vec![writes(&mut a.ledger)],
+            Some(Command::Copy {
+                source,
+                destination,
+            }) => vec![reads(source), writes(destination)],
+            Some(Command::Drill {
+                command: DrillCommand::Import { ledger, .. },
+            }) => vec![writes(ledger)],
+            Some(Command::Demo { ledger, .. }) => ledger.iter_mut().map(writes).collect(),
+            Some(
+                Command::Drill { .. }
+                | Command::Receiver { .. }
+                | Command::Completions { .. }
+                | Command::Ledgers
+                | Command::Man,
+            ) => Vec::new(),
+        }
+    }
+
+    /// The `--receivers` of the command that reads receivers.
+    pub fn receivers_mut(&mut self) -> &mut Option<PathBuf> {
+        match &mut self.command {
+            Some(Command::Worker(args)) => &mut args.receivers.receivers,
+            Some(Command::Probe(args)) => &mut args.receivers.receivers,
+            _ => &mut self.console.receivers.receivers,
+        }
+    }
 }

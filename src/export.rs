@@ -205,7 +205,8 @@ fn temp_beside(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.settle-tmp-{}", std::process::id()))
 }
 
-/// One CSV record of `fields`, each quoted as [`csv_field`] says.
+/// One CSV record of `fields` (no line end), each cell as [`csv_field`]
+/// writes it.
 pub fn csv_line(fields: &[String]) -> String {
     fields
         .iter()
@@ -214,20 +215,40 @@ pub fn csv_line(fields: &[String]) -> String {
         .join(",")
 }
 
-/// RFC 4180 quoting, with control characters made visible: CSV lands on
-/// terminals too. A cell a spreadsheet would run as a formula (it starts
-/// with `=`, `+`, `-`, `@`, TAB or CR) gets a leading `'` and quotes, as
-/// OWASP's "CSV Injection" page recommends; a plain number such as `-3`
-/// is data and stays as it is.
+/// One cell, quoted and escaped by the `csv` crate, with control characters
+/// made visible: CSV lands on terminals too. A cell a spreadsheet would run
+/// as a formula (it starts with `=`, `+`, `-`, `@`, TAB or CR) gets a
+/// leading `'` and is always quoted, as OWASP's "CSV Injection" page
+/// recommends; a plain number such as `-3` is data and stays as it is. A
+/// cell with a leading or trailing space is quoted too, so a spreadsheet
+/// that trims unquoted cells keeps the space.
 fn csv_field(value: &str) -> String {
     let clean = sanitize(value);
-    if is_formula(value) {
-        format!("\"'{}\"", clean.replace('"', "\"\""))
-    } else if clean.contains([',', '"']) || clean.starts_with(' ') || clean.ends_with(' ') {
-        format!("\"{}\"", clean.replace('"', "\"\""))
+    let (cell, style) = if is_formula(value) {
+        (format!("'{clean}").into(), csv::QuoteStyle::Always)
+    } else if clean.starts_with(' ') || clean.ends_with(' ') {
+        (clean, csv::QuoteStyle::Always)
     } else {
-        clean.into_owned()
+        (clean, csv::QuoteStyle::Necessary)
+    };
+    if cell.is_empty() {
+        // Alone in a record the crate writes `""` (an empty record would
+        // be no line at all); among other cells an empty one is just empty.
+        return String::new();
     }
+    let mut writer = csv::WriterBuilder::new()
+        .quote_style(style)
+        .from_writer(Vec::new());
+    // Writing to memory cannot fail, and the cell is sanitised text, so the
+    // bytes are UTF-8; the record's line end is the caller's.
+    let bytes = writer
+        .write_record([cell.as_bytes()])
+        .ok()
+        .and_then(|()| writer.into_inner().ok())
+        .unwrap_or_default();
+    let mut text = String::from_utf8(bytes).unwrap_or_default();
+    text.truncate(text.trim_end_matches('\n').len());
+    text
 }
 
 /// Whether a spreadsheet would read `value` as a formula.
@@ -317,6 +338,24 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A CSV reader gets every cell back, one per field, as it was
+        /// shown (sanitised, a formula with its leading `'`): no cell's
+        /// comma or quote splits or joins fields.
+        #[test]
+        fn a_csv_reader_reads_back_every_cell(cells in proptest::collection::vec("\\PC*|[=+@ ,\"-].*", 2..6)) {
+            let line = csv_line(&cells);
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(line.as_bytes());
+            let record = reader.records().next().unwrap().unwrap();
+            proptest::prop_assert_eq!(record.len(), cells.len(), "{}", line);
+            for (read, cell) in record.iter().zip(&cells) {
+                let shown = sanitize(cell);
+                let expected = if is_formula(cell) { format!("'{shown}") } else { shown.into_owned() };
+                proptest::prop_assert_eq!(read, expected.as_str());
+            }
+        }
+
         /// Whatever the ledger holds, a CSV cell carries no control
         /// character and never starts a formula (a plain number aside).
         #[test]

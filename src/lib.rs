@@ -26,6 +26,7 @@
 //!   runs those lookups for `settle probe` and the console's `p` and
 //!   records each answer as a probe.
 //! - [`text`] makes untrusted ledger text safe to print.
+//! - [`named`] reads the named ledgers (`@NAME`) of `config.toml`.
 
 pub mod app;
 pub mod cli;
@@ -41,6 +42,7 @@ pub mod export;
 pub mod intent;
 pub mod keymap;
 pub mod labels;
+pub mod named;
 pub mod probing;
 pub mod query;
 pub mod receivers;

@@ -62,6 +62,15 @@ pub fn sanitize_multiline(input: &str) -> String {
         .join("\n")
 }
 
+/// 1-based line and column of byte `offset` in `text`, for messages
+/// about a config file.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = head(text, offset);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
 /// At most `max_bytes` of `s`, cut at a character boundary: what a cell a
 /// few dozen columns wide can show, so a megabyte value is not sanitised
 /// in full on every frame only to be cut.

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::output::emit;
+use super::progress::Steps;
 use crate::cli::DecideArgs;
 use crate::domain::{DecisionDraft, DecisionKind, OperationId, OperationRow};
 use crate::error::{Error, Result};
@@ -251,6 +252,7 @@ fn write_batches(
 ) -> Result<()> {
     let batches = targets.len().div_ceil(BATCH);
     let (mut written, mut skipped) = (0, Skipped::default());
+    let steps = Steps::new("deciding", targets.len() as u64);
     for (i, chunk) in targets.chunks(BATCH).enumerate() {
         let drafts: Vec<DecisionDraft> = chunk.iter().map(|t| draft_for(template, *t)).collect();
         let outcomes = match ledger.record_decisions(&drafts, now) {
@@ -270,15 +272,21 @@ fn write_batches(
                 Err(e) => skipped.add(draft.op_id, e)?,
             }
         }
-        eprintln!(
-            "settle: batch {} of {batches}: {} of {} rows done ({written} written, {} refused, {} conflicted)",
-            i + 1,
-            (i * BATCH + chunk.len()),
-            targets.len(),
+        let done = i * BATCH + chunk.len();
+        let tally = format!(
+            "{written} written, {} refused, {} conflicted",
             skipped.refused_n,
             skipped.conflicted.len()
         );
+        steps.at(done as u64, &tally, || {
+            format!(
+                "settle: batch {} of {batches}: {done} of {} rows done ({tally})",
+                i + 1,
+                targets.len(),
+            )
+        });
     }
+    steps.finish();
     summary(targets.len(), written, &skipped)?;
     if skipped.refused_n + skipped.conflicted.len() == 0 {
         return Ok(());

@@ -17,8 +17,11 @@ mod drill;
 mod init;
 mod ledger_arg;
 mod list;
+mod man;
+mod named;
 mod output;
 mod probe;
+mod progress;
 mod receiver;
 mod show;
 mod worker;
@@ -30,8 +33,9 @@ use crate::config::Config;
 use crate::error::Result;
 
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
+pub fn run(mut cli: Cli) -> Result<()> {
     let now = Utc::now();
+    named::resolve(&mut cli)?;
     let config = Config::from_process(cli.flags());
     match cli.command {
         Some(Command::Init { ledger }) => init::run(&ledger),
@@ -54,6 +58,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Some(Command::Worker(args)) => worker::run(&args, &config),
         Some(Command::Receiver { command }) => receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
+        Some(Command::Man) => man::run(),
+        Some(Command::Ledgers) => named::list(),
         None => console::run(cli.console, &config),
     }
 }

@@ -5,6 +5,7 @@
 //! lookup ends. Lookup output is untrusted: every printed text is
 //! sanitised. Exit 6 when any answer is unknown (see `--help`).
 
+use super::progress::Steps;
 use std::ops::ControlFlow;
 
 use chrono::{DateTime, Utc};
@@ -49,7 +50,10 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
         .max()
         .unwrap_or(0)
         .min(KEY_WIDTH);
+    // A filter may match thousands of rows: a bar says how far and how long.
+    let steps = Steps::when(args.filter.is_some(), "probing", ops.len() as u64);
     probing::probe_all(&mut ledger, &receivers, &ops, &operator, &Utc::now, |p| {
+        steps.inc();
         let probe_id = match p.recorded {
             Ok(id) => id,
             Err(e) => {
@@ -58,7 +62,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
             }
         };
         tally.count(&p.lookup.outcome);
-        let printed = match args.format {
+        let printed = steps.suspend(|| match args.format {
             ProbeFormat::Table => emit_page(|out| writeln!(out, "{}", table_line(&p, key_width))),
             ProbeFormat::Jsonl => {
                 emit_page(|out| writeln!(out, "{}", json_safe(&json_row(&p, probe_id).to_string())))
@@ -69,7 +73,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
                 }
                 Ok(true)
             }
-        };
+        });
         // A closed pipe or a failed write: ask no further receiver.
         match printed {
             Ok(true) => ControlFlow::Continue(()),
@@ -84,6 +88,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
         let rows: Vec<Value> = json_rows.into_iter().flatten().collect();
         emit_json(&Value::Array(rows))?;
     }
+    steps.finish();
     eprintln!("settle: {}", tally.summary(ops.len()));
     if let Some(e) = failed {
         return Err(e);

@@ -125,7 +125,7 @@ impl Receivers {
     pub fn parse(path: &Path, text: &str) -> Result<Receivers> {
         let bad = |span: Option<Range<usize>>, problem: String| Error::Receivers {
             path: path.to_path_buf(),
-            position: span.map(|s| line_col(text, s.start)),
+            position: span.map(|s| crate::text::line_col(text, s.start)),
             problem,
             hint: HINT.to_string(),
         };
@@ -214,14 +214,6 @@ impl Receivers {
             ),
         }
     }
-}
-
-/// 1-based line and column of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = crate::text::head(text, offset);
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
 }
 
 /// `arg` as a POSIX shell reads it back: bare when only safe characters,

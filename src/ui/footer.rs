@@ -13,7 +13,7 @@ use crate::app::{App, Intent, ListState, Mode, View};
 use crate::domain::DecisionKind;
 use crate::intent::KeyMode;
 
-pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: Rect) {
+pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_area: Rect) {
     let line = match (&app.mode, app.current_list()) {
         (Mode::Export { .. }, list) => export_prompt(app, list, theme),
         (Mode::Filter, Some(list)) => {
@@ -52,23 +52,72 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints: R
         alert(theme, frame, status, &s.text);
     }
 
-    let actions: Vec<Intent> = offered(&app.mode)
-        .into_iter()
-        .filter(|a| advertised(app, app.mode.key_mode(), *a))
+    let offered = offered(&app.mode);
+    let actions: Vec<Intent> = offered
+        .iter()
+        .copied()
+        .filter(|a| *a != Intent::Help && advertised(app, app.mode.key_mode(), *a))
         .collect();
     let mut spans = Vec::new();
     if app.read_only() && app.mode == Mode::Normal && app.view.lists_operations() {
         spans.push(Span::styled("read-only: no decisions  ", theme.dim()));
     }
-    for (key, what) in app.keymap.hints(app.mode.key_mode(), app.view, &actions) {
-        spans.push(Span::styled(key, theme.key()));
+    let hints = app.keymap.hints(app.mode.key_mode(), app.view, &actions);
+    let help = offered
+        .contains(&Intent::Help)
+        .then(|| {
+            app.keymap
+                .hints(app.mode.key_mode(), app.view, &[Intent::Help])
+        })
+        .and_then(|h| h.into_iter().next());
+    let room = usize::from(hints_area.width).saturating_sub(Line::from(spans.clone()).width());
+    let (shown, cut) = fit(&hints, help.as_ref().map(|(k, _)| k.as_str()), room);
+    for (key, what) in shown {
+        spans.push(Span::styled(key.clone(), theme.key()));
         spans.push(Span::styled(format!(" {what}  "), theme.dim()));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), hints);
+    if let Some((key, _)) = help {
+        spans.push(Span::styled(key, theme.key()));
+        spans.push(Span::styled(
+            if cut { " more" } else { " help" },
+            theme.dim(),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), hints_area);
 }
 
-/// The keys the footer offers in `mode`, most wanted first (those that do
-/// not act in the view are left out by [`advertised`]).
+/// The hints that fit whole in `room` columns, taken in rank order, with
+/// room kept for the help key at the end (it leads to every key left
+/// out); and whether any was left out. A hint is never cut, and the rank
+/// holds: once one does not fit, none after it is shown (a shorter, rarer
+/// key in its place would make the footer change order with the width).
+fn fit<'h>(
+    hints: &'h [(String, &'static str)],
+    help_key: Option<&str>,
+    room: usize,
+) -> (Vec<&'h (String, &'static str)>, bool) {
+    // "KEY what" and the two spaces after it.
+    let width = |key: &str, what: &str| Line::raw(format!("{key} {what}  ")).width();
+    // The help hint ends the line: no spaces after it.
+    let help = help_key.map_or(0, |k| Line::raw(format!("{k} more")).width());
+    let mut left = room.saturating_sub(help);
+    let mut shown = Vec::new();
+    for hint in hints {
+        let w = width(&hint.0, hint.1);
+        if w > left {
+            break;
+        }
+        left -= w;
+        shown.push(hint);
+    }
+    let cut = shown.len() < hints.len();
+    (shown, cut)
+}
+
+/// The keys the footer offers in `mode`, ranked: the ones used most come
+/// first and are the last to go when the terminal is narrow (those that do
+/// not act in the view are left out by [`advertised`]). Help is not ranked:
+/// it always closes the footer, since it lists every key left out.
 fn offered(mode: &Mode) -> Vec<Intent> {
     match mode {
         Mode::Normal => vec![
@@ -77,13 +126,14 @@ fn offered(mode: &Mode) -> Vec<Intent> {
             Intent::StartFilter,
             Intent::CompareRuns,
             Intent::OpenOperation,
-            Intent::ToggleMark,
             Intent::Decide(DecisionKind::Applied),
             Intent::Decide(DecisionKind::NotApplied),
             Intent::Decide(DecisionKind::RetrySameKey),
+            Intent::ToggleMark,
             Intent::Decide(DecisionKind::CancelRetry),
             Intent::Undo,
-            // After the decisions: at 80 columns those matter more.
+            Intent::Probe,
+            Intent::Export,
             Intent::CycleSort,
             Intent::Quit,
         ],

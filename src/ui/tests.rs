@@ -348,10 +348,11 @@ fn drill_verdicts_are_coloured_from_the_analysis() {
 }
 
 /// The footer of every view, read-write and read-only: each offers only
-/// the keys that act there.
+/// the keys that act there (wide enough for all of them: how the footer
+/// ranks keys when it is narrower is `footer_width`'s).
 #[test]
 fn footer_per_view() {
-    let mut h = with_drills(120, 12);
+    let mut h = with_drills(160, 12);
     let mut out = String::new();
     for read_only in [false, true] {
         h.app.access = if read_only {
@@ -484,6 +485,7 @@ fn header_says_not_live_when_polling_fails() {
 }
 
 mod drill_compare;
+mod footer_width;
 mod hostile_text;
 mod retry_progress;
 

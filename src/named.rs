@@ -1,0 +1,254 @@
+//! Named ledgers: `[ledgers.NAME]` tables in
+//! `$XDG_CONFIG_HOME/settle/config.toml`, so an operator who looks after
+//! several services types `@payments` instead of an address and a receivers
+//! file, the way kubectl has contexts and psql service names. Reading and
+//! checking the file only; what a name stands in for is the commands'.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Result};
+
+/// The file's name under `$XDG_CONFIG_HOME/settle/`.
+pub const CONFIG_FILE: &str = "config.toml";
+
+const HINT: &str = "each ledger is a table: [ledgers.NAME] with address = \"PATH or postgres://…\" \
+     and, optionally, receivers = \"FILE\", drill_dir = \"DIR\", reads = \"only\"";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileShape {
+    #[serde(default)]
+    ledgers: BTreeMap<String, Spanned<EntryShape>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryShape {
+    address: Spanned<String>,
+    receivers: Option<PathBuf>,
+    drill_dir: Option<PathBuf>,
+    reads: Option<Spanned<String>>,
+}
+
+/// One `[ledgers.NAME]` table, its paths made absolute against the config
+/// file's folder (a file is the same ledger whatever the working folder).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedLedger {
+    pub name: String,
+    /// A SQLite path or a PostgreSQL address, as LEDGER takes it.
+    pub address: PathBuf,
+    /// The receivers file, when `--receivers` is not given.
+    pub receivers: Option<PathBuf>,
+    /// The console's drill folder, when `--drill-dir` is not given.
+    pub drill_dir: Option<PathBuf>,
+    /// `reads = "only"`: the ledger is only read through this name (the
+    /// console opens it read-only; writing commands refuse it).
+    pub read_only: bool,
+}
+
+/// The named ledgers of one config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ledgers {
+    /// The file they come from (for messages).
+    pub path: PathBuf,
+    pub named: Vec<NamedLedger>,
+}
+
+impl Ledgers {
+    /// The config file under `config_home` (`$XDG_CONFIG_HOME`, else
+    /// `~/.config`).
+    pub fn file_in(config_home: &Path) -> PathBuf {
+        config_home.join("settle").join(CONFIG_FILE)
+    }
+
+    /// Reads `path`; a missing file names no ledger.
+    pub fn load(path: &Path) -> Result<Ledgers> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ledgers::parse(path, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ledgers {
+                path: path.to_path_buf(),
+                named: Vec::new(),
+            }),
+            Err(source) => Err(Error::Io {
+                path: path.to_path_buf(),
+                doing: "reading the named ledgers".to_string(),
+                source,
+            }),
+        }
+    }
+
+    /// [`Ledgers::load`] on text already read; `path` is for messages and
+    /// relative paths. Bad TOML, an unknown field or a missing address is
+    /// an error naming the file, the line and the field.
+    pub fn parse(path: &Path, text: &str) -> Result<Ledgers> {
+        let bad = |span: Option<Range<usize>>, problem: String| {
+            let at = span.map_or(String::new(), |s| {
+                let (line, col) = crate::text::line_col(text, s.start);
+                format!("line {line}, column {col}: ")
+            });
+            Error::Ledger {
+                path: path.to_path_buf(),
+                problem: format!("{at}{problem}"),
+                hint: HINT.to_string(),
+            }
+        };
+        let shape: FileShape =
+            toml::from_str(text).map_err(|e| bad(e.span(), e.message().trim().to_string()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut named = Vec::new();
+        for (name, entry) in shape.ledgers {
+            let entry = entry.into_inner();
+            if entry.address.get_ref().trim().is_empty() {
+                let problem = format!("ledgers.{name}: field `address` is empty");
+                return Err(bad(Some(entry.address.span()), problem));
+            }
+            let read_only = match &entry.reads {
+                None => false,
+                Some(r) if r.get_ref() == "only" => true,
+                Some(r) => {
+                    let problem = format!(
+                        "ledgers.{name}: field `reads` is {:?}; the one value is \"only\"",
+                        r.get_ref()
+                    );
+                    return Err(bad(Some(r.span()), problem));
+                }
+            };
+            let address = PathBuf::from(entry.address.into_inner());
+            let address = if crate::store::postgres::is_address(&address) {
+                address
+            } else {
+                base.join(address)
+            };
+            named.push(NamedLedger {
+                name,
+                address,
+                receivers: entry.receivers.map(|p| base.join(p)),
+                drill_dir: entry.drill_dir.map(|p| base.join(p)),
+                read_only,
+            });
+        }
+        Ok(Ledgers {
+            path: path.to_path_buf(),
+            named,
+        })
+    }
+
+    /// The ledger called `name`; an unknown name is an error naming the
+    /// file and the names it has.
+    pub fn get(&self, name: &str) -> Result<&NamedLedger> {
+        self.named.iter().find(|l| l.name == name).ok_or_else(|| {
+            let known: Vec<String> = self.named.iter().map(|l| format!("@{}", l.name)).collect();
+            let (problem, hint) = if known.is_empty() {
+                (
+                    format!("no ledger is named @{name}: the file names none"),
+                    format!("add [ledgers.{name}] with address = \"PATH or postgres://…\""),
+                )
+            } else {
+                (
+                    format!("no ledger is named @{name}; known: {}", known.join(", ")),
+                    format!(
+                        "use one of those, or add [ledgers.{name}] (`settle ledgers` lists them)"
+                    ),
+                )
+            };
+            Error::Ledger {
+                path: self.path.clone(),
+                problem,
+                hint,
+            }
+        })
+    }
+}
+
+impl NamedLedger {
+    /// The address as a person may see it: a PostgreSQL address without
+    /// its password (as the console's header names it), a path as it is.
+    pub fn shown(&self) -> String {
+        if crate::store::postgres::is_address(&self.address) {
+            match crate::store::postgres::Address::parse(&self.address) {
+                Ok(a) => format!("postgres {}", a.shown()),
+                Err(_) => "postgres (an address settle cannot read)".to_string(),
+            }
+        } else {
+            self.address.display().to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "/home/op/.config/settle/config.toml";
+
+    fn parse(text: &str) -> Result<Ledgers> {
+        Ledgers::parse(Path::new(FILE), text)
+    }
+
+    #[test]
+    fn a_table_per_ledger_with_paths_beside_the_file() {
+        let ledgers = parse(
+            "[ledgers.demo]\naddress = \"demo/ledger.db\"\nreceivers = \"r.toml\"\n\
+             drill_dir = \"/srv/drills\"\n\
+             [ledgers.pay]\naddress = \"postgresql://ops:secret@db1/pay\"\nreads = \"only\"\n",
+        )
+        .unwrap();
+        let demo = ledgers.get("demo").unwrap();
+        assert_eq!(
+            demo.address,
+            Path::new("/home/op/.config/settle/demo/ledger.db")
+        );
+        assert_eq!(
+            demo.receivers.as_deref(),
+            Some(Path::new("/home/op/.config/settle/r.toml"))
+        );
+        assert_eq!(demo.drill_dir.as_deref(), Some(Path::new("/srv/drills")));
+        assert!(!demo.read_only);
+        let pay = ledgers.get("pay").unwrap();
+        assert!(pay.read_only);
+        assert_eq!(pay.address, Path::new("postgresql://ops:secret@db1/pay"));
+        assert!(!pay.shown().contains("secret"), "{}", pay.shown());
+        assert!(pay.shown().contains("db1"), "{}", pay.shown());
+    }
+
+    #[test]
+    fn an_unknown_name_names_the_file_and_the_known_ones() {
+        let ledgers =
+            parse("[ledgers.a]\naddress = \"a.db\"\n[ledgers.b]\naddress = \"b.db\"\n").unwrap();
+        let e = ledgers.get("c").unwrap_err().to_string();
+        assert!(
+            e.contains(FILE) && e.contains("@c") && e.contains("@a, @b"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_file_names_the_file_line_and_field() {
+        let e = parse("[ledgers.a]\naddress = \"a.db\"\nreceiver = \"r.toml\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(FILE) && e.contains("line 3") && e.contains("receiver"),
+            "{e}"
+        );
+        let e = parse("[ledgers.a]\nreceivers = \"r.toml\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("address"), "{e}");
+        let e = parse("[ledgers.a]\naddress = \"a.db\"\nreads = \"all\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 3") && e.contains("reads"), "{e}");
+    }
+
+    #[test]
+    fn no_file_names_no_ledger() {
+        let ledgers = Ledgers::load(Path::new("/nonexistent/settle/config.toml")).unwrap();
+        assert!(ledgers.named.is_empty());
+    }
+}
