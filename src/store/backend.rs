@@ -30,7 +30,8 @@ use super::open::{Access, OpenReport, Progress};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
     Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
-    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
+    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue,
+    StateCounts,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -79,16 +80,25 @@ pub(crate) trait Session {
 
 /// Reading operations, their history and the audit trail.
 pub(crate) trait Reads {
-    /// One page of the operations `query` matches, in id order after `seek`.
+    /// One page of the operations `query` matches, in id order (newest
+    /// first) after `seek`: [`Reads::sorted_page`] in the default sort.
     fn page(
         &self,
         query: &Query,
         seek: Seek<OperationId>,
         limit: usize,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>>;
+    ) -> Result<Vec<OperationRow>> {
+        let seek = seek.map(|id| SortKey {
+            value: SortValue::Int(id.0),
+            id,
+        });
+        self.sorted_page(query, Sort::default(), seek, limit, now)
+    }
 
-    /// One page in `sort` order after `seek` (keyset on the sort key and id).
+    /// One page in `sort` order after `seek` (keyset on the sort key and id,
+    /// never OFFSET; ties broken by id); `seek` is a row's
+    /// [`Sort::key_of`] in that same order.
     fn sorted_page(
         &self,
         query: &Query,
@@ -98,15 +108,19 @@ pub(crate) trait Reads {
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>>;
 
-    /// Streams every match in id order; returns how many were seen.
+    /// Streams every match in id order (newest first), one statement read
+    /// as it goes, never all held in memory; returns how many were seen.
+    /// `each` returning an error stops the read.
     fn for_each_row(
         &self,
         query: &Query,
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.for_each_sorted_row(query, Sort::default(), now, each)
+    }
 
-    /// Streams every match in `sort` order; returns how many were seen.
+    /// [`Reads::for_each_row`] in `sort` order.
     fn for_each_sorted_row(
         &self,
         query: &Query,
@@ -115,13 +129,15 @@ pub(crate) trait Reads {
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64>;
 
-    /// How many operations `query` matches.
+    /// How many operations `query` matches: exact, so it may scan; callers
+    /// on the screen path run it off the UI thread.
     fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64>;
 
     /// The number of operations in each state, and in the triage queue.
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts>;
 
-    /// The id an operation spec (an id, or `account/op_type/key`) names.
+    /// The id an operation spec (an id, or `account/op_type/key`; the key
+    /// may itself contain `/`) names.
     fn resolve(&self, spec: &str) -> Result<OperationId>;
 
     /// The operation with this idempotency key, if any.
@@ -132,9 +148,15 @@ pub(crate) trait Reads {
         key: &str,
     ) -> Result<Option<OperationId>>;
 
-    /// The top values of each dimension among the operations `query` matches.
+    /// The top values of each dimension among the operations `query`
+    /// matches (the console asks for the queue), the `top` biggest groups
+    /// of each kept. Reads every matching row: run it off the screen's
+    /// thread.
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters>;
+}
 
+/// One operation's history and the audit trail.
+pub(crate) trait History {
     /// One operation with its attempts, events, decisions and retry requests.
     fn detail(&self, id: OperationId) -> Result<OperationDetail>;
 
@@ -213,8 +235,8 @@ pub(crate) trait Retries {
     ) -> Result<Finish>;
 }
 
-/// Moving rows in bulk: importing operations, copying a whole ledger.
-pub(crate) trait Transfer {
+/// Importing operations in bulk.
+pub(crate) trait Import {
     /// Adds operations (and op type contracts) to the ledger; one already
     /// there under the same natural key is left as it is.
     fn import(
@@ -222,7 +244,10 @@ pub(crate) trait Transfer {
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport>;
+}
 
+/// Moving a whole ledger's rows to another, of either backend.
+pub(crate) trait Transfer {
     /// Streams every row of `table` as neutral values, in the copy's order;
     /// returns how many were sent.
     fn copy_rows(
@@ -239,11 +264,14 @@ pub(crate) trait Transfer {
 /// Every part of the contract: what [`crate::store::Ledger`] holds.
 /// `Send`: a ledger opened on one thread may be handed to another.
 pub(crate) trait Backend:
-    Session + Reads + Decisions + Probes + Retries + Transfer + Debug + Send
+    Session + Reads + History + Decisions + Probes + Retries + Import + Transfer + Debug + Send
 {
 }
 
-impl<T: Session + Reads + Decisions + Probes + Retries + Transfer + Debug + Send> Backend for T {}
+impl<T> Backend for T where
+    T: Session + Reads + History + Decisions + Probes + Retries + Import + Transfer + Debug + Send
+{
+}
 
 /// An open ledger of some backend.
 pub(crate) type Open = Box<dyn Backend>;

@@ -12,13 +12,13 @@ use super::conn::Pg;
 use super::filter::PgSql;
 use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
+use crate::store::backend::Import;
 use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
-impl Pg {
-    /// Inserts `operations` (and adds `contracts` not yet there) in one
-    /// transaction; see [`crate::store::import`].
-    pub fn import(
+/// In one transaction; see [`crate::store::import`].
+impl Import for Pg {
+    fn import(
         &mut self,
         operations: &[NewOperation],
         contracts: &[OpTypeContract],

@@ -12,14 +12,14 @@ use chrono::{DateTime, Utc};
 use super::cells::Cells;
 use super::conn::Pg;
 use super::filter::{PgSql, queue_candidates_sql, refs, stale_sql};
-use crate::domain::{
-    OperationId, OperationRow, Seek, Sort, SortKey, SortValue, State, StateCounts,
-};
+use super::portal::Portal;
+use crate::domain::{Clusters, OperationId, OperationRow, Seek, Sort, SortKey, State, StateCounts};
 use crate::error::Result;
 use crate::query::Query;
+use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::detail;
-use crate::store::filter::{Statement, count_sql, page_sql};
+use crate::store::filter::{count_sql, page_sql};
 use crate::store::rows;
 use crate::store::sql::whole_seconds;
 
@@ -30,25 +30,8 @@ use crate::store::sql::whole_seconds;
 /// states are always counted, through the partial queue index.
 const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 
-impl Pg {
-    /// One page of operations matching `query`, newest first.
-    pub fn page(
-        &self,
-        query: &Query,
-        seek: Seek<OperationId>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
-        let seek = seek.map(|id| SortKey {
-            value: SortValue::Int(id.0),
-            id,
-        });
-        self.sorted_page(query, Sort::default(), seek, limit, now)
-    }
-
-    /// One page of operations matching `query` in `sort`'s order, ties
-    /// broken by id; `seek` is a row's [`Sort::key_of`] in that same order.
-    pub fn sorted_page(
+impl Reads for Pg {
+    fn sorted_page(
         &self,
         query: &Query,
         sort: Sort,
@@ -75,27 +58,16 @@ impl Pg {
         Ok(rows)
     }
 
-    /// Every operation matching `query`, newest first, handed to `each`.
-    pub fn for_each_row(
-        &self,
-        query: &Query,
-        now: DateTime<Utc>,
-        each: impl FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
-        self.for_each_sorted_row(query, Sort::default(), now, each)
-    }
-
-    /// [`Pg::for_each_row`] in `sort`'s order: one statement read through a
-    /// portal a batch at a time, so a ten-million-row ledger is never held
-    /// in memory; `each` returning an error stops the read.
-    pub fn for_each_sorted_row(
+    fn for_each_sorted_row(
         &self,
         query: &Query,
         sort: Sort,
         now: DateTime<Utc>,
-        mut each: impl FnMut(OperationRow) -> Result<()>,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
         self.fresh()?;
+        // One statement read through a portal a batch at a time, so a
+        // ten-million-row ledger is never held in memory.
         let (list, _) = page_sql(&PgSql, query, sort, Seek::First, None, now);
         let mut n = 0;
         let portal = Portal {
@@ -111,47 +83,9 @@ impl Pg {
         Ok(n)
     }
 
-    /// Hands each row of `statement` to `each`, read through a portal
-    /// `portal.batch` rows at a time. A portal lives in a transaction;
-    /// read-only, so it never holds a lock a writer waits for.
-    pub(super) fn stream(
-        &self,
-        statement: &Statement,
-        portal: Portal,
-        doing: &str,
-        mut each: impl FnMut(&mut Cells<'_>) -> Result<()>,
-    ) -> Result<()> {
-        let failed = |e| self.err(doing, e);
-        let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .read_only(true)
-            .start()
-            .map_err(failed)?;
-        if portal.untimed {
-            tx.batch_execute("SET LOCAL statement_timeout = 0")
-                .map_err(failed)?;
-        }
-        let bound = tx
-            .bind(&statement.sql, &refs(&statement.args))
-            .map_err(failed)?;
-        loop {
-            let rows = tx.query_portal(&bound, portal.batch).map_err(failed)?;
-            if rows.is_empty() {
-                break;
-            }
-            for row in &rows {
-                each(&mut Cells::new(row))?;
-            }
-        }
-        tx.commit().map_err(failed)
-    }
-
-    /// How many operations match `query`: exact, so it may scan; callers
-    /// on the screen path run it off the UI thread, and the statement
-    /// timeout bounds it.
-    pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
         self.fresh()?;
+        // The statement timeout bounds it.
         let count = count_sql(&PgSql, query, now);
         self.client
             .borrow_mut()
@@ -160,16 +94,43 @@ impl Pg {
             .map_err(|e| self.err("counting operations", e))
     }
 
-    /// Operations per state. The queue's states and the stale reservations
-    /// are always exact (the partial queue index holds them); on a ledger
-    /// above [`EXACT_COUNTS_UP_TO`] the other states and the total come
-    /// from the planner's statistics and say so (`estimated`).
-    pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+    fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        // The queue's states and the stale reservations are always exact
+        // (the partial queue index holds them); on a ledger above
+        // EXACT_COUNTS_UP_TO the other states and the total come from the
+        // planner's statistics and say so (`estimated`).
         self.fresh()?;
         self.state_counts_up_to(now, EXACT_COUNTS_UP_TO)
     }
 
-    /// [`Pg::state_counts`], counting exactly up to `exact_up_to` rows.
+    fn resolve(&self, spec: &str) -> Result<OperationId> {
+        self.fresh()?;
+        detail::resolve(
+            &mut &mut *self.client.borrow_mut(),
+            spec,
+            &self.shown,
+            |e| self.err("finding the operation", e),
+        )
+    }
+
+    fn operation_by_key(
+        &self,
+        account: &str,
+        op_type: &str,
+        key: &str,
+    ) -> Result<Option<OperationId>> {
+        self.fresh()?;
+        detail::operation_by_key(&mut &mut *self.client.borrow_mut(), (account, op_type, key))
+            .map_err(|e| self.err("finding an operation by its key", e))
+    }
+
+    fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+        super::clusters::clusters(self, query, now, top)
+    }
+}
+
+impl Pg {
+    /// [`Reads::state_counts`], counting exactly up to `exact_up_to` rows.
     pub(super) fn state_counts_up_to(
         &self,
         now: DateTime<Utc>,
@@ -250,39 +211,6 @@ impl Pg {
         }
         Ok(others)
     }
-
-    /// Finds an operation by id (`42`) or natural key (`account/op_type/key`;
-    /// the key may itself contain `/`).
-    pub fn resolve(&self, spec: &str) -> Result<OperationId> {
-        self.fresh()?;
-        detail::resolve(
-            &mut &mut *self.client.borrow_mut(),
-            spec,
-            &self.shown,
-            |e| self.err("finding the operation", e),
-        )
-    }
-
-    /// The id of the operation with this natural key, if the ledger holds it.
-    pub fn operation_by_key(
-        &self,
-        account: &str,
-        op_type: &str,
-        key: &str,
-    ) -> Result<Option<OperationId>> {
-        self.fresh()?;
-        detail::operation_by_key(&mut &mut *self.client.borrow_mut(), (account, op_type, key))
-            .map_err(|e| self.err("finding an operation by its key", e))
-    }
-}
-
-/// How a long read goes through a portal: `batch` rows at a time, and
-/// `untimed` to lift the statement timeout (a whole list may take longer
-/// than any one page should).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Portal {
-    pub batch: i32,
-    pub untimed: bool,
 }
 
 /// A state the partial queue index holds (the queue's, and reserved).

@@ -8,15 +8,15 @@ use rusqlite::{Transaction, TransactionBehavior, params};
 use super::conn::Sqlite;
 use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract};
 use crate::error::{Error, Result};
+use crate::store::backend::Import;
 use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
 use super::read::SqliteSql;
 
-impl Sqlite {
-    /// Inserts `operations` (and adds `contracts` not yet there) in one
-    /// transaction; see [`crate::store::import`].
-    pub fn import(
+/// In one transaction; see [`crate::store::import`].
+impl Import for Sqlite {
+    fn import(
         &mut self,
         operations: &[NewOperation],
         contracts: &[OpTypeContract],

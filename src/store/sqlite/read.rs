@@ -11,10 +11,11 @@ use rusqlite::{Connection, params_from_iter};
 
 use super::conn::Sqlite;
 use crate::domain::{
-    OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue, StateCounts,
+    Clusters, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
 };
 use crate::error::Result;
 use crate::query::Query;
+use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::detail;
 use crate::store::filter::{Statement, count_sql, page_sql};
@@ -48,85 +49,6 @@ impl Sqlite {
             derived: self.derived,
         }
     }
-
-    /// One page of operations matching `query`, newest first.
-    pub fn page(
-        &self,
-        query: &Query,
-        seek: Seek<OperationId>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
-        let seek = seek.map(|id| SortKey {
-            value: SortValue::Int(id.0),
-            id,
-        });
-        self.sorted_page(query, Sort::default(), seek, limit, now)
-    }
-
-    /// One page of operations matching `query` in `sort`'s order, ties
-    /// broken by id; `seek` is a row's [`Sort::key_of`] in that same order.
-    pub fn sorted_page(
-        &self,
-        query: &Query,
-        sort: Sort,
-        seek: Seek<SortKey>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
-        let (sql, args, reverse) = self.page_sql(query, sort, seek, Some(limit), now);
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(|e| self.err("preparing the list query", e))?;
-        let mut rows = stmt
-            .query_map(params_from_iter(&args), |r| {
-                rows::operation_row(&mut Cells::new(r))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| self.err("listing operations", e))?;
-        if reverse {
-            rows.reverse();
-        }
-        Ok(rows)
-    }
-
-    /// Every operation matching `query`, newest first, handed to `each` as
-    /// one statement reads it: no page re-sorts, no rows held in memory. For
-    /// `settle list --all`; `each` returning an error stops the read.
-    pub fn for_each_row(
-        &self,
-        query: &Query,
-        now: DateTime<Utc>,
-        each: impl FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
-        self.for_each_sorted_row(query, Sort::default(), now, each)
-    }
-
-    /// [`Sqlite::for_each_row`] in `sort`'s order (`settle list --sort`).
-    pub fn for_each_sorted_row(
-        &self,
-        query: &Query,
-        sort: Sort,
-        now: DateTime<Utc>,
-        mut each: impl FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
-        let (list, _) = page_sql(&self.dialect(), query, sort, Seek::First, None, now);
-        let mut n = 0;
-        self.stream(
-            &list,
-            "preparing the list query",
-            "listing operations",
-            |c| {
-                let row = rows::operation_row(c).map_err(|e| self.err("listing operations", e))?;
-                each(row)?;
-                n += 1;
-                Ok(())
-            },
-        )?;
-        Ok(n)
-    }
-
     /// The statement of a page (`limit`) or of the whole list (`None`), its
     /// arguments, and whether to reverse its rows.
     pub(super) fn page_sql(
@@ -168,20 +90,68 @@ impl Sqlite {
         }
         Ok(())
     }
+}
 
-    /// How many operations match `query`. May scan: callers on the screen
-    /// path run it off the UI thread.
-    pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+impl Reads for Sqlite {
+    fn sorted_page(
+        &self,
+        query: &Query,
+        sort: Sort,
+        seek: Seek<SortKey>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>> {
+        let (sql, args, reverse) = self.page_sql(query, sort, seek, Some(limit), now);
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| self.err("preparing the list query", e))?;
+        let mut rows = stmt
+            .query_map(params_from_iter(&args), |r| {
+                rows::operation_row(&mut Cells::new(r))
+            })
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| self.err("listing operations", e))?;
+        if reverse {
+            rows.reverse();
+        }
+        Ok(rows)
+    }
+
+    fn for_each_sorted_row(
+        &self,
+        query: &Query,
+        sort: Sort,
+        now: DateTime<Utc>,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<u64> {
+        let (list, _) = page_sql(&self.dialect(), query, sort, Seek::First, None, now);
+        let mut n = 0;
+        self.stream(
+            &list,
+            "preparing the list query",
+            "listing operations",
+            |c| {
+                let row = rows::operation_row(c).map_err(|e| self.err("listing operations", e))?;
+                each(row)?;
+                n += 1;
+                Ok(())
+            },
+        )?;
+        Ok(n)
+    }
+
+    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
         let count = count_sql(&self.dialect(), query, now);
         self.conn
             .query_row(&count.sql, params_from_iter(&count.args), |r| r.get(0))
             .map_err(|e| self.err("counting operations", e))
     }
 
-    /// Operations per state: the trigger-kept `settle_state_counts` (a few
-    /// rows) and the stale reservations through the lease index, so the cost
-    /// does not grow with the ledger. An unadopted ledger is counted.
-    pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+    fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        // The trigger-kept `settle_state_counts` (a few rows) and the stale
+        // reservations through the lease index, so the cost does not grow
+        // with the ledger. An unadopted ledger is counted.
         let sql = if self.derived {
             "SELECT state, n FROM settle_state_counts WHERE n <> 0"
         } else {
@@ -210,5 +180,25 @@ impl Sqlite {
             )
             .map_err(|e| self.err("counting stale reservations", e))?;
         Ok(rows::state_counts(raw, stale_reserved, false))
+    }
+
+    fn resolve(&self, spec: &str) -> Result<OperationId> {
+        detail::resolve(&mut &self.conn, spec, &self.path, |e| {
+            self.err("finding the operation", e)
+        })
+    }
+
+    fn operation_by_key(
+        &self,
+        account: &str,
+        op_type: &str,
+        key: &str,
+    ) -> Result<Option<OperationId>> {
+        detail::operation_by_key(&mut &self.conn, (account, op_type, key))
+            .map_err(|e| self.err("finding an operation by its key", e))
+    }
+
+    fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+        clusters::clusters(self, query, now, top)
     }
 }
