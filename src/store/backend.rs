@@ -24,9 +24,11 @@ use chrono::{DateTime, Utc};
 
 use super::chain::ChainVerdict;
 use super::copy::{CopyReport, RowSource, Table, Value};
+use super::filter::{Statement, count_sql, page_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
 use super::open::{Access, OpenReport, Progress};
+use super::sql::Dialect;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
     Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
@@ -78,8 +80,28 @@ pub(crate) trait Session {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
-/// Reading operations, their history and the audit trail.
+/// Reading operations: lists, counts, lookups. Every list and count is a
+/// statement of [`crate::store::filter`], built once for every backend in
+/// its [`Reads::dialect`]; the backend only runs it.
 pub(crate) trait Reads {
+    /// This ledger's spelling of the shared statements.
+    fn dialect(&self) -> &dyn Dialect;
+
+    /// The operations a page's statement selects, in the statement's order.
+    fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>>;
+
+    /// Hands each operation a list's statement selects to `each` as it is
+    /// read, never all of them held in memory; `each` returning an error
+    /// stops the read.
+    fn stream_operation_rows(
+        &self,
+        list: &Statement,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<()>;
+
+    /// The number a count's statement gives.
+    fn count_of(&self, count: &Statement) -> Result<i64>;
+
     /// One page of the operations `query` matches, in id order (newest
     /// first) after `seek`: [`Reads::sorted_page`] in the default sort.
     fn page(
@@ -106,7 +128,14 @@ pub(crate) trait Reads {
         seek: Seek<SortKey>,
         limit: usize,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>>;
+    ) -> Result<Vec<OperationRow>> {
+        let (page, reverse) = page_sql(self.dialect(), query, sort, seek, Some(limit), now);
+        let mut rows = self.operation_rows(&page)?;
+        if reverse {
+            rows.reverse();
+        }
+        Ok(rows)
+    }
 
     /// Streams every match in id order (newest first), one statement read
     /// as it goes, never all held in memory; returns how many were seen.
@@ -127,11 +156,22 @@ pub(crate) trait Reads {
         sort: Sort,
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        let (list, _) = page_sql(self.dialect(), query, sort, Seek::First, None, now);
+        let mut n = 0;
+        self.stream_operation_rows(&list, &mut |row| {
+            each(row)?;
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
 
     /// How many operations `query` matches: exact, so it may scan; callers
     /// on the screen path run it off the UI thread.
-    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64>;
+    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+        self.count_of(&count_sql(self.dialect(), query, now))
+    }
 
     /// The number of operations in each state, and in the triage queue.
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts>;

@@ -47,10 +47,6 @@ impl Import for Pg {
     }
 }
 
-fn failed(shown: &Path, e: postgres::Error) -> Error {
-    super::error::pg_error(shown, "importing operations", e)
-}
-
 /// The import's transaction and its prepared statements.
 struct Batch<'a> {
     tx: Transaction<'a>,
@@ -164,4 +160,9 @@ fn instant(shown: &Path, op: &NewOperation, what: &str, text: &str) -> Result<Da
             format!("fix the input: {TIME_FORMATS}"),
         )
     })
+}
+
+/// A driver error while importing, as settle says it.
+fn failed(shown: &Path, e: postgres::Error) -> Error {
+    super::error::pg_error(shown, "importing operations", e)
 }

@@ -13,15 +13,15 @@ use super::cells::Cells;
 use super::conn::Pg;
 use super::filter::{PgSql, queue_candidates_sql, refs, stale_sql};
 use super::portal::Portal;
-use crate::domain::{Clusters, OperationId, OperationRow, Seek, Sort, SortKey, State, StateCounts};
+use crate::domain::{Clusters, OperationId, OperationRow, State, StateCounts};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::detail;
-use crate::store::filter::{count_sql, page_sql};
+use crate::store::filter::Statement;
 use crate::store::rows;
-use crate::store::sql::whole_seconds;
+use crate::store::sql::{Dialect, whole_seconds};
 
 /// Above this many operations (the server's estimate), the header's counts
 /// of the states outside the queue, and the total, are estimates from the
@@ -31,62 +31,44 @@ use crate::store::sql::whole_seconds;
 const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 
 impl Reads for Pg {
-    fn sorted_page(
-        &self,
-        query: &Query,
-        sort: Sort,
-        seek: Seek<SortKey>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
+    fn dialect(&self) -> &dyn Dialect {
+        &PgSql
+    }
+
+    fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
         self.fresh()?;
-        let (page, reverse) = page_sql(&PgSql, query, sort, seek, Some(limit), now);
         let failed = |e| self.err("listing operations", e);
         let rows = self
             .client
             .borrow_mut()
             .query(&page.sql, &refs(&page.args))
             .map_err(failed)?;
-        let mut rows = rows
-            .iter()
+        rows.iter()
             .map(|row| rows::operation_row(&mut Cells::new(row)))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(failed)?;
-        if reverse {
-            rows.reverse();
-        }
-        Ok(rows)
+            .map_err(failed)
     }
 
-    fn for_each_sorted_row(
+    fn stream_operation_rows(
         &self,
-        query: &Query,
-        sort: Sort,
-        now: DateTime<Utc>,
+        list: &Statement,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
+    ) -> Result<()> {
         self.fresh()?;
-        // One statement read through a portal a batch at a time, so a
-        // ten-million-row ledger is never held in memory.
-        let (list, _) = page_sql(&PgSql, query, sort, Seek::First, None, now);
-        let mut n = 0;
+        // Read through a portal a batch at a time, so a ten-million-row
+        // ledger is never held in memory.
         let portal = Portal {
             batch: 500,
             untimed: true,
         };
-        self.stream(&list, portal, "listing operations", |c| {
-            let row = rows::operation_row(c).map_err(|e| self.err("listing operations", e))?;
-            each(row)?;
-            n += 1;
-            Ok(())
-        })?;
-        Ok(n)
+        self.stream(list, portal, "listing operations", |c| {
+            each(rows::operation_row(c).map_err(|e| self.err("listing operations", e))?)
+        })
     }
 
-    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+    fn count_of(&self, count: &Statement) -> Result<i64> {
         self.fresh()?;
         // The statement timeout bounds it.
-        let count = count_sql(&PgSql, query, now);
         self.client
             .borrow_mut()
             .query_one(&count.sql, &refs(&count.args))

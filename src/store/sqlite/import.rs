@@ -36,10 +36,6 @@ impl Import for Sqlite {
     }
 }
 
-fn failed(path: &Path, e: rusqlite::Error) -> Error {
-    super::error::sqlite(path, "importing operations", e)
-}
-
 /// The import's transaction, each statement prepared once and cached.
 struct Batch<'a> {
     tx: Transaction<'a>,
@@ -104,4 +100,9 @@ impl Batch<'_> {
             .and_then(|mut stmt| stmt.execute(args))
             .map_err(|e| failed(self.path, e))
     }
+}
+
+/// A driver error while importing, as settle says it.
+fn failed(path: &Path, e: rusqlite::Error) -> Error {
+    super::error::sqlite(path, "importing operations", e)
 }

@@ -10,17 +10,15 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params_from_iter};
 
 use super::conn::Sqlite;
-use crate::domain::{
-    Clusters, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
-};
+use crate::domain::{Clusters, OperationDetail, OperationId, OperationRow, StateCounts};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::detail;
-use crate::store::filter::{Statement, count_sql, page_sql};
+use crate::store::filter::Statement;
 use crate::store::rows;
-use crate::store::sql::Arg;
+use crate::store::sql::Dialect;
 use crate::store::tables::Tables;
 
 mod cells;
@@ -43,33 +41,6 @@ pub(super) fn load_detail(
 }
 
 impl Sqlite {
-    /// This ledger's spelling: with the trigger-kept summary once adopted.
-    fn dialect(&self) -> SqliteSql {
-        SqliteSql {
-            derived: self.derived,
-        }
-    }
-    /// The statement of a page (`limit`) or of the whole list (`None`), its
-    /// arguments, and whether to reverse its rows.
-    pub(super) fn page_sql(
-        &self,
-        query: &Query,
-        sort: Sort,
-        seek: Seek<SortKey>,
-        limit: Option<usize>,
-        now: DateTime<Utc>,
-    ) -> (String, Vec<Arg>, bool) {
-        let (page, reverse) = page_sql(&self.dialect(), query, sort, seek, limit, now);
-        (page.sql, page.args, reverse)
-    }
-
-    /// The Clusters view's statement and its arguments, for the plan tests.
-    #[cfg(test)]
-    pub(super) fn clusters_sql(&self, query: &Query, now: DateTime<Utc>) -> (String, Vec<Arg>) {
-        let statement = crate::store::filter::clusters_sql(&self.dialect(), query, now);
-        (statement.sql, statement.args)
-    }
-
     /// Hands each row of `statement` to `each` as it is read.
     fn stream(
         &self,
@@ -93,56 +64,41 @@ impl Sqlite {
 }
 
 impl Reads for Sqlite {
-    fn sorted_page(
-        &self,
-        query: &Query,
-        sort: Sort,
-        seek: Seek<SortKey>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
-        let (sql, args, reverse) = self.page_sql(query, sort, seek, Some(limit), now);
+    fn dialect(&self) -> &dyn Dialect {
+        // With the trigger-kept summary once adopted.
+        if self.derived {
+            &SqliteSql { derived: true }
+        } else {
+            &SqliteSql { derived: false }
+        }
+    }
+
+    fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
         let mut stmt = self
             .conn
-            .prepare_cached(&sql)
+            .prepare_cached(&page.sql)
             .map_err(|e| self.err("preparing the list query", e))?;
-        let mut rows = stmt
-            .query_map(params_from_iter(&args), |r| {
-                rows::operation_row(&mut Cells::new(r))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| self.err("listing operations", e))?;
-        if reverse {
-            rows.reverse();
-        }
-        Ok(rows)
+        stmt.query_map(params_from_iter(&page.args), |r| {
+            rows::operation_row(&mut Cells::new(r))
+        })
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| self.err("listing operations", e))
     }
 
-    fn for_each_sorted_row(
+    fn stream_operation_rows(
         &self,
-        query: &Query,
-        sort: Sort,
-        now: DateTime<Utc>,
+        list: &Statement,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
-        let (list, _) = page_sql(&self.dialect(), query, sort, Seek::First, None, now);
-        let mut n = 0;
+    ) -> Result<()> {
         self.stream(
-            &list,
+            list,
             "preparing the list query",
             "listing operations",
-            |c| {
-                let row = rows::operation_row(c).map_err(|e| self.err("listing operations", e))?;
-                each(row)?;
-                n += 1;
-                Ok(())
-            },
-        )?;
-        Ok(n)
+            |c| each(rows::operation_row(c).map_err(|e| self.err("listing operations", e))?),
+        )
     }
 
-    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
-        let count = count_sql(&self.dialect(), query, now);
+    fn count_of(&self, count: &Statement) -> Result<i64> {
         self.conn
             .query_row(&count.sql, params_from_iter(&count.args), |r| r.get(0))
             .map_err(|e| self.err("counting operations", e))
@@ -200,5 +156,35 @@ impl Reads for Sqlite {
 
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
         clusters::clusters(self, query, now, top)
+    }
+}
+
+#[cfg(test)]
+impl Sqlite {
+    /// The statement of a page (`limit`) or of the whole list (`None`), its
+    /// arguments, and whether to reverse its rows, for the plan tests.
+    #[cfg(test)]
+    pub(super) fn page_sql(
+        &self,
+        query: &Query,
+        sort: crate::domain::Sort,
+        seek: crate::domain::Seek<crate::domain::SortKey>,
+        limit: Option<usize>,
+        now: DateTime<Utc>,
+    ) -> (String, Vec<crate::store::sql::Arg>, bool) {
+        let (page, reverse) =
+            crate::store::filter::page_sql(self.dialect(), query, sort, seek, limit, now);
+        (page.sql, page.args, reverse)
+    }
+
+    /// The Clusters view's statement and its arguments, for the plan tests.
+    #[cfg(test)]
+    pub(super) fn clusters_sql(
+        &self,
+        query: &Query,
+        now: DateTime<Utc>,
+    ) -> (String, Vec<crate::store::sql::Arg>) {
+        let statement = crate::store::filter::clusters_sql(self.dialect(), query, now);
+        (statement.sql, statement.args)
     }
 }

@@ -17,6 +17,7 @@ use super::cells::Cells;
 use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
+use crate::store::backend::Reads as _;
 use crate::store::cells::CellRead;
 use crate::store::filter::clusters_sql;
 use crate::store::sqlite::conn::Sqlite;
@@ -30,7 +31,7 @@ pub(super) fn clusters(
     top: usize,
 ) -> Result<Clusters> {
     let failed = |e| db.err("grouping the queue", e);
-    let statement = clusters_sql(&db.dialect(), query, now);
+    let statement = clusters_sql(db.dialect(), query, now);
     let mut tally = Tally::new(now.timestamp());
     db.stream(
         &statement,
