@@ -1,10 +1,13 @@
-//! Reads: pages and streams of operations for a filter, counts, through
-//! the shared statements of [`crate::store::filter`] in SQLite's spelling
-//! ([`filter::SqliteSql`]). Every list is a bounded page found by keyset
-//! pagination on `(sort column, id)` ([`Sort`]), never OFFSET or a full
-//! load; the default id order and the account and op type orders walk an
-//! index, the others sort the filter's matches. One operation's history
-//! and the audit trail are in [`history`]; no statement here writes.
+//! SQLite's part of [`Reads`]: the pages, streams and counts that the
+//! contract builds from the shared statements of [`crate::store::filter`]
+//! in SQLite's spelling ([`filter::SqliteSql`]), run here; the state
+//! counts; finding an operation by a spec or its natural key through
+//! [`crate::store::detail`]. Every list is a bounded page found by keyset
+//! pagination on `(sort column, id)` ([`crate::domain::Sort`]), never
+//! OFFSET or a full load; the default id order and the account and op type
+//! orders walk an index, the others sort the filter's matches. One
+//! operation's history and the audit trail are in [`history`]; no
+//! statement here writes.
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params_from_iter};
