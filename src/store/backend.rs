@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 
 use super::chain::ChainVerdict;
 use super::copy::{CopyReport, RowSource, Table, Value};
+use super::detail;
 use super::filter::{Statement, count_sql, page_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
@@ -83,7 +84,7 @@ pub(crate) trait Session {
 /// Reading operations: lists, counts, lookups. Every list and count is a
 /// statement of [`crate::store::filter`], built once for every backend in
 /// its [`Reads::dialect`]; the backend only runs it.
-pub(crate) trait Reads {
+pub(crate) trait Reads: Session {
     /// This ledger's spelling of the shared statements.
     fn dialect(&self) -> &dyn Dialect;
 
@@ -101,6 +102,10 @@ pub(crate) trait Reads {
 
     /// The number a count's statement gives.
     fn count_of(&self, count: &Statement) -> Result<i64>;
+
+    /// The ids a lookup's statement selects, in its order; `doing` says
+    /// what failed, in an error.
+    fn ids_of(&self, lookup: &Statement, doing: &str) -> Result<Vec<i64>>;
 
     /// One page of the operations `query` matches, in id order (newest
     /// first) after `seek`: [`Reads::sorted_page`] in the default sort.
@@ -178,7 +183,11 @@ pub(crate) trait Reads {
 
     /// The id an operation spec (an id, or `account/op_type/key`; the key
     /// may itself contain `/`) names.
-    fn resolve(&self, spec: &str) -> Result<OperationId>;
+    fn resolve(&self, spec: &str) -> Result<OperationId> {
+        detail::resolve(self.dialect(), spec, self.path(), |lookup| {
+            self.ids_of(lookup, "finding the operation")
+        })
+    }
 
     /// The operation with this idempotency key, if any.
     fn operation_by_key(
@@ -186,7 +195,11 @@ pub(crate) trait Reads {
         account: &str,
         op_type: &str,
         key: &str,
-    ) -> Result<Option<OperationId>>;
+    ) -> Result<Option<OperationId>> {
+        detail::operation_by_key(self.dialect(), (account, op_type, key), |lookup| {
+            self.ids_of(lookup, "finding an operation by its key")
+        })
+    }
 
     /// The top values of each dimension among the operations `query`
     /// matches (the console asks for the queue), the `top` biggest groups

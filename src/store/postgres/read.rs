@@ -1,8 +1,8 @@
-//! Reads of a PostgreSQL ledger: keyset pages and streams of operations for
-//! a filter, counts (the All total is an estimate on a large ledger), and
-//! the resolution of a spec to an id, through the shared statements of
+//! PostgreSQL's part of [`Reads`]: the keyset pages, streams, counts and
+//! lookups the contract builds from the shared statements of
 //! [`crate::store::filter`] and [`crate::store::detail`] in PostgreSQL's
-//! spelling ([`PgSql`]). They return exactly what [`crate::store::sqlite`]
+//! spelling ([`PgSql`]), run here, and the state counts (the All total is
+//! an estimate on a large ledger). They return exactly what [`crate::store::sqlite`]
 //! returns for the same ledger (`same_contract` tests both). Every page
 //! seeks on `(sort column, id)`, never OFFSET. One operation's history and
 //! the audit trail are in [`super::history`]; no statement here writes.
@@ -13,12 +13,11 @@ use super::cells::Cells;
 use super::conn::Pg;
 use super::filter::{PgSql, queue_candidates_sql, refs, stale_sql};
 use super::portal::Portal;
-use crate::domain::{Clusters, OperationId, OperationRow, State, StateCounts};
+use crate::domain::{Clusters, OperationRow, State, StateCounts};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
-use crate::store::detail;
 use crate::store::filter::Statement;
 use crate::store::rows;
 use crate::store::sql::{Dialect, whole_seconds};
@@ -85,25 +84,18 @@ impl Reads for Pg {
         self.state_counts_up_to(now, EXACT_COUNTS_UP_TO)
     }
 
-    fn resolve(&self, spec: &str) -> Result<OperationId> {
+    fn ids_of(&self, lookup: &Statement, doing: &str) -> Result<Vec<i64>> {
         self.fresh()?;
-        detail::resolve(
-            &mut &mut *self.client.borrow_mut(),
-            spec,
-            &self.shown,
-            |e| self.err("finding the operation", e),
-        )
-    }
-
-    fn operation_by_key(
-        &self,
-        account: &str,
-        op_type: &str,
-        key: &str,
-    ) -> Result<Option<OperationId>> {
-        self.fresh()?;
-        detail::operation_by_key(&mut &mut *self.client.borrow_mut(), (account, op_type, key))
-            .map_err(|e| self.err("finding an operation by its key", e))
+        let failed = |e| self.err(doing, e);
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(&lookup.sql, &refs(&lookup.args))
+            .map_err(failed)?;
+        rows.iter()
+            .map(|row| Cells::new(row).int(0, "id"))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(failed)
     }
 
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {

@@ -1,8 +1,7 @@
 //! SQLite's part of [`Reads`]: the pages, streams and counts that the
 //! contract builds from the shared statements of [`crate::store::filter`]
-//! in SQLite's spelling ([`filter::SqliteSql`]), run here; the state
-//! counts; finding an operation by a spec or its natural key through
-//! [`crate::store::detail`]. Every list is a bounded page found by keyset
+//! in SQLite's spelling ([`filter::SqliteSql`]), and the lookups of
+//! [`crate::store::detail`], run here; the state counts. Every list is a bounded page found by keyset
 //! pagination on `(sort column, id)` ([`crate::domain::Sort`]), never
 //! OFFSET or a full load; the default id order and the account and op type
 //! orders walk an index, the others sort the filter's matches. One
@@ -141,20 +140,16 @@ impl Reads for Sqlite {
         Ok(rows::state_counts(raw, stale_reserved, false))
     }
 
-    fn resolve(&self, spec: &str) -> Result<OperationId> {
-        detail::resolve(&mut &self.conn, spec, &self.path, |e| {
-            self.err("finding the operation", e)
+    fn ids_of(&self, lookup: &Statement, doing: &str) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&lookup.sql)
+            .map_err(|e| self.err(doing, e))?;
+        stmt.query_map(params_from_iter(&lookup.args), |r| {
+            Cells::new(r).int(0, "id")
         })
-    }
-
-    fn operation_by_key(
-        &self,
-        account: &str,
-        op_type: &str,
-        key: &str,
-    ) -> Result<Option<OperationId>> {
-        detail::operation_by_key(&mut &self.conn, (account, op_type, key))
-            .map_err(|e| self.err("finding an operation by its key", e))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| self.err(doing, e))
     }
 
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
