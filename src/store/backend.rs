@@ -81,9 +81,11 @@ pub(crate) trait Session {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
-/// Reading operations: lists, counts, lookups. Every list and count is a
-/// statement of [`crate::store::filter`], built once for every backend in
-/// its [`Reads::dialect`]; the backend only runs it.
+/// Reading operations: lists, counts, lookups. Every list, count and
+/// lookup is a statement of [`crate::store::filter`] or
+/// [`crate::store::detail`], built once for every backend in its
+/// [`Reads::dialect`] by the provided methods; the backend only runs it
+/// (the methods before [`Reads::page`]).
 pub(crate) trait Reads: Session {
     /// This ledger's spelling of the shared statements.
     fn dialect(&self) -> &dyn Dialect;
