@@ -24,13 +24,17 @@ use chrono::{DateTime, Utc};
 
 use super::chain::ChainVerdict;
 use super::copy::{CopyReport, RowSource, Table, Value};
+use super::detail;
+use super::filter::{Statement, count_sql, page_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
 use super::open::{Access, OpenReport, Progress};
+use super::sql::Dialect;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
     Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
-    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, StateCounts,
+    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue,
+    StateCounts,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -77,18 +81,53 @@ pub(crate) trait Session {
     fn as_any(&self) -> &dyn std::any::Any;
 }
 
-/// Reading operations, their history and the audit trail.
-pub(crate) trait Reads {
-    /// One page of the operations `query` matches, in id order after `seek`.
+/// Reading operations: lists, counts, lookups. Every list, count and
+/// lookup is a statement of [`crate::store::filter`] or
+/// [`crate::store::detail`], built once for every backend in its
+/// [`Reads::dialect`] by the provided methods; the backend only runs it
+/// (the methods before [`Reads::page`]).
+pub(crate) trait Reads: Session {
+    /// This ledger's spelling of the shared statements.
+    fn dialect(&self) -> &dyn Dialect;
+
+    /// The operations a page's statement selects, in the statement's order.
+    fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>>;
+
+    /// Hands each operation a list's statement selects to `each` as it is
+    /// read, never all of them held in memory; `each` returning an error
+    /// stops the read.
+    fn stream_operation_rows(
+        &self,
+        list: &Statement,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<()>;
+
+    /// The number a count's statement gives.
+    fn count_of(&self, count: &Statement) -> Result<i64>;
+
+    /// The ids a lookup's statement selects, in its order; `doing` says
+    /// what failed, in an error.
+    fn ids_of(&self, lookup: &Statement, doing: &str) -> Result<Vec<i64>>;
+
+    /// One page of the operations `query` matches, in id order (newest
+    /// first) after `seek`: [`Reads::sorted_page`] in the default sort.
     fn page(
         &self,
         query: &Query,
         seek: Seek<OperationId>,
         limit: usize,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>>;
+    ) -> Result<Vec<OperationRow>> {
+        let seek = seek.map(|id| SortKey {
+            value: SortValue::Int(id.0),
+            id,
+        });
+        self.sorted_page(query, Sort::default(), seek, limit, now)
+    }
 
-    /// One page in `sort` order after `seek` (keyset on the sort key and id).
+    /// One page in `sort` order after `seek` (keyset on the sort key and id,
+    /// never OFFSET; ties broken by id); `seek` is a row's
+    /// [`Sort::key_of`] in that same order.
     fn sorted_page(
         &self,
         query: &Query,
@@ -96,33 +135,61 @@ pub(crate) trait Reads {
         seek: Seek<SortKey>,
         limit: usize,
         now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>>;
+    ) -> Result<Vec<OperationRow>> {
+        let (page, reverse) = page_sql(self.dialect(), query, sort, seek, Some(limit), now);
+        let mut rows = self.operation_rows(&page)?;
+        if reverse {
+            rows.reverse();
+        }
+        Ok(rows)
+    }
 
-    /// Streams every match in id order; returns how many were seen.
+    /// Streams every match in id order (newest first), one statement read
+    /// as it goes, never all held in memory; returns how many were seen.
+    /// `each` returning an error stops the read.
     fn for_each_row(
         &self,
         query: &Query,
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        self.for_each_sorted_row(query, Sort::default(), now, each)
+    }
 
-    /// Streams every match in `sort` order; returns how many were seen.
+    /// [`Reads::for_each_row`] in `sort` order.
     fn for_each_sorted_row(
         &self,
         query: &Query,
         sort: Sort,
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64>;
+    ) -> Result<u64> {
+        let (list, _) = page_sql(self.dialect(), query, sort, Seek::First, None, now);
+        let mut n = 0;
+        self.stream_operation_rows(&list, &mut |row| {
+            each(row)?;
+            n += 1;
+            Ok(())
+        })?;
+        Ok(n)
+    }
 
-    /// How many operations `query` matches.
-    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64>;
+    /// How many operations `query` matches: exact, so it may scan; callers
+    /// on the screen path run it off the UI thread.
+    fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
+        self.count_of(&count_sql(self.dialect(), query, now))
+    }
 
     /// The number of operations in each state, and in the triage queue.
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts>;
 
-    /// The id an operation spec (an id, or `account/op_type/key`) names.
-    fn resolve(&self, spec: &str) -> Result<OperationId>;
+    /// The id an operation spec (an id, or `account/op_type/key`; the key
+    /// may itself contain `/`) names.
+    fn resolve(&self, spec: &str) -> Result<OperationId> {
+        detail::resolve(self.dialect(), spec, self.path(), |lookup| {
+            self.ids_of(lookup, "finding the operation")
+        })
+    }
 
     /// The operation with this idempotency key, if any.
     fn operation_by_key(
@@ -130,11 +197,21 @@ pub(crate) trait Reads {
         account: &str,
         op_type: &str,
         key: &str,
-    ) -> Result<Option<OperationId>>;
+    ) -> Result<Option<OperationId>> {
+        detail::operation_by_key(self.dialect(), (account, op_type, key), |lookup| {
+            self.ids_of(lookup, "finding an operation by its key")
+        })
+    }
 
-    /// The top values of each dimension among the operations `query` matches.
+    /// The top values of each dimension among the operations `query`
+    /// matches (the console asks for the queue), the `top` biggest groups
+    /// of each kept. Reads every matching row: run it off the screen's
+    /// thread.
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters>;
+}
 
+/// One operation's history and the audit trail.
+pub(crate) trait History {
     /// One operation with its attempts, events, decisions and retry requests.
     fn detail(&self, id: OperationId) -> Result<OperationDetail>;
 
@@ -213,8 +290,8 @@ pub(crate) trait Retries {
     ) -> Result<Finish>;
 }
 
-/// Moving rows in bulk: importing operations, copying a whole ledger.
-pub(crate) trait Transfer {
+/// Importing operations in bulk.
+pub(crate) trait Import {
     /// Adds operations (and op type contracts) to the ledger; one already
     /// there under the same natural key is left as it is.
     fn import(
@@ -222,7 +299,10 @@ pub(crate) trait Transfer {
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport>;
+}
 
+/// Moving a whole ledger's rows to another, of either backend.
+pub(crate) trait Transfer {
     /// Streams every row of `table` as neutral values, in the copy's order;
     /// returns how many were sent.
     fn copy_rows(
@@ -239,11 +319,14 @@ pub(crate) trait Transfer {
 /// Every part of the contract: what [`crate::store::Ledger`] holds.
 /// `Send`: a ledger opened on one thread may be handed to another.
 pub(crate) trait Backend:
-    Session + Reads + Decisions + Probes + Retries + Transfer + Debug + Send
+    Session + Reads + History + Decisions + Probes + Retries + Import + Transfer + Debug + Send
 {
 }
 
-impl<T: Session + Reads + Decisions + Probes + Retries + Transfer + Debug + Send> Backend for T {}
+impl<T> Backend for T where
+    T: Session + Reads + History + Decisions + Probes + Retries + Import + Transfer + Debug + Send
+{
+}
 
 /// An open ledger of some backend.
 pub(crate) type Open = Box<dyn Backend>;

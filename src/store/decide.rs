@@ -17,6 +17,25 @@ use crate::domain::{
 };
 use crate::error::Error;
 
+/// The id the next decision takes: one past the newest, so the trail's ids
+/// follow the chain's order.
+pub(crate) const NEXT_DECISION_ID: &str = "SELECT coalesce(max(id), 0) + 1 FROM decisions";
+
+/// The decision row's insert, its values keyed in `mark`'s placeholders
+/// (`?1`, `$1`) in this order: id, op id, decision, from and to state,
+/// result id, evidence, note, operator, decided at, the operation's
+/// version, the decision it undoes, extra attempt, chain hash.
+pub(crate) fn insert_decision_sql(mark: char) -> String {
+    let values: Vec<String> = (1..=14).map(|i| format!("{mark}{i}")).collect();
+    format!(
+        "INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id,
+             evidence, note, operator, decided_at, op_version, undoes, extra_attempt,
+             chain_hash)
+         VALUES ({})",
+        values.join(", ")
+    )
+}
+
 /// What a backend does inside the transaction it holds for a decision, in
 /// its own SQL. `Fail` is its failure: settle's verdicts go in through
 /// `From<Error>`, next to its driver's own.

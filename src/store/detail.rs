@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use super::filter::seek_plan;
+use super::filter::{Statement, seek_plan};
 use super::rows::{self, flagged};
 use super::sql::{Arg, Dialect, Reader};
 use super::tables::Tables;
@@ -195,25 +195,25 @@ pub(super) fn audit_page<R: Reader>(
 }
 
 /// Finds an operation by id (`42`) or natural key (`account/op_type/key`;
-/// the key may itself contain `/`). `ledger` names it in errors; `failed`
-/// says a driver error as settle's.
-pub(super) fn resolve<R: Reader>(
-    r: &mut R,
+/// the key may itself contain `/`), in the dialect `d`. `ledger` names it
+/// in errors; `ids` runs a lookup and gives the ids it selects.
+pub(super) fn resolve(
+    d: &dyn Dialect,
     spec: &str,
     ledger: &Path,
-    failed: impl Fn(R::Error) -> Error,
+    mut ids: impl FnMut(&Statement) -> Result<Vec<i64>>,
 ) -> Result<OperationId> {
     let not_found = || Error::NotFound {
         path: ledger.to_path_buf(),
         what: format!("{spec:?}"),
     };
-    let p = r.dialect().param_prefix();
+    let p = d.param_prefix();
     if let Ok(id) = spec.trim().parse::<i64>() {
-        let sql = format!("SELECT id FROM operations WHERE id = {p}1");
-        let found = r
-            .row(&sql, &[Arg::Int(id)], &mut |c| c.int(0, "id"))
-            .map_err(failed)?;
-        return found.map(|_| OperationId(id)).ok_or_else(not_found);
+        let found = ids(&Statement {
+            sql: format!("SELECT id FROM operations WHERE id = {p}1"),
+            args: vec![Arg::Int(id)],
+        })?;
+        return found.first().map(|_| OperationId(id)).ok_or_else(not_found);
     }
     let mut parts = spec.splitn(3, '/');
     let (Some(account), Some(op_type), Some(key)) = (parts.next(), parts.next(), parts.next())
@@ -224,14 +224,13 @@ pub(super) fn resolve<R: Reader>(
     };
     // Every match, not the first: a ledger created without the UNIQUE
     // constraint may hold two, and guessing would decide on the wrong one.
-    let sql = format!(
-        "SELECT id FROM operations WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3
-         ORDER BY id"
-    );
-    let args = natural_key(account, op_type, key);
-    let ids = r
-        .rows(&sql, &args, &mut |c| c.int(0, "id"))
-        .map_err(failed)?;
+    let ids = ids(&Statement {
+        sql: format!(
+            "SELECT id FROM operations
+             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id"
+        ),
+        args: natural_key(account, op_type, key),
+    })?;
     match ids[..] {
         [] => Err(not_found()),
         [id] => Ok(OperationId(id)),
@@ -245,21 +244,26 @@ pub(super) fn resolve<R: Reader>(
 
 /// The id of the operation with this natural key, if the ledger holds it:
 /// how the console links a drill case to the operation `settle drill
-/// import` wrote for it. One indexed read (the natural key is unique).
-pub(super) fn operation_by_key<R: Reader>(
-    r: &mut R,
+/// import` wrote for it. One indexed read (the natural key is unique);
+/// `ids` runs it in the dialect `d`.
+pub(super) fn operation_by_key(
+    d: &dyn Dialect,
     (account, op_type, key): (&str, &str, &str),
-) -> std::result::Result<Option<OperationId>, R::Error> {
-    let p = r.dialect().param_prefix();
-    let sql = format!(
-        "SELECT id FROM operations WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3
-         ORDER BY id LIMIT 1"
-    );
-    let args = natural_key(account, op_type, key);
-    Ok(r.row(&sql, &args, &mut |c| c.int(0, "id"))?
-        .map(OperationId))
+    ids: impl FnOnce(&Statement) -> Result<Vec<i64>>,
+) -> Result<Option<OperationId>> {
+    let p = d.param_prefix();
+    let found = ids(&Statement {
+        sql: format!(
+            "SELECT id FROM operations
+             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id LIMIT 1"
+        ),
+        args: natural_key(account, op_type, key),
+    })?;
+    Ok(found.first().copied().map(OperationId))
 }
 
-fn natural_key(account: &str, op_type: &str, key: &str) -> [Arg; 3] {
-    [account, op_type, key].map(|t| Arg::Text(t.to_string()))
+fn natural_key(account: &str, op_type: &str, key: &str) -> Vec<Arg> {
+    [account, op_type, key]
+        .map(|t| Arg::Text(t.to_string()))
+        .to_vec()
 }

@@ -12,7 +12,7 @@ use crate::domain::{Seek, Sort, SortColumn, SortKey, SortValue, State};
 use crate::query::{Pattern, Query};
 
 /// A statement and its arguments.
-pub(super) struct Statement {
+pub(crate) struct Statement {
     pub sql: String,
     pub args: Vec<Arg>,
 }

@@ -12,12 +12,12 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::domain::retry_plan::{self, AttemptWrite};
+use crate::domain::retry_plan::{self, AttemptWrite, EventWrite, FinishPlan};
 use crate::domain::retry_run::{
     self, Claimed, Finish, RetryClaim, RetryFinished, RetryGate, RetryRun,
 };
 use crate::domain::rules::Rule;
-use crate::domain::{OperationDetail, OperationId, State, format_time};
+use crate::domain::{Operation, OperationDetail, OperationId, State, format_time};
 
 /// The request a claim would take.
 pub(crate) struct Candidate {
@@ -96,15 +96,27 @@ fn refuse<T: RetryTx>(
     to_state: Option<State>,
     at: &str,
 ) -> Result<Claimed, T::Fail> {
-    tx.end_request(c.request_id, Some(worker), "failed", why, at)?;
+    tx.end_request(&RequestEnd {
+        request_id: c.request_id,
+        worker: Some(worker),
+        status: "failed",
+        outcome: why,
+        at,
+    })?;
     let op_id = detail.map_or(OperationId(0), |d| d.operation.id);
     let mut moved = None;
     if let Some(d) = detail {
         let event = json!({ "request": c.request_id, "worker": worker, "why": why });
         let op = &d.operation;
-        tx.insert_event(op.id, None, at, "retry_refused", &event.to_string())?;
+        let refused = EventWrite {
+            attempt: None,
+            at: at.to_string(),
+            event: "retry_refused",
+            detail: event.to_string(),
+        };
+        tx.insert_event(op.id, &refused)?;
         let state = to_state.clone().unwrap_or_else(|| op.state.clone());
-        if tx.move_state(op.id, op.version, &state, at)? {
+        if tx.move_state(op, &state, at)? {
             moved = to_state;
         }
     }
@@ -141,10 +153,16 @@ pub(crate) fn finish<T: RetryTx>(
     }
     let at = format_time(now);
     for e in &plan.events {
-        tx.insert_event(op, e.attempt, &e.at, e.event, &e.detail)?;
+        tx.insert_event(op, e)?;
     }
-    tx.finish_operation(op, plan.to_state.as_ref(), plan.result_id.as_deref(), &at)?;
-    tx.end_request(claim.request_id, None, plan.status, &plan.outcome, &at)?;
+    tx.finish_operation(op, &plan, &at)?;
+    tx.end_request(&RequestEnd {
+        request_id: claim.request_id,
+        worker: None,
+        status: plan.status,
+        outcome: &plan.outcome,
+        at: &at,
+    })?;
     Ok(Finish::Recorded(RetryFinished {
         request_id: claim.request_id,
         op_id: op,
@@ -177,35 +195,14 @@ pub(crate) trait RetryTx {
         expires: &str,
     ) -> Result<(), Self::Fail>;
 
-    /// Ends the request: `done` or `failed` at `at`, with the outcome (the
-    /// result id, or why); `worker` is set when it ends at its claim.
-    fn end_request(
-        &mut self,
-        request_id: i64,
-        worker: Option<&str>,
-        status: &str,
-        outcome: &str,
-        at: &str,
-    ) -> Result<(), Self::Fail>;
+    /// Ends the request as `end` says.
+    fn end_request(&mut self, end: &RequestEnd<'_>) -> Result<(), Self::Fail>;
 
-    fn insert_event(
-        &mut self,
-        op: OperationId,
-        attempt: Option<i64>,
-        at: &str,
-        event: &str,
-        detail: &str,
-    ) -> Result<(), Self::Fail>;
+    fn insert_event(&mut self, op: OperationId, e: &EventWrite) -> Result<(), Self::Fail>;
 
-    /// Moves the operation to `state` if it is still at `version`; whether
-    /// it was.
-    fn move_state(
-        &mut self,
-        op: OperationId,
-        version: i64,
-        state: &State,
-        at: &str,
-    ) -> Result<bool, Self::Fail>;
+    /// Moves `op` to `state` if it is still at the version it was read at;
+    /// whether it was.
+    fn move_state(&mut self, op: &Operation, state: &State, at: &str) -> Result<bool, Self::Fail>;
 
     /// Who holds the request now, locked until the end is written or not.
     fn holder(&mut self, request_id: i64) -> Result<Option<Holder>, Self::Fail>;
@@ -215,13 +212,24 @@ pub(crate) trait RetryTx {
 
     fn insert_attempt(&mut self, op: OperationId, a: &AttemptWrite) -> Result<(), Self::Fail>;
 
-    /// The operation's state and result id after a run (each left as it is
-    /// when `None`), its version bumped.
+    /// The operation's state and result id after a run, as `plan` says
+    /// (each left as it is when `None`), its version bumped.
     fn finish_operation(
         &mut self,
         op: OperationId,
-        to_state: Option<&State>,
-        result_id: Option<&str>,
+        plan: &FinishPlan,
         at: &str,
     ) -> Result<(), Self::Fail>;
+}
+
+/// How a request ends ([`RetryTx::end_request`]).
+pub(crate) struct RequestEnd<'a> {
+    pub request_id: i64,
+    /// Set when the request ends at its claim; else the claimer stays.
+    pub worker: Option<&'a str>,
+    /// `done` or `failed`.
+    pub status: &'a str,
+    /// The result id, or why.
+    pub outcome: &'a str,
+    pub at: &'a str,
 }

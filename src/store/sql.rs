@@ -15,7 +15,7 @@ use crate::domain::SortColumn;
 /// in its own (an instant is epoch seconds to SQLite, a `timestamptz` to
 /// PostgreSQL). Values never enter the SQL text.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Arg {
+pub(crate) enum Arg {
     Int(i64),
     Text(String),
     Instant(DateTime<Utc>),
@@ -67,7 +67,7 @@ impl Args {
 /// How a dialect spells what the shared statements mean. Each method says
 /// the meaning; the backend's file says why its spelling has that meaning
 /// (and serves its indexes).
-pub(super) trait Dialect {
+pub(crate) trait Dialect {
     /// The placeholders' mark: `?` for `?1`, `$` for `$1`.
     fn param_prefix(&self) -> char;
 

@@ -12,36 +12,33 @@ use crate::domain::format_time;
 use crate::error::Result;
 use crate::store::chain::{CHAIN_COLUMNS, ChainVerdict, OwnedCell, Walked, walk};
 
-impl Pg {
-    /// Walks the decisions in id order and recomputes every link, as
-    /// `Sqlite::verify_chain` does; a database without settle's tables has
-    /// no decision to chain.
-    pub fn verify_chain(&self) -> Result<ChainVerdict> {
-        self.fresh()?;
-        let mut client = self.client.borrow_mut();
-        let err = |e| super::error::pg_error(&self.shown, "reading the audit trail", e);
-        let adopted: bool = client
-            .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])
-            .and_then(|r| r.try_get(0))
-            .map_err(err)?;
-        if !adopted {
-            return Ok(ChainVerdict::Intact {
-                decisions: 0,
-                head: None,
-            });
-        }
-        // Streamed: a trail of millions of decisions is never all in memory.
-        let sql = format!("SELECT {CHAIN_COLUMNS}, chain_hash FROM decisions ORDER BY id");
-        let mut rows = client
-            .query_raw(&sql, std::iter::empty::<i64>())
-            .map_err(err)?;
-        walk(|| match rows.next() {
-            Ok(Some(row)) => walked(&row).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(e),
-        })
-        .map_err(err)
+/// [`crate::store::backend::History::verify_chain`] on PostgreSQL: a
+/// database without settle's tables has no decision to chain.
+pub(super) fn verify(pg: &Pg) -> Result<ChainVerdict> {
+    pg.fresh()?;
+    let mut client = pg.client.borrow_mut();
+    let err = |e| super::error::pg_error(&pg.shown, "reading the audit trail", e);
+    let adopted: bool = client
+        .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(err)?;
+    if !adopted {
+        return Ok(ChainVerdict::Intact {
+            decisions: 0,
+            head: None,
+        });
     }
+    // Streamed: a trail of millions of decisions is never all in memory.
+    let sql = format!("SELECT {CHAIN_COLUMNS}, chain_hash FROM decisions ORDER BY id");
+    let mut rows = client
+        .query_raw(&sql, std::iter::empty::<i64>())
+        .map_err(err)?;
+    walk(|| match rows.next() {
+        Ok(Some(row)) => walked(&row).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(e),
+    })
+    .map_err(err)
 }
 
 /// One decision as the walk reads it.

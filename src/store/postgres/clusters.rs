@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::conn::Pg;
 use super::filter::PgSql;
-use super::read::Portal;
+use super::portal::Portal;
 use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
@@ -16,28 +16,24 @@ use crate::store::cells::CellRead;
 use crate::store::filter::clusters_sql;
 use crate::store::tally::Tally;
 
-impl Pg {
-    /// The operations matching `query` grouped by each
-    /// [`crate::domain::ClusterDimension`], the `top` biggest groups of
-    /// each kept. Reads every matching row (through a portal, a batch at a
-    /// time): run it off the screen's thread.
-    pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
-        self.fresh()?;
-        let failed = |e| self.err("grouping the queue", e);
-        let statement = clusters_sql(&PgSql, query, now);
-        let portal = Portal {
-            batch: 1000,
-            untimed: false,
-        };
-        let mut tally = Tally::new(now.timestamp());
-        self.stream(&statement, portal, "grouping the queue", |c| {
-            for i in 0..3 {
-                let value = c.opt_text(i, "cluster value").map_err(failed)?;
-                tally.text(i, value.as_deref());
-            }
-            tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
-            Ok(())
-        })?;
-        Ok(tally.into_clusters(top))
-    }
+/// [`crate::store::backend::Reads::clusters`] on PostgreSQL: every
+/// matching row read through a portal, a batch at a time.
+pub(super) fn clusters(pg: &Pg, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+    pg.fresh()?;
+    let failed = |e| pg.err("grouping the queue", e);
+    let statement = clusters_sql(&PgSql, query, now);
+    let portal = Portal {
+        batch: 1000,
+        untimed: false,
+    };
+    let mut tally = Tally::new(now.timestamp());
+    pg.stream(&statement, portal, "grouping the queue", |c| {
+        for i in 0..3 {
+            let value = c.opt_text(i, "cluster value").map_err(failed)?;
+            tally.text(i, value.as_deref());
+        }
+        tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
+        Ok(())
+    })?;
+    Ok(tally.into_clusters(top))
 }

@@ -12,11 +12,11 @@ use postgres::types::ToSql;
 use super::conn::Pg;
 use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
+use crate::store::backend::Transfer;
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
-impl Pg {
-    /// Streams every row of `table` into `each`, in the copy's order.
-    pub(crate) fn copy_rows(
+impl Transfer for Pg {
+    fn copy_rows(
         &self,
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
@@ -50,10 +50,7 @@ impl Pg {
         Ok(n)
     }
 
-    /// Writes every row `source` gives into this ledger in one
-    /// transaction; refuses a ledger that already holds operations or
-    /// history.
-    pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+    fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
         let err = |doing: &str, e| super::error::pg_error(&shown, doing, e);

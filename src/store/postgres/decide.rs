@@ -301,7 +301,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
 
     fn next_decision_id(&mut self) -> Fallible<i64> {
         self.tx
-            .query_one("SELECT coalesce(max(id), 0) + 1 FROM decisions", &[])
+            .query_one(decide::NEXT_DECISION_ID, &[])
             .and_then(|r| r.try_get(0))
             .map_err(pg("writing the decision"))
     }
@@ -309,10 +309,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     fn insert_decision(&mut self, row: &DecisionRow) -> Fallible<()> {
         self.tx
             .execute(
-                "INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id,
-                     evidence, note, operator, decided_at, op_version, undoes, extra_attempt,
-                     chain_hash)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                &decide::insert_decision_sql('$'),
                 &[
                     &row.id,
                     &row.op_id.0,

@@ -3,6 +3,7 @@
 //! writers racing, a lock held past the wait, a tampered decision, a
 //! connection lost during COMMIT, a copy there and back.
 
+use crate::store::backend::{History as _, Import as _};
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! PostgreSQL's [`Reader`], on which the shared reads of
 //! [`crate::store::detail`] run (one operation's history, the audit trail),
-//! and those reads as [`Pg`]'s, returned exactly as SQLite returns them.
+//! and those reads as [`Pg`]'s part of the contract ([`History`]), returned
+//! exactly as SQLite returns them.
 //! Reads only; the decision transaction reuses [`load_detail`] on its own
 //! transaction.
 
@@ -11,6 +12,8 @@ use super::conn::Pg;
 use super::filter::{PgSql, refs};
 use crate::domain::{Decision, DecisionId, OperationDetail, OperationId, Seek};
 use crate::error::{Error, Result};
+use crate::store::backend::History;
+use crate::store::chain::ChainVerdict;
 use crate::store::detail;
 use crate::store::sql::{Arg, Dialect, ReadRow, Reader};
 use crate::store::tables::Tables;
@@ -49,10 +52,8 @@ impl<C: GenericClient> Reader for &mut C {
     }
 }
 
-impl Pg {
-    /// The operation with its attempts, events, decisions, retry requests and
-    /// its type's contract.
-    pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
+impl History for Pg {
+    fn detail(&self, id: OperationId) -> Result<OperationDetail> {
         self.fresh()?;
         let mut client = self.client.borrow_mut();
         load_detail(&mut *client, id, self.tables)
@@ -63,17 +64,13 @@ impl Pg {
             })
     }
 
-    /// How many decisions lie beyond `seek` in the trail's order (newest
-    /// first): what a limit left out.
-    pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
+    fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
         self.fresh()?;
         detail::audit_count(&mut &mut *self.client.borrow_mut(), self.tables, seek)
             .map_err(|e| self.err("counting the audit trail", e))
     }
 
-    /// One page of decisions, newest first, for `settle audit` and the
-    /// console's Audit view.
-    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+    fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
         self.fresh()?;
         detail::audit_page(
             &mut &mut *self.client.borrow_mut(),
@@ -82,6 +79,10 @@ impl Pg {
             limit,
         )
         .map_err(|e| self.err("reading the audit trail", e))
+    }
+
+    fn verify_chain(&self) -> Result<ChainVerdict> {
+        super::chain::verify(self)
     }
 }
 

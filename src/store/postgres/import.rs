@@ -12,13 +12,13 @@ use super::conn::Pg;
 use super::filter::PgSql;
 use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract, TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
+use crate::store::backend::Import;
 use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
-impl Pg {
-    /// Inserts `operations` (and adds `contracts` not yet there) in one
-    /// transaction; see [`crate::store::import`].
-    pub fn import(
+/// In one transaction; see [`crate::store::import`].
+impl Import for Pg {
+    fn import(
         &mut self,
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
@@ -45,10 +45,6 @@ impl Pg {
         };
         import(batch, operations, contracts)
     }
-}
-
-fn failed(shown: &Path, e: postgres::Error) -> Error {
-    super::error::pg_error(shown, "importing operations", e)
 }
 
 /// The import's transaction and its prepared statements.
@@ -164,4 +160,9 @@ fn instant(shown: &Path, op: &NewOperation, what: &str, text: &str) -> Result<Da
             format!("fix the input: {TIME_FORMATS}"),
         )
     })
+}
+
+/// A driver error while importing, as settle says it.
+fn failed(shown: &Path, e: postgres::Error) -> Error {
+    super::error::pg_error(shown, "importing operations", e)
 }

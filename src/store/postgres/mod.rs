@@ -23,6 +23,7 @@ mod import;
 mod live;
 mod objects;
 mod open;
+mod portal;
 mod probes;
 mod read;
 #[cfg(test)]

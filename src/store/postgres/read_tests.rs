@@ -3,6 +3,7 @@
 //! cancel), and cells a service wrote outside the contract are flagged on
 //! their row instead of failing the page.
 
+use crate::store::backend::{History as _, Reads as _};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;

@@ -13,12 +13,12 @@ use postgres::GenericClient;
 
 use super::conn::Pg;
 use super::history::load_detail;
-use crate::domain::retry_plan::AttemptWrite;
+use crate::domain::retry_plan::{AttemptWrite, EventWrite, FinishPlan};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
-use crate::domain::{OperationDetail, OperationId, State};
+use crate::domain::{Operation, OperationDetail, OperationId, State};
 use crate::error::Result;
 use crate::store::backend::Retries;
-use crate::store::retries::{self, Candidate, Holder, RetryTx};
+use crate::store::retries::{self, Candidate, Holder, RequestEnd, RetryTx};
 use crate::store::tables::Tables;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
@@ -141,51 +141,37 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
         Ok(())
     }
 
-    fn end_request(
-        &mut self,
-        request_id: i64,
-        worker: Option<&str>,
-        status: &str,
-        outcome: &str,
-        at: &str,
-    ) -> PgResult<()> {
+    fn end_request(&mut self, end: &RequestEnd<'_>) -> PgResult<()> {
         self.tx.execute(
             "UPDATE retry_requests SET status = $1, finished_at = $2::text::timestamptz,
                  outcome = $3, claimed_by = coalesce($4, claimed_by)
              WHERE id = $5::bigint",
-            &[&status, &at, &outcome, &worker, &request_id],
+            &[
+                &end.status,
+                &end.at,
+                &end.outcome,
+                &end.worker,
+                &end.request_id,
+            ],
         )?;
         Ok(())
     }
 
-    fn insert_event(
-        &mut self,
-        op: OperationId,
-        attempt: Option<i64>,
-        at: &str,
-        event: &str,
-        detail: &str,
-    ) -> PgResult<()> {
+    fn insert_event(&mut self, op: OperationId, e: &EventWrite) -> PgResult<()> {
         self.tx.execute(
             "INSERT INTO events (op_id, attempt, at, event, detail)
              VALUES ($1::bigint, $2::bigint, $3::text::timestamptz, $4, $5)",
-            &[&op.0, &attempt, &at, &event, &detail],
+            &[&op.0, &e.attempt, &e.at, &e.event, &e.detail],
         )?;
         Ok(())
     }
 
-    fn move_state(
-        &mut self,
-        op: OperationId,
-        version: i64,
-        state: &State,
-        at: &str,
-    ) -> PgResult<bool> {
+    fn move_state(&mut self, op: &Operation, state: &State, at: &str) -> PgResult<bool> {
         let changed = self.tx.execute(
             "UPDATE operations SET state = $1, updated_at = $2::text::timestamptz,
                  version = version + 1
              WHERE id = $3::bigint AND version = $4::bigint",
-            &[&state.as_str(), &at, &op.0, &version],
+            &[&state.as_str(), &at, &op.id.0, &op.version],
         )?;
         Ok(changed == 1)
     }
@@ -232,19 +218,18 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
         Ok(())
     }
 
-    fn finish_operation(
-        &mut self,
-        op: OperationId,
-        to_state: Option<&State>,
-        result_id: Option<&str>,
-        at: &str,
-    ) -> PgResult<()> {
+    fn finish_operation(&mut self, op: OperationId, plan: &FinishPlan, at: &str) -> PgResult<()> {
         self.tx.execute(
             "UPDATE operations SET state = coalesce($1, state),
                  result_id = coalesce($2, result_id),
                  updated_at = $3::text::timestamptz, version = version + 1
              WHERE id = $4::bigint",
-            &[&to_state.map(State::as_str), &result_id, &at, &op.0],
+            &[
+                &plan.to_state.as_ref().map(State::as_str),
+                &plan.result_id,
+                &at,
+                &op.0,
+            ],
         )?;
         Ok(())
     }

@@ -128,48 +128,46 @@ fn cells<'r>(row: &'r rusqlite::Row<'_>) -> rusqlite::Result<Vec<Cell<'r>>> {
     (0..13).map(|i| row.get_ref(i).map(Cell::from)).collect()
 }
 
-impl Sqlite {
-    /// Walks the decisions in id order and recomputes every link. Reads
-    /// only; a ledger without the `chain_hash` column (older than schema 3)
-    /// is an error saying how to add it.
-    pub fn verify_chain(&self) -> Result<ChainVerdict> {
-        let err = |e| sqlite(&self.path, "reading the audit trail", e);
-        if !self.tables.console {
-            // Never adopted: no decisions table, so no decision to chain.
-            return Ok(ChainVerdict::Intact {
-                decisions: 0,
-                head: None,
-            });
-        }
-        let chained: bool = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM pragma_table_info('decisions') WHERE name = 'chain_hash'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(err)?;
-        if !chained {
-            return Err(Error::ledger(
-                &self.path,
-                "the audit trail has no hash chain yet (schema older than 3)",
-                "run `settle adopt LEDGER` once to add it (reading commands never write), then verify",
-            ));
-        }
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {CHAIN_COLUMNS}, chain_hash FROM decisions ORDER BY id"
-            ))
-            .map_err(err)?;
-        let mut rows = stmt.query([]).map_err(err)?;
-        walk(|| match rows.next() {
-            Ok(Some(row)) => walked(row).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) => Err(e),
-        })
-        .map_err(err)
+/// [`crate::store::backend::History::verify_chain`] on SQLite: a ledger
+/// without the `chain_hash` column (older than schema 3) is an error saying
+/// how to add it.
+pub(super) fn verify(db: &Sqlite) -> Result<ChainVerdict> {
+    let err = |e| sqlite(&db.path, "reading the audit trail", e);
+    if !db.tables.console {
+        // Never adopted: no decisions table, so no decision to chain.
+        return Ok(ChainVerdict::Intact {
+            decisions: 0,
+            head: None,
+        });
     }
+    let chained: bool = db
+        .conn
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('decisions') WHERE name = 'chain_hash'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if !chained {
+        return Err(Error::ledger(
+            &db.path,
+            "the audit trail has no hash chain yet (schema older than 3)",
+            "run `settle adopt LEDGER` once to add it (reading commands never write), then verify",
+        ));
+    }
+    let mut stmt = db
+        .conn
+        .prepare(&format!(
+            "SELECT {CHAIN_COLUMNS}, chain_hash FROM decisions ORDER BY id"
+        ))
+        .map_err(err)?;
+    let mut rows = stmt.query([]).map_err(err)?;
+    walk(|| match rows.next() {
+        Ok(Some(row)) => walked(row).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(e),
+    })
+    .map_err(err)
 }
 
 /// One decision as the walk reads it, each cell as SQLite stores it.

@@ -8,17 +8,17 @@ use rusqlite::{TransactionBehavior, params_from_iter};
 
 use super::conn::Sqlite;
 use crate::error::{Error, Result};
+use crate::store::backend::Transfer;
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
-impl Sqlite {
-    /// Streams every row of `table` into `each`, in the copy's order. A
-    /// service's ledger that was never adopted has no console tables: none
-    /// of their rows.
-    pub(crate) fn copy_rows(
+impl Transfer for Sqlite {
+    fn copy_rows(
         &self,
         table: &Table,
         each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
     ) -> Result<u64> {
+        // A service's ledger that was never adopted has no console tables:
+        // none of their rows.
         if table.console && !self.tables.console {
             return Ok(0);
         }
@@ -77,10 +77,9 @@ impl Sqlite {
         Ok(n)
     }
 
-    /// Writes every row `source` gives into this ledger, in one
-    /// transaction; refuses a ledger that already holds operations or
-    /// history (the copy would mix two ledgers and fork the chain).
-    pub(crate) fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+    fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
+        // A ledger that already holds operations or history is refused: the
+        // copy would mix two ledgers and fork the chain.
         self.ensure_writable()?;
         let path = self.path.clone();
         let err = |doing: &str, e| super::error::sqlite(&path, doing, e);

@@ -91,19 +91,14 @@ impl DecisionTx for Tx<'_> {
 
     fn next_decision_id(&mut self) -> Result<i64> {
         self.tx
-            .query_row("SELECT coalesce(max(id), 0) + 1 FROM decisions", [], |r| {
-                r.get(0)
-            })
+            .query_row(decide::NEXT_DECISION_ID, [], |r| r.get(0))
             .map_err(self.err("writing the decision"))
     }
 
     fn insert_decision(&mut self, row: &DecisionRow) -> Result<()> {
         self.tx
             .execute(
-                "INSERT INTO decisions (id, op_id, decision, from_state, to_state, result_id,
-                     evidence, note, operator, decided_at, op_version, undoes, extra_attempt,
-                     chain_hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                &decide::insert_decision_sql('?'),
                 params![
                     row.id,
                     row.op_id.0,

@@ -8,15 +8,15 @@ use rusqlite::{Transaction, TransactionBehavior, params};
 use super::conn::Sqlite;
 use crate::domain::{NewAttempt, NewEvent, NewOperation, OpTypeContract};
 use crate::error::{Error, Result};
+use crate::store::backend::Import;
 use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
 use super::read::SqliteSql;
 
-impl Sqlite {
-    /// Inserts `operations` (and adds `contracts` not yet there) in one
-    /// transaction; see [`crate::store::import`].
-    pub fn import(
+/// In one transaction; see [`crate::store::import`].
+impl Import for Sqlite {
+    fn import(
         &mut self,
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
@@ -34,10 +34,6 @@ impl Sqlite {
         };
         import(batch, operations, contracts)
     }
-}
-
-fn failed(path: &Path, e: rusqlite::Error) -> Error {
-    super::error::sqlite(path, "importing operations", e)
 }
 
 /// The import's transaction, each statement prepared once and cached.
@@ -104,4 +100,9 @@ impl Batch<'_> {
             .and_then(|mut stmt| stmt.execute(args))
             .map_err(|e| failed(self.path, e))
     }
+}
+
+/// A driver error while importing, as settle says it.
+fn failed(path: &Path, e: rusqlite::Error) -> Error {
+    super::error::sqlite(path, "importing operations", e)
 }

@@ -14,7 +14,6 @@ mod decide_bulk;
 mod derived;
 pub(super) mod error;
 mod import;
-mod lookup;
 mod open;
 mod probes;
 mod read;

@@ -1,25 +1,26 @@
-//! Reads: pages and streams of operations for a filter, counts, through
-//! the shared statements of [`crate::store::filter`] in SQLite's spelling
-//! ([`filter::SqliteSql`]). Every list is a bounded page found by keyset
-//! pagination on `(sort column, id)` ([`Sort`]), never OFFSET or a full
-//! load; the default id order and the account and op type orders walk an
-//! index, the others sort the filter's matches. One operation's history
-//! and the audit trail are in [`history`]; no statement here writes.
+//! SQLite's part of [`Reads`]: the pages, streams and counts that the
+//! contract builds from the shared statements of [`crate::store::filter`]
+//! in SQLite's spelling ([`filter::SqliteSql`]), and the lookups of
+//! [`crate::store::detail`], run here; the state counts. Every list is a bounded page found by keyset
+//! pagination on `(sort column, id)` ([`crate::domain::Sort`]), never
+//! OFFSET or a full load; the default id order and the account and op type
+//! orders walk an index, the others sort the filter's matches. One
+//! operation's history and the audit trail are in [`history`]; no
+//! statement here writes.
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params_from_iter};
 
 use super::conn::Sqlite;
-use crate::domain::{
-    OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue, StateCounts,
-};
+use crate::domain::{Clusters, OperationDetail, OperationId, OperationRow, StateCounts};
 use crate::error::Result;
 use crate::query::Query;
+use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::detail;
-use crate::store::filter::{Statement, count_sql, page_sql};
+use crate::store::filter::Statement;
 use crate::store::rows;
-use crate::store::sql::Arg;
+use crate::store::sql::Dialect;
 use crate::store::tables::Tables;
 
 mod cells;
@@ -42,112 +43,6 @@ pub(super) fn load_detail(
 }
 
 impl Sqlite {
-    /// This ledger's spelling: with the trigger-kept summary once adopted.
-    fn dialect(&self) -> SqliteSql {
-        SqliteSql {
-            derived: self.derived,
-        }
-    }
-
-    /// One page of operations matching `query`, newest first.
-    pub fn page(
-        &self,
-        query: &Query,
-        seek: Seek<OperationId>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
-        let seek = seek.map(|id| SortKey {
-            value: SortValue::Int(id.0),
-            id,
-        });
-        self.sorted_page(query, Sort::default(), seek, limit, now)
-    }
-
-    /// One page of operations matching `query` in `sort`'s order, ties
-    /// broken by id; `seek` is a row's [`Sort::key_of`] in that same order.
-    pub fn sorted_page(
-        &self,
-        query: &Query,
-        sort: Sort,
-        seek: Seek<SortKey>,
-        limit: usize,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<OperationRow>> {
-        let (sql, args, reverse) = self.page_sql(query, sort, seek, Some(limit), now);
-        let mut stmt = self
-            .conn
-            .prepare_cached(&sql)
-            .map_err(|e| self.err("preparing the list query", e))?;
-        let mut rows = stmt
-            .query_map(params_from_iter(&args), |r| {
-                rows::operation_row(&mut Cells::new(r))
-            })
-            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-            .map_err(|e| self.err("listing operations", e))?;
-        if reverse {
-            rows.reverse();
-        }
-        Ok(rows)
-    }
-
-    /// Every operation matching `query`, newest first, handed to `each` as
-    /// one statement reads it: no page re-sorts, no rows held in memory. For
-    /// `settle list --all`; `each` returning an error stops the read.
-    pub fn for_each_row(
-        &self,
-        query: &Query,
-        now: DateTime<Utc>,
-        each: impl FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
-        self.for_each_sorted_row(query, Sort::default(), now, each)
-    }
-
-    /// [`Sqlite::for_each_row`] in `sort`'s order (`settle list --sort`).
-    pub fn for_each_sorted_row(
-        &self,
-        query: &Query,
-        sort: Sort,
-        now: DateTime<Utc>,
-        mut each: impl FnMut(OperationRow) -> Result<()>,
-    ) -> Result<u64> {
-        let (list, _) = page_sql(&self.dialect(), query, sort, Seek::First, None, now);
-        let mut n = 0;
-        self.stream(
-            &list,
-            "preparing the list query",
-            "listing operations",
-            |c| {
-                let row = rows::operation_row(c).map_err(|e| self.err("listing operations", e))?;
-                each(row)?;
-                n += 1;
-                Ok(())
-            },
-        )?;
-        Ok(n)
-    }
-
-    /// The statement of a page (`limit`) or of the whole list (`None`), its
-    /// arguments, and whether to reverse its rows.
-    pub(super) fn page_sql(
-        &self,
-        query: &Query,
-        sort: Sort,
-        seek: Seek<SortKey>,
-        limit: Option<usize>,
-        now: DateTime<Utc>,
-    ) -> (String, Vec<Arg>, bool) {
-        let (page, reverse) = page_sql(&self.dialect(), query, sort, seek, limit, now);
-        (page.sql, page.args, reverse)
-    }
-
-    /// The Clusters view's statement and its arguments, for the plan tests.
-    #[cfg(test)]
-    pub(super) fn clusters_sql(&self, query: &Query, now: DateTime<Utc>) -> (String, Vec<Arg>) {
-        let statement = crate::store::filter::clusters_sql(&self.dialect(), query, now);
-        (statement.sql, statement.args)
-    }
-
     /// Hands each row of `statement` to `each` as it is read.
     fn stream(
         &self,
@@ -168,20 +63,53 @@ impl Sqlite {
         }
         Ok(())
     }
+}
 
-    /// How many operations match `query`. May scan: callers on the screen
-    /// path run it off the UI thread.
-    pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
-        let count = count_sql(&self.dialect(), query, now);
+impl Reads for Sqlite {
+    fn dialect(&self) -> &dyn Dialect {
+        // With the trigger-kept summary once adopted.
+        if self.derived {
+            &SqliteSql { derived: true }
+        } else {
+            &SqliteSql { derived: false }
+        }
+    }
+
+    fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&page.sql)
+            .map_err(|e| self.err("preparing the list query", e))?;
+        stmt.query_map(params_from_iter(&page.args), |r| {
+            rows::operation_row(&mut Cells::new(r))
+        })
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| self.err("listing operations", e))
+    }
+
+    fn stream_operation_rows(
+        &self,
+        list: &Statement,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<()> {
+        self.stream(
+            list,
+            "preparing the list query",
+            "listing operations",
+            |c| each(rows::operation_row(c).map_err(|e| self.err("listing operations", e))?),
+        )
+    }
+
+    fn count_of(&self, count: &Statement) -> Result<i64> {
         self.conn
             .query_row(&count.sql, params_from_iter(&count.args), |r| r.get(0))
             .map_err(|e| self.err("counting operations", e))
     }
 
-    /// Operations per state: the trigger-kept `settle_state_counts` (a few
-    /// rows) and the stale reservations through the lease index, so the cost
-    /// does not grow with the ledger. An unadopted ledger is counted.
-    pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+    fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
+        // The trigger-kept `settle_state_counts` (a few rows) and the stale
+        // reservations through the lease index, so the cost does not grow
+        // with the ledger. An unadopted ledger is counted.
         let sql = if self.derived {
             "SELECT state, n FROM settle_state_counts WHERE n <> 0"
         } else {
@@ -210,5 +138,51 @@ impl Sqlite {
             )
             .map_err(|e| self.err("counting stale reservations", e))?;
         Ok(rows::state_counts(raw, stale_reserved, false))
+    }
+
+    fn ids_of(&self, lookup: &Statement, doing: &str) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&lookup.sql)
+            .map_err(|e| self.err(doing, e))?;
+        stmt.query_map(params_from_iter(&lookup.args), |r| {
+            Cells::new(r).int(0, "id")
+        })
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| self.err(doing, e))
+    }
+
+    fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+        clusters::clusters(self, query, now, top)
+    }
+}
+
+#[cfg(test)]
+impl Sqlite {
+    /// The statement of a page (`limit`) or of the whole list (`None`), its
+    /// arguments, and whether to reverse its rows, for the plan tests.
+    #[cfg(test)]
+    pub(super) fn page_sql(
+        &self,
+        query: &Query,
+        sort: crate::domain::Sort,
+        seek: crate::domain::Seek<crate::domain::SortKey>,
+        limit: Option<usize>,
+        now: DateTime<Utc>,
+    ) -> (String, Vec<crate::store::sql::Arg>, bool) {
+        let (page, reverse) =
+            crate::store::filter::page_sql(self.dialect(), query, sort, seek, limit, now);
+        (page.sql, page.args, reverse)
+    }
+
+    /// The Clusters view's statement and its arguments, for the plan tests.
+    #[cfg(test)]
+    pub(super) fn clusters_sql(
+        &self,
+        query: &Query,
+        now: DateTime<Utc>,
+    ) -> (String, Vec<crate::store::sql::Arg>) {
+        let statement = crate::store::filter::clusters_sql(self.dialect(), query, now);
+        (statement.sql, statement.args)
     }
 }

@@ -12,12 +12,12 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::conn::Sqlite;
 use super::error::sqlite;
 use super::read::load_detail;
-use crate::domain::retry_plan::AttemptWrite;
+use crate::domain::retry_plan::{AttemptWrite, EventWrite, FinishPlan};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
-use crate::domain::{OperationDetail, OperationId, State};
+use crate::domain::{Operation, OperationDetail, OperationId, State};
 use crate::error::Result;
 use crate::store::backend::Retries;
-use crate::store::retries::{self, Candidate, Holder, RetryTx};
+use crate::store::retries::{self, Candidate, Holder, RequestEnd, RetryTx};
 use crate::store::tables::Tables;
 
 impl Retries for Sqlite {
@@ -109,55 +109,41 @@ impl RetryTx for Tx<'_> {
         Ok(())
     }
 
-    fn end_request(
-        &mut self,
-        request_id: i64,
-        worker: Option<&str>,
-        status: &str,
-        outcome: &str,
-        at: &str,
-    ) -> rusqlite::Result<()> {
+    fn end_request(&mut self, end: &RequestEnd<'_>) -> rusqlite::Result<()> {
         self.0
             .prepare_cached(
                 "UPDATE retry_requests SET status = ?1, finished_at = ?2, outcome = ?3,
                      claimed_by = coalesce(?4, claimed_by)
                  WHERE id = ?5",
             )?
-            .execute(params![status, at, outcome, worker, request_id])?;
+            .execute(params![
+                end.status,
+                end.at,
+                end.outcome,
+                end.worker,
+                end.request_id
+            ])?;
         Ok(())
     }
 
-    fn insert_event(
-        &mut self,
-        op: OperationId,
-        attempt: Option<i64>,
-        at: &str,
-        event: &str,
-        detail: &str,
-    ) -> rusqlite::Result<()> {
+    fn insert_event(&mut self, op: OperationId, e: &EventWrite) -> rusqlite::Result<()> {
         self.0
             .prepare_cached(
                 "INSERT INTO events (op_id, attempt, at, event, detail)
                  VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![op.0, attempt, at, event, detail])?;
+            .execute(params![op.0, e.attempt, e.at, e.event, e.detail])?;
         Ok(())
     }
 
-    fn move_state(
-        &mut self,
-        op: OperationId,
-        version: i64,
-        state: &State,
-        at: &str,
-    ) -> rusqlite::Result<bool> {
+    fn move_state(&mut self, op: &Operation, state: &State, at: &str) -> rusqlite::Result<bool> {
         let changed = self
             .0
             .prepare_cached(
                 "UPDATE operations SET state = ?1, updated_at = ?2, version = version + 1
                  WHERE id = ?3 AND version = ?4",
             )?
-            .execute(params![state.as_str(), at, op.0, version])?;
+            .execute(params![state.as_str(), at, op.id.0, op.version])?;
         Ok(changed == 1)
     }
 
@@ -199,8 +185,7 @@ impl RetryTx for Tx<'_> {
     fn finish_operation(
         &mut self,
         op: OperationId,
-        to_state: Option<&State>,
-        result_id: Option<&str>,
+        plan: &FinishPlan,
         at: &str,
     ) -> rusqlite::Result<()> {
         self.0
@@ -209,7 +194,12 @@ impl RetryTx for Tx<'_> {
                      result_id = coalesce(?2, result_id), updated_at = ?3, version = version + 1
                  WHERE id = ?4",
             )?
-            .execute(params![to_state.map(State::as_str), result_id, at, op.0])?;
+            .execute(params![
+                plan.to_state.as_ref().map(State::as_str),
+                plan.result_id,
+                at,
+                op.0
+            ])?;
         Ok(())
     }
 }

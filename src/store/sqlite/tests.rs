@@ -4,6 +4,7 @@
 //! bring a full scan or a sort of the whole queue back). The fixtures are
 //! here; each concern's tests are in a file of their own.
 
+use crate::store::backend::Reads as _;
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, params};
 use tempfile::TempDir;
@@ -96,7 +97,7 @@ fn ids(rows: &[crate::domain::OperationRow]) -> Vec<i64> {
 fn queue_ids(ledger: &Ledger) -> Vec<i64> {
     let mut all = Vec::new();
     ledger
-        .for_each_row(&Query::default(), now(), |row| {
+        .for_each_row(&Query::default(), now(), &mut |row| {
             if crate::domain::State::QUEUE.contains(&row.state) || row.is_stale_reservation(now()) {
                 all.push(row.id.0);
             }

@@ -13,42 +13,43 @@ use chrono::{DateTime, Utc};
 use rusqlite::Row;
 use rusqlite::types::ValueRef;
 
-use super::Cells;
+use super::cells::Cells;
 use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
+use crate::store::backend::Reads as _;
 use crate::store::cells::CellRead;
 use crate::store::filter::clusters_sql;
 use crate::store::sqlite::conn::Sqlite;
 use crate::store::tally::Tally;
 
-impl Sqlite {
-    /// The operations matching `query` (the console asks for the queue)
-    /// grouped by each [`crate::domain::ClusterDimension`], the `top`
-    /// biggest groups of each kept. Reads every matching row: run it off
-    /// the screen's thread.
-    pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
-        let failed = |e| self.err("grouping the queue", e);
-        let statement = clusters_sql(&self.dialect(), query, now);
-        let mut tally = Tally::new(now.timestamp());
-        self.stream(
-            &statement,
-            "preparing the clusters query",
-            "grouping the queue",
-            |c| {
-                let row = c.row();
-                for i in 0..3 {
-                    tally.text(i, cell_text(row, i).map_err(failed)?.as_deref());
-                }
-                tally.age(match row.get_ref(3).map_err(failed)? {
-                    ValueRef::Integer(n) => Some(n),
-                    _ => None,
-                });
-                Ok(())
-            },
-        )?;
-        Ok(tally.into_clusters(top))
-    }
+/// [`crate::store::backend::Reads::clusters`] on SQLite.
+pub(super) fn clusters(
+    db: &Sqlite,
+    query: &Query,
+    now: DateTime<Utc>,
+    top: usize,
+) -> Result<Clusters> {
+    let failed = |e| db.err("grouping the queue", e);
+    let statement = clusters_sql(db.dialect(), query, now);
+    let mut tally = Tally::new(now.timestamp());
+    db.stream(
+        &statement,
+        "preparing the clusters query",
+        "grouping the queue",
+        |c| {
+            let row = c.row();
+            for i in 0..3 {
+                tally.text(i, cell_text(row, i).map_err(failed)?.as_deref());
+            }
+            tally.age(match row.get_ref(3).map_err(failed)? {
+                ValueRef::Integer(n) => Some(n),
+                _ => None,
+            });
+            Ok(())
+        },
+    )?;
+    Ok(tally.into_clusters(top))
 }
 
 /// Cell `i` of `row` as a group's value: plain UTF-8 text borrowed, so a

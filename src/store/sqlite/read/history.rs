@@ -1,6 +1,6 @@
 //! SQLite's [`Reader`], on which the shared reads of [`crate::store::detail`]
 //! run (one operation's history, the audit trail), and those reads as
-//! [`Sqlite`]'s. Reads only.
+//! [`Sqlite`]'s part of the contract ([`History`]). Reads only.
 
 use rusqlite::{Connection, params_from_iter};
 
@@ -8,6 +8,8 @@ use super::cells::Cells;
 use super::filter::SqliteSql;
 use crate::domain::{Decision, DecisionId, OperationDetail, OperationId, Seek};
 use crate::error::{Error, Result};
+use crate::store::backend::History;
+use crate::store::chain::ChainVerdict;
 use crate::store::detail;
 use crate::store::sql::{Arg, Dialect, ReadRow, Reader};
 use crate::store::sqlite::conn::Sqlite;
@@ -50,10 +52,8 @@ impl Reader for &Connection {
     }
 }
 
-impl Sqlite {
-    /// The operation with its attempts, events, decisions, retry requests and
-    /// its type's contract.
-    pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
+impl History for Sqlite {
+    fn detail(&self, id: OperationId) -> Result<OperationDetail> {
         detail::load_detail(&mut &self.conn, id, self.tables)
             .map_err(|e| self.err(&format!("reading operation {id}"), e))?
             .ok_or_else(|| Error::NotFound {
@@ -62,17 +62,17 @@ impl Sqlite {
             })
     }
 
-    /// How many decisions lie beyond `seek` in the trail's order (newest
-    /// first): what a limit left out.
-    pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
+    fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {
         detail::audit_count(&mut &self.conn, self.tables, seek)
             .map_err(|e| self.err("counting the audit trail", e))
     }
 
-    /// One page of decisions, newest first, for `settle audit` and the
-    /// console's Audit view.
-    pub fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
+    fn audit_page(&self, seek: Seek<DecisionId>, limit: usize) -> Result<Vec<Decision>> {
         detail::audit_page(&mut &self.conn, self.tables, seek, limit)
             .map_err(|e| self.err("reading the audit trail", e))
+    }
+
+    fn verify_chain(&self) -> Result<ChainVerdict> {
+        crate::store::sqlite::chain::verify(self)
     }
 }

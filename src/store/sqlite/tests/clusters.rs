@@ -1,5 +1,6 @@
 //! The queue grouped by receiver, account, error and age.
 
+use crate::store::backend::Reads as _;
 use rusqlite::{Connection, params};
 use tempfile::TempDir;
 

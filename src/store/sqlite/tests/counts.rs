@@ -4,6 +4,7 @@
 use super::{adopted, ids, insert_attempt, insert_op, now, queue_ids};
 use crate::domain::{Seek, State};
 use crate::query::Query;
+use crate::store::backend::Reads as _;
 
 #[test]
 fn counts_and_summaries_follow_plain_sql_writes() {

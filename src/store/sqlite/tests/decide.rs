@@ -4,6 +4,7 @@ use super::{adopted, now};
 use crate::domain::OperationId;
 use crate::error::Error;
 use crate::store::backend::Decisions as _;
+use crate::store::backend::History as _;
 
 /// A batch as `settle decide --filter` writes it: rows
 /// listed at version 1, one changed by the service before the batch runs and

@@ -1,6 +1,7 @@
 //! Cells a careless service writes: times in every form judged alike, and
 //! bad cells flagged on their row instead of hiding it.
 
+use crate::store::backend::{History as _, Import as _, Reads as _};
 use chrono::{DateTime, Utc};
 use rusqlite::Connection;
 use tempfile::TempDir;

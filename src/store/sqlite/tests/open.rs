@@ -1,6 +1,7 @@
 //! Opening a service's ledger: read-only never adopts, and a writable
 //! open brings an earlier adoption's triggers up to date.
 
+use crate::store::backend::Reads as _;
 use rusqlite::Connection;
 use tempfile::TempDir;
 

@@ -5,6 +5,7 @@ use super::{Ledger, adopted, by, fill, ids, now, queue_ids};
 use crate::domain::{OperationRow, Seek, Sort, SortColumn};
 use crate::error::Error;
 use crate::query::Query;
+use crate::store::backend::Reads as _;
 use crate::store::backend::Session as _;
 
 #[test]
@@ -51,7 +52,7 @@ fn the_whole_list_streams_in_one_pass_and_stops_on_request() {
     let (_dir, ledger, _service) = adopted(25);
     let mut seen = Vec::new();
     let n = ledger
-        .for_each_row(&Query::queue(), now(), |row| {
+        .for_each_row(&Query::queue(), now(), &mut |row| {
             seen.push(row.id.0);
             Ok(())
         })
@@ -64,7 +65,7 @@ fn the_whole_list_streams_in_one_pass_and_stops_on_request() {
     let handle = ledger.interrupt_handle();
     let mut read = 0;
     let err = ledger
-        .for_each_row(&Query::default(), now(), |_| {
+        .for_each_row(&Query::default(), now(), &mut |_| {
             read += 1;
             handle.interrupt();
             Ok(())
