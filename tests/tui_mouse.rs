@@ -111,6 +111,11 @@ fn clicks_select_rows_and_tabs_and_the_wheel_scrolls_the_pane_under_it() {
     click(&mut screen, tabs[..all].chars().count() + 2, 1);
     screen.wait_for("┌ All ", WAIT);
 
+    // Suspended, the shell gets the mouse back; resumed, the console
+    // takes it again.
+    suspend_and_resume(&mut screen, "┌ All ");
+    assert!(screen.mouse_reporting(), "mouse reporting on again");
+
     screen.send("q");
     assert!(screen.wait_exit(WAIT));
     assert!(screen.restored());
@@ -125,8 +130,22 @@ fn clicks_select_rows_and_tabs_and_the_wheel_scrolls_the_pane_under_it() {
     );
 }
 
+/// Ctrl-z, then SIGCONT: the console gives the terminal back and takes it
+/// again, showing `shown`.
+fn suspend_and_resume(screen: &mut Screen, shown: &str) {
+    screen.send("\x1a");
+    screen.wait_alternate(false, WAIT);
+    assert!(
+        !screen.mouse_reporting(),
+        "mouse reporting off while stopped"
+    );
+    screen.signal("CONT");
+    screen.wait_alternate(true, WAIT);
+    screen.wait_for(shown, WAIT);
+}
+
 /// Runs settle with `args` until its Queue shows, clicks the All tab,
-/// quits, and says whether any byte it wrote asked for the mouse.
+/// suspends and resumes, quits, and says whether any byte it wrote asked for the mouse.
 fn asked_for_the_mouse(args: &[&str], env: &[(&str, &str)]) -> bool {
     let mut screen = Screen::start(args, 100, 30, env);
     screen.wait_for("Queue 11 operations", WAIT);
@@ -136,6 +155,8 @@ fn asked_for_the_mouse(args: &[&str], env: &[(&str, &str)]) -> bool {
     click(&mut screen, 13, 1);
     std::thread::sleep(Duration::from_millis(300));
     assert!(screen.text().contains("┌ Queue "), "{}", screen.text());
+    suspend_and_resume(&mut screen, "┌ Queue ");
+    assert!(!screen.mouse_reporting());
     screen.send("q");
     assert!(screen.wait_exit(WAIT));
     assert!(screen.restored());
