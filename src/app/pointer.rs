@@ -3,7 +3,8 @@
 //! it; the wheel scrolls the detail when it turns over the detail, else
 //! the list. Pure, like every handler: the intent carries the cell, the
 //! model knows the screen's size. A popup (the form, help) takes no
-//! mouse: what lies under it is not what the operator looks at.
+//! mouse, since what lies under it is not what the operator looks at, and
+//! neither does the export's prompt, which waits for its file name.
 
 use super::effect::Effect;
 use super::layout::{self, Spot};
