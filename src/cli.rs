@@ -76,7 +76,19 @@ pub struct ConsoleArgs {
     pub keymap: Option<PathBuf>,
 
     #[command(flatten)]
+    pub mouse: MouseArg,
+
+    #[command(flatten)]
     pub receivers: ReceiversArg,
+}
+
+/// `--no-mouse`, for every way into the console (`settle LEDGER`, `settle
+/// demo`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct MouseArg {
+    /// Leave the mouse to the terminal: no clicks or wheel in the console (with the mouse on, hold Shift to select text).
+    #[arg(long)]
+    pub no_mouse: bool,
 }
 
 /// `--receivers FILE`, for every command that asks receivers.
@@ -107,11 +119,16 @@ impl Cli {
             Some(Command::Probe(args)) => args.receivers.receivers.clone(),
             _ => self.console.receivers.receivers.clone(),
         };
+        let no_mouse = match &self.command {
+            Some(Command::Demo { mouse, .. }) => mouse.no_mouse,
+            _ => self.console.mouse.no_mouse,
+        };
         Flags {
             operator,
             read_only: self.console.read_only,
             keymap: self.console.keymap.clone(),
             receivers,
+            no_mouse,
         }
     }
 }
@@ -166,6 +183,8 @@ pub enum Command {
         /// Print the queue and the commands to try instead of opening the console.
         #[arg(long)]
         no_console: bool,
+        #[command(flatten)]
+        mouse: MouseArg,
     },
     /// Carry out queued same-key retries: claim each request, run the receiver's retry, record how it ended. SIGTERM finishes the running retries and stops.
     Worker(WorkerArgs),

@@ -1,7 +1,8 @@
 //! The settings every entry point runs with, resolved once from the flags
 //! and the environment (the way ripgrep turns raw flags into `HiArgs`): who
 //! the operator is, whether the console may write, whether colour is
-//! allowed, which keymap file to read. The CLI, the console and the demo all
+//! allowed, which keymap file to read, whether the console takes the
+//! mouse. The CLI, the console and the demo all
 //! read this one value, so they follow one policy. Nothing here opens a
 //! ledger or draws.
 
@@ -23,6 +24,10 @@ pub struct Config {
     pub colour: bool,
     /// The keymap file to read, if any; `None` means the default keys.
     pub keymap: Option<PathBuf>,
+    /// The console asks the terminal for clicks and the wheel (not with
+    /// `--no-mouse`, for terminals or multiplexers where mouse reporting
+    /// gets in the way).
+    pub mouse: bool,
     /// The receivers file (`receivers.toml`) that probes and the worker
     /// read through [`crate::receivers::Receivers::load_configured`];
     /// `None`: no receiver is configured.
@@ -36,6 +41,7 @@ pub struct Flags {
     pub read_only: bool,
     pub keymap: Option<PathBuf>,
     pub receivers: Option<PathBuf>,
+    pub no_mouse: bool,
 }
 
 /// What the process's environment says, read once so resolution is pure.
@@ -121,6 +127,7 @@ impl Config {
             read_only_reason,
             colour: !env.no_color,
             keymap,
+            mouse: !flags.no_mouse,
             receivers,
         }
     }
@@ -284,6 +291,16 @@ mod tests {
             Some(PathBuf::from("/missing.toml")),
             "a named file is kept even when missing, so loading it says so"
         );
+    }
+
+    #[test]
+    fn the_console_takes_the_mouse_unless_told_not_to() {
+        assert!(Config::resolve(Flags::default(), &env(None, None)).mouse);
+        let off = Flags {
+            no_mouse: true,
+            ..Flags::default()
+        };
+        assert!(!Config::resolve(off, &env(None, None)).for_demo().mouse);
     }
 
     #[test]

@@ -91,8 +91,19 @@ pub enum Intent {
     ShowView(View),
     MoveDown,
     MoveUp,
-    /// Mouse wheel: rows to move (negative is up).
-    Scroll(isize),
+    /// A left click on the screen's cell at `column`, `row` (0-based,
+    /// from the top left): a row of the list or a tab picks it.
+    Click {
+        column: u16,
+        row: u16,
+    },
+    /// The mouse wheel turned over the screen's cell at `column`, `row`:
+    /// `lines` to scroll the pane under it by (negative is up).
+    Wheel {
+        column: u16,
+        row: u16,
+        lines: isize,
+    },
     PageDown,
     PageUp,
     First,
@@ -294,8 +305,8 @@ impl Intent {
     }
 
     /// The intent's words in `mode` (Esc means something different in
-    /// each); `None` for intents no keymap line can name: the wheel's
-    /// scroll, a typed character, and decision kinds no key records.
+    /// each); `None` for intents no keymap line can name: the mouse's
+    /// clicks and wheel, a typed character, and decision kinds no key records.
     pub fn words(self, mode: KeyMode) -> Option<Words> {
         Some(match self {
             Intent::Quit => words("quit", "quit", "quit the console"),
@@ -356,7 +367,7 @@ impl Intent {
                 "override",
                 "override a committed effect (needs a note)",
             ),
-            Intent::Scroll(_) | Intent::Input(_) => return None,
+            Intent::Click { .. } | Intent::Wheel { .. } | Intent::Input(_) => return None,
         })
     }
 }

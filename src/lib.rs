@@ -14,8 +14,9 @@
 //!   [`labels`] words states and decisions the same way for both.
 //! - [`cli`] and [`commands`] are the scriptable interface; [`tui`] is the
 //!   only module that touches the terminal: it turns keys into [`intent`]s
-//!   through the [`keymap`], drives the pure [`app`] model (`update`,
-//!   `apply`) and [`ui`] (`render`), and hands effects to the
+//!   through the [`keymap`] (clicks and the wheel through [`mouse`]),
+//!   drives the pure [`app`] model (`update`, `apply`) and [`ui`]
+//!   (`render`), and hands effects to the
 //!   [`workers`] (a reader and a writer, each with its own connection) and
 //!   the [`counter`], which run the blocking calls of [`effects`] and answer
 //!   with messages; the [`watch`] notices other processes' commits and a
@@ -42,6 +43,7 @@ pub mod export;
 pub mod intent;
 pub mod keymap;
 pub mod labels;
+pub mod mouse;
 pub mod named;
 pub mod probing;
 pub mod query;

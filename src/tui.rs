@@ -9,7 +9,8 @@
 //! It draws only when something changed. The terminal is restored on quit,
 //! on error, on panic and on SIGTERM, SIGINT, SIGHUP and SIGQUIT (then it
 //! exits with 128 + the signal); SIGTSTP suspends with the terminal
-//! restored, SIGCONT takes it back and redraws.
+//! restored, SIGCONT takes it back and redraws. Mouse reporting, unless
+//! `--no-mouse`, is on exactly while the console has the terminal.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -21,7 +22,6 @@ use ratatui::DefaultTerminal;
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,
-    MouseEventKind,
 };
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
@@ -34,6 +34,7 @@ use crate::drill_dir::{self, DrillDir};
 use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
+use crate::mouse;
 use crate::store::{Access, Ledger, OpenReport, Progress};
 use crate::ui;
 use crate::watch::{FileId, Watch};
@@ -98,6 +99,7 @@ pub fn run(
         suspend_asked: false,
         ledger_path: ledger_path.to_path_buf(),
         receivers: config.receivers.clone(),
+        mouse: config.mouse,
     };
     // The folder's files at start, read off this thread like later ones.
     shell.poll_drill_dir();
@@ -105,9 +107,7 @@ pub fn run(
     let mut terminal =
         ratatui::try_init().map_err(|e| terminal_error("starting the terminal", e))?;
     install_panic_hook();
-    // Mouse capture is a nicety (wheel scrolling); a terminal without it
-    // still works with keys.
-    let _ = execute!(io::stdout(), EnableMouseCapture);
+    take_mouse(config.mouse);
     let result = forward_signals(&wake_tx).and_then(|()| {
         forward_input(wake_tx);
         event_loop(&mut terminal, &mut shell, &wakes, opened)
@@ -149,6 +149,7 @@ fn new_app(
         Utc::now(),
     );
     app.color = config.colour;
+    app.mouse = config.mouse;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
     if adopting {
         app.access = LedgerAccess::Adopting(Progress {
@@ -184,19 +185,30 @@ fn open_notices(adopting: bool, report: OpenReport, config: &Config) -> Vec<Msg>
     .collect()
 }
 
+/// Asks the terminal for clicks and the wheel, unless `--no-mouse`. A
+/// nicety: a terminal without it still works with keys. Shift still
+/// selects text (xterm-compatible terminals keep Shift-drags to
+/// themselves while reporting the mouse).
+fn take_mouse(mouse: bool) {
+    if mouse {
+        let _ = execute!(io::stdout(), EnableMouseCapture);
+    }
+}
+
 /// Gives the terminal back as it was found: raw mode and the alternate
-/// screen off, the cursor shown, mouse reporting off.
+/// screen off, the cursor shown, mouse reporting off (said also after
+/// `--no-mouse`: turning off what is off is harmless).
 fn restore_terminal() {
     let _ = execute!(io::stdout(), DisableMouseCapture, Show);
     ratatui::restore();
 }
 
 /// Takes the terminal again after a suspension.
-fn reenter_terminal(terminal: &mut DefaultTerminal) -> Result<()> {
+fn reenter_terminal(terminal: &mut DefaultTerminal, mouse: bool) -> Result<()> {
     let resuming = |e| terminal_error("resuming the terminal", e);
     enable_raw_mode().map_err(resuming)?;
     execute!(io::stdout(), EnterAlternateScreen, Clear(ClearType::All)).map_err(resuming)?;
-    let _ = execute!(io::stdout(), EnableMouseCapture);
+    take_mouse(mouse);
     // The screen was cleared: forget the last frame so the next one is
     // drawn whole. (`Terminal::clear` would ask the terminal where its
     // cursor is, and the answer goes to the input thread.)
@@ -292,11 +304,14 @@ fn forward_signals(wakes: &Sender<Wake>) -> Result<()> {
     Ok(())
 }
 
-/// Terminal events become wakes, read on a thread of their own.
+/// Terminal events become wakes, read on a thread of their own. A mouse
+/// event that means nothing (a move reports every cell the pointer
+/// crosses) is dropped here, so it neither wakes the loop nor redraws.
 fn forward_input(wakes: Sender<Wake>) {
     std::thread::spawn(move || {
         loop {
             let wake = match event::read() {
+                Ok(Event::Mouse(m)) if mouse::intent(&m).is_none() => continue,
                 Ok(event) => Wake::Input(event),
                 Err(e) => Wake::InputLost(e),
             };
@@ -361,14 +376,14 @@ fn event_loop(
                         shell.tell(msg);
                     }
                 }
-                Wake::Signal(SIGTSTP) => suspend(terminal)?,
+                Wake::Signal(SIGTSTP) => suspend(terminal, shell.mouse)?,
                 // Also after a SIGSTOP this console did not see coming.
-                Wake::Signal(SIGCONT) => reenter_terminal(terminal)?,
+                Wake::Signal(SIGCONT) => reenter_terminal(terminal, shell.mouse)?,
                 Wake::Signal(signal) => return Ok(Ended::Signal(signal)),
             }
             if shell.suspend_asked {
                 shell.suspend_asked = false;
-                suspend(terminal)?;
+                suspend(terminal, shell.mouse)?;
             }
         }
         if now >= next_poll {
@@ -389,11 +404,11 @@ fn event_loop(
 
 /// Ctrl-z or SIGTSTP: gives the terminal back, then stops as the default
 /// action would; once continued, takes the terminal again and redraws.
-fn suspend(terminal: &mut DefaultTerminal) -> Result<()> {
+fn suspend(terminal: &mut DefaultTerminal, mouse: bool) -> Result<()> {
     restore_terminal();
     signal_hook::low_level::emulate_default_handler(SIGTSTP)
         .map_err(|e| terminal_error("suspending", e))?;
-    reenter_terminal(terminal)
+    reenter_terminal(terminal, mouse)
 }
 
 /// The model and what performs its effects, while the console runs.
@@ -413,6 +428,9 @@ struct Shell<'a> {
     ledger_path: PathBuf,
     /// The receivers file the prober reads for each run.
     receivers: Option<PathBuf>,
+    /// The mouse is the console's (`Config::mouse`), taken again on
+    /// resuming.
+    mouse: bool,
 }
 
 impl Shell<'_> {
@@ -433,11 +451,13 @@ impl Shell<'_> {
                     self.obey(intent);
                 }
             }
-            Event::Mouse(m) => match m.kind {
-                MouseEventKind::ScrollDown => self.obey(Intent::Scroll(3)),
-                MouseEventKind::ScrollUp => self.obey(Intent::Scroll(-3)),
-                _ => {}
-            },
+            // Under --no-mouse the terminal sends none; a sequence typed
+            // or pasted that reads as one is not the operator's click.
+            Event::Mouse(m) if self.mouse => {
+                if let Some(intent) = mouse::intent(&m) {
+                    self.obey(intent);
+                }
+            }
             Event::Resize(w, h) => self.tell(Msg::Resize(w, h)),
             _ => {}
         }

@@ -63,6 +63,12 @@ impl PaneCursor for ClustersPane {
     fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
         None
     }
+
+    /// Headings sit between the groups, so a screen row is not a group's
+    /// place: a click picks none (the wheel and keys still move).
+    fn to_shown(&self, _offset: usize) -> Option<isize> {
+        None
+    }
 }
 
 /// The Queue filter term that shows `group`, or why none can: the filter

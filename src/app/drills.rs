@@ -317,6 +317,10 @@ impl PaneCursor for DrillsPane {
     fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
         None
     }
+
+    fn to_shown(&self, offset: usize) -> Option<isize> {
+        super::pane::to_shown(self.top, self.cursor, self.row_count(), offset)
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@
 //!   filter and sort);
 //! - [`model`]: `App`, its modes and their data;
 //! - the handlers that change it: `navigation`, `filtering`, `decisions`,
-//!   `bulk_flow`, `probe_flow`, `export_flow`, `drill_links`;
+//!   `bulk_flow`, `probe_flow`, `export_flow`, `drill_links`, `pointer`
+//!   (the mouse);
 //! - `update`, which dispatches intents and messages to them.
 
 pub mod bulk;
@@ -36,6 +37,7 @@ pub mod model;
 pub mod msg;
 mod navigation;
 pub mod pane;
+mod pointer;
 pub mod probe;
 mod probe_flow;
 #[cfg(test)]
@@ -59,6 +61,8 @@ mod bulk_tests;
 mod drill_tests;
 #[cfg(test)]
 mod late_tests;
+#[cfg(test)]
+mod pointer_tests;
 #[cfg(test)]
 mod probe_tests;
 #[cfg(test)]

@@ -166,6 +166,9 @@ pub struct App {
     pub access: LedgerAccess,
     /// False under NO_COLOR: the theme uses only bold, dim and reverse.
     pub color: bool,
+    /// The console takes clicks and the wheel (not with `--no-mouse`);
+    /// help says how to use them.
+    pub mouse: bool,
     pub keymap: Keymap,
     pub now: DateTime<Utc>,
     pub size: (u16, u16),
@@ -223,6 +226,7 @@ impl App {
                 LedgerAccess::ReadWrite
             },
             color: true,
+            mouse: true,
             keymap,
             now,
             size: (80, 24),
@@ -473,6 +477,27 @@ impl App {
         } else {
             ""
         }
+    }
+
+    /// Each view's tab as the tab bar draws it, in order: its key, its
+    /// name and, for a list, its count. The mouse finds a tab by the same
+    /// words ([`layout::tab_at`]).
+    pub fn tab_labels(&self) -> Vec<(View, String)> {
+        View::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, view)| {
+                let count = Pane::of(*view)
+                    .list()
+                    .map(|id| self.list(id))
+                    .and_then(|l| l.count.map(|n| (self.approx(l), n)));
+                let label = match count {
+                    Some((approx, n)) => format!(" {} {} {approx}{n} ", i + 1, view.title()),
+                    None => format!(" {} {} ", i + 1, view.title()),
+                };
+                (*view, label)
+            })
+            .collect()
     }
 
     /// The counts the header shows, for the lists' current queries.

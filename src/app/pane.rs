@@ -53,6 +53,17 @@ pub trait PaneCursor {
     /// The request that rereads what is on screen in place; `None` for
     /// content that does not come from the ledger.
     fn refresh_request(&self) -> Option<(Fetch, Merge, usize)>;
+    /// The move that puts the cursor on the `offset`th row on screen (0
+    /// is the top one), the row a click landed on; `None` when no row is
+    /// drawn there.
+    fn to_shown(&self, offset: usize) -> Option<isize>;
+}
+
+/// The move from `cursor` to the `offset`th row drawn from `top`, in a
+/// pane holding `len` rows.
+pub fn to_shown(top: usize, cursor: usize, len: usize, offset: usize) -> Option<isize> {
+    let row = top.checked_add(offset).filter(|row| *row < len)?;
+    Some(row as isize - cursor as isize)
 }
 
 impl<T: Keyed> PaneCursor for Window<T> {
@@ -66,5 +77,9 @@ impl<T: Keyed> PaneCursor for Window<T> {
 
     fn refresh_request(&self) -> Option<(Fetch, Merge, usize)> {
         Some(Window::refresh_request(self))
+    }
+
+    fn to_shown(&self, offset: usize) -> Option<isize> {
+        to_shown(self.top, self.cursor, self.rows.len(), offset)
     }
 }

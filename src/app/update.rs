@@ -19,6 +19,7 @@ use super::navigation::{
     resort, scroll_detail, show_view, toggle_detail,
 };
 use super::pane::ListId;
+use super::pointer;
 use super::probe_flow;
 use super::window::{Fetch, Merge, PAGE};
 use crate::domain::Sort;
@@ -73,7 +74,8 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::ShowView(view) => show_view(app, view),
         Intent::MoveDown => move_cursor(app, 1),
         Intent::MoveUp => move_cursor(app, -1),
-        Intent::Scroll(n) => move_cursor(app, n),
+        Intent::Click { column, row } => pointer::click(app, column, row),
+        Intent::Wheel { column, row, lines } => pointer::wheel(app, column, row, lines),
         Intent::PageDown => {
             let n = app.visible_rows() as isize;
             move_cursor(app, n)

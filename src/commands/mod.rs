@@ -54,6 +54,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
             dir,
             ledger,
             no_console,
+            ..
         }) => demo::run(dir, ledger, no_console, config.for_demo(), now),
         Some(Command::Worker(args)) => worker::run(&args, &config),
         Some(Command::Receiver { command }) => receiver::run(command, now),

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::draw::{clean, duration};
 use super::theme::Theme;
-use crate::app::{App, ListId, View};
+use crate::app::App;
 use crate::domain::State;
 use crate::store::StateCounts;
 
@@ -58,18 +58,8 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
 /// The view tabs, each list's with its count, then the counts per state.
 fn tab_spans(app: &App, theme: Theme) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
-    for (i, view) in View::ALL.iter().enumerate() {
-        let list = match view {
-            View::Queue => Some(app.list(ListId::Queue)),
-            View::All => Some(app.list(ListId::All)),
-            _ => None,
-        };
-        let count = list.and_then(|l| l.count.map(|n| (app.approx(l), n)));
-        let label = match count {
-            Some((approx, n)) => format!(" {} {} {approx}{n} ", i + 1, view.title()),
-            None => format!(" {} {} ", i + 1, view.title()),
-        };
-        let style = if *view == app.view {
+    for (view, label) in app.tab_labels() {
+        let style = if view == app.view {
             theme.selected()
         } else {
             theme.dim()

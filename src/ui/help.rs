@@ -1,6 +1,8 @@
 //! The help popup, generated from the keymap: only the keys valid in the
 //! mode the operator came from (the list, or the decision form) and, in
 //! the list, only those that act in the view on screen (the footer's rule).
+//! Below them, the filter's terms and, while the console takes the mouse,
+//! what it does (and that Shift still selects text).
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout};
@@ -32,9 +34,14 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         .hints(KeyMode::Help, app.view, &[crate::intent::Intent::Back]);
     let close_keys = close.first().map(|(k, _)| k.clone()).unwrap_or_default();
     let screen = frame.area();
+    let mut notes =
+        vec!["filter: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text"];
+    if app.mouse {
+        notes.push("mouse: wheel scrolls, click picks a row or tab; shift+drag selects text");
+    }
     // One column when it fits; two side by side on a short terminal, so
     // every key stays visible at 80x24.
-    let footer = 2;
+    let footer = 1 + notes.len();
     let fits = entries.len() + footer + 2 <= usize::from(screen.height);
     let columns = if fits { 1 } else { 2 };
     let per_column = entries.len().div_ceil(columns);
@@ -60,17 +67,15 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
             .collect();
         frame.render_widget(Paragraph::new(lines), *cell);
     }
+    let notes = notes
+        .into_iter()
+        .map(|note| Line::styled(fit(note, usize::from(foot.width)), theme.dim()));
     frame.render_widget(
-        Paragraph::new(vec![
-            Line::raw(""),
-            Line::styled(
-                fit(
-                    "filter: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text",
-                    usize::from(foot.width),
-                ),
-                theme.dim(),
-            ),
-        ]),
+        Paragraph::new(
+            std::iter::once(Line::raw(""))
+                .chain(notes)
+                .collect::<Vec<_>>(),
+        ),
         foot,
     );
 }

@@ -151,6 +151,15 @@ fn help_at_80x24_shows_every_key_in_two_columns() {
 }
 
 #[test]
+fn help_says_what_the_mouse_does_only_while_the_console_takes_it() {
+    let mut h = sized(100, 45);
+    h.keys("?");
+    assert!(snap(&h).contains("shift+drag selects text"));
+    h.app.mouse = false;
+    assert!(!snap(&h).contains("mouse:"), "{}", snap(&h));
+}
+
+#[test]
 fn filter_with_a_parse_error() {
     let mut h = sized(100, 24);
     h.keys("/");

@@ -10,6 +10,9 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 pub struct Screen {
     parser: vt100::Parser,
+    /// Every byte settle wrote, as written: modes a parser keeps no trace
+    /// of once they are turned off.
+    written: Vec<u8>,
     output: Receiver<Vec<u8>>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
@@ -73,6 +76,7 @@ impl Screen {
         });
         Screen {
             parser: vt100::Parser::new(rows, cols, 0),
+            written: Vec::new(),
             output,
             writer,
             child,
@@ -83,8 +87,10 @@ impl Screen {
     fn pump(&mut self, wait: Duration) {
         if let Ok(bytes) = self.output.recv_timeout(wait) {
             self.parser.process(&bytes);
+            self.written.extend_from_slice(&bytes);
             while let Ok(bytes) = self.output.try_recv() {
                 self.parser.process(&bytes);
+                self.written.extend_from_slice(&bytes);
             }
         }
     }
@@ -208,6 +214,21 @@ impl Screen {
                 if on { "on" } else { "off" }
             );
         }
+    }
+
+    /// Where settle last wrote `sequence` (an escape sequence), in the
+    /// bytes written so far.
+    pub fn last_written(&mut self, sequence: &str) -> Option<usize> {
+        self.pump(Duration::from_millis(20));
+        let needle = sequence.as_bytes();
+        self.written
+            .windows(needle.len())
+            .rposition(|w| w == needle)
+    }
+
+    /// The screen's row `row` (0 is the top), as text.
+    pub fn line(&mut self, row: usize) -> String {
+        self.text().lines().nth(row).unwrap_or_default().to_string()
     }
 
     /// Whether the program asks the terminal for mouse events.
