@@ -52,3 +52,20 @@ fn the_address_says_how_much_tls_and_the_connection_does_that() {
     assert!(shown.starts_with("postgres@127.0.0.1:"), "{shown}");
     assert!(!shown.contains("hunter2"), "{shown}");
 }
+
+#[test]
+fn verify_ca_checks_the_chain_and_verify_full_also_the_host_name() {
+    let Some((db, cert)) = tls_database("tls host names") else {
+        return;
+    };
+    // The certificate names 127.0.0.1 only: reached as localhost, its
+    // chain is good and its name is not.
+    let by_name = db.replace("host=127.0.0.1", "host=localhost");
+    let root = format!("sslrootcert={}", cert.display());
+    assert!(encrypted(&format!("{by_name} sslmode=verify-ca {root}")).unwrap());
+    let refused = encrypted(&format!("{by_name} sslmode=verify-full {root}"))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("connecting"), "{refused}");
+    assert!(encrypted(&format!("{db} sslmode=verify-ca")).is_err());
+}
