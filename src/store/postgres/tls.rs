@@ -12,7 +12,9 @@ use rustls::crypto::{CryptoProvider, verify_tls12_signature, verify_tls13_signat
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// What the connection hands the client library for TLS; cloned for each
@@ -83,7 +85,7 @@ struct Verifier {
     /// The certificates of `sslrootcert` as given: a server presenting one
     /// of them is trusted as it is, as libpq trusts a self-signed server
     /// certificate named there (webpki alone refuses a CA certificate used
-    /// as the server's own).
+    /// as the server's own). Its validity period is still checked.
     pinned: Vec<CertificateDer<'static>>,
     provider: Arc<CryptoProvider>,
 }
@@ -101,11 +103,13 @@ impl ServerCertVerifier for Verifier {
             return Ok(ServerCertVerified::assertion());
         }
         let cert = ParsedCertificate::try_from(end_entity)?;
-        if !self
+        if self
             .pinned
             .iter()
             .any(|p| p.as_ref() == end_entity.as_ref())
         {
+            within_validity(end_entity, now)?;
+        } else {
             verify_server_cert_signed_by_trust_anchor(
                 &cert,
                 &self.roots,
@@ -145,4 +149,25 @@ impl ServerCertVerifier for Verifier {
             .signature_verification_algorithms
             .supported_schemes()
     }
+}
+
+/// Whether `cert` is within its validity period at `now`: what the chain's
+/// verification would have checked of a certificate trusted as it is.
+pub(super) fn within_validity(
+    cert: &CertificateDer<'_>,
+    now: UnixTime,
+) -> Result<(), rustls::Error> {
+    use x509_cert::der::Decode;
+    let bad = |e: CertificateError| rustls::Error::InvalidCertificate(e);
+    let parsed = x509_cert::Certificate::from_der(cert.as_ref())
+        .map_err(|_| bad(CertificateError::BadEncoding))?;
+    let validity = parsed.tbs_certificate.validity;
+    let now = now.as_secs();
+    if now < validity.not_before.to_unix_duration().as_secs() {
+        return Err(bad(CertificateError::NotValidYet));
+    }
+    if now > validity.not_after.to_unix_duration().as_secs() {
+        return Err(bad(CertificateError::Expired));
+    }
+    Ok(())
 }

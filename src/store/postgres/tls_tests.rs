@@ -69,3 +69,19 @@ fn verify_ca_checks_the_chain_and_verify_full_also_the_host_name() {
     assert!(refused.contains("connecting"), "{refused}");
     assert!(encrypted(&format!("{db} sslmode=verify-ca")).is_err());
 }
+
+#[test]
+fn a_certificate_trusted_as_it_is_still_has_to_be_within_its_dates() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, UnixTime};
+    let Some((_, cert)) = tls_database("tls dates") else {
+        return;
+    };
+    let cert = CertificateDer::from_pem_file(&cert).unwrap();
+    let at = |secs| UnixTime::since_unix_epoch(std::time::Duration::from_secs(secs));
+    let now = UnixTime::now().as_secs();
+    assert!(super::tls::within_validity(&cert, at(now)).is_ok());
+    // The test certificate is good for two days from its making.
+    assert!(super::tls::within_validity(&cert, at(now + 3 * 86_400)).is_err());
+    assert!(super::tls::within_validity(&cert, at(now - 86_400)).is_err());
+}
