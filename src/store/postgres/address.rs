@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use postgres::config::Host;
 use postgres::{Client, Config};
-use postgres_native_tls::MakeTlsConnector;
 
+use super::tls::{Tls, TlsWish, Verify};
 use crate::error::{Error, Result};
 
 /// A parsed PostgreSQL ledger address.
@@ -19,24 +19,6 @@ pub struct Address {
     config: Config,
     shown: String,
     tls: TlsWish,
-}
-
-/// What libpq's `sslmode` and `sslrootcert` ask of the server's
-/// certificate. `disable`, `prefer` and `require` check nothing (libpq's
-/// meaning: encryption without verification); `verify-ca` checks the chain;
-/// `verify-full` the chain and the host name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct TlsWish {
-    verify: Verify,
-    root_cert: Option<std::path::PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Verify {
-    #[default]
-    Nothing,
-    Chain,
-    ChainAndHost,
 }
 
 impl std::fmt::Debug for Address {
@@ -102,32 +84,17 @@ impl Address {
         &self.shown
     }
 
-    pub(super) fn tls(&self) -> Result<MakeTlsConnector> {
-        let failed = |problem: String| {
+    pub(super) fn tls(&self) -> Result<Tls> {
+        super::tls::connector(&self.tls).map_err(|problem| {
             Error::ledger(
                 Path::new(&self.shown),
                 problem,
-                "check sslrootcert and the system's TLS library and certificates",
+                "check sslrootcert and the system's certificates",
             )
-        };
-        let mut builder = native_tls::TlsConnector::builder();
-        builder
-            .danger_accept_invalid_certs(self.tls.verify == Verify::Nothing)
-            .danger_accept_invalid_hostnames(self.tls.verify != Verify::ChainAndHost);
-        if let Some(path) = &self.tls.root_cert {
-            let pem = std::fs::read(path)
-                .map_err(|e| failed(format!("sslrootcert {}: {e}", path.display())))?;
-            let cert = native_tls::Certificate::from_pem(&pem)
-                .map_err(|e| failed(format!("sslrootcert {}: {e}", path.display())))?;
-            builder.add_root_certificate(cert);
-        }
-        let connector = builder
-            .build()
-            .map_err(|e| failed(format!("cannot set up TLS: {e}")))?;
-        Ok(MakeTlsConnector::new(connector))
+        })
     }
 
-    pub(super) fn connect(&self, tls: MakeTlsConnector) -> Result<Client> {
+    pub(super) fn connect(&self, tls: Tls) -> Result<Client> {
         self.config
             .connect(tls)
             .map_err(|e| super::error::pg_error(Path::new(&self.shown), "connecting", e))
@@ -135,7 +102,7 @@ impl Address {
 
     /// [`Address::connect`] giving up after `wait`: a reconnection on the
     /// console's thread must not hang it.
-    pub(super) fn connect_within(&self, tls: MakeTlsConnector, wait: Duration) -> Result<Client> {
+    pub(super) fn connect_within(&self, tls: Tls, wait: Duration) -> Result<Client> {
         let mut config = self.config.clone();
         config.connect_timeout(wait);
         config

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use postgres::Client;
-use postgres_native_tls::MakeTlsConnector;
 
 use super::address::Address;
 use super::error::pg_error;
 use super::heard::Live;
+use super::tls::Tls;
 use crate::error::{Error, Result};
 use crate::store::interrupt::{Interrupt, InterruptHandle};
 use crate::store::tables::Tables;
@@ -24,7 +24,7 @@ pub struct Pg {
     pub(super) address: Address,
     /// The ledger as shown (`user@host:port/db`), for errors and the header.
     pub(super) shown: PathBuf,
-    pub(super) tls: MakeTlsConnector,
+    pub(super) tls: Tls,
     pub(super) read_only: bool,
     /// How long a write waits for a row lock before [`Error::Busy`].
     pub(super) wait: Duration,
@@ -92,7 +92,7 @@ impl Pg {
 /// The server's cancel request, sent over a connection of its own.
 struct Cancel {
     token: postgres::CancelToken,
-    tls: MakeTlsConnector,
+    tls: Tls,
 }
 
 impl Interrupt for Cancel {

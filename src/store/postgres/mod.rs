@@ -36,6 +36,7 @@ pub mod schema;
 pub mod testing;
 #[cfg(test)]
 mod tests;
+mod tls;
 #[cfg(test)]
 mod tls_tests;
 

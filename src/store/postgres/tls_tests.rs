@@ -52,3 +52,36 @@ fn the_address_says_how_much_tls_and_the_connection_does_that() {
     assert!(shown.starts_with("postgres@127.0.0.1:"), "{shown}");
     assert!(!shown.contains("hunter2"), "{shown}");
 }
+
+#[test]
+fn verify_ca_checks_the_chain_and_verify_full_also_the_host_name() {
+    let Some((db, cert)) = tls_database("tls host names") else {
+        return;
+    };
+    // The certificate names 127.0.0.1 only: reached as localhost, its
+    // chain is good and its name is not.
+    let by_name = db.replace("host=127.0.0.1", "host=localhost");
+    let root = format!("sslrootcert={}", cert.display());
+    assert!(encrypted(&format!("{by_name} sslmode=verify-ca {root}")).unwrap());
+    let refused = encrypted(&format!("{by_name} sslmode=verify-full {root}"))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("connecting"), "{refused}");
+    assert!(encrypted(&format!("{db} sslmode=verify-ca")).is_err());
+}
+
+#[test]
+fn a_certificate_trusted_as_it_is_still_has_to_be_within_its_dates() {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, UnixTime};
+    let Some((_, cert)) = tls_database("tls dates") else {
+        return;
+    };
+    let cert = CertificateDer::from_pem_file(&cert).unwrap();
+    let at = |secs| UnixTime::since_unix_epoch(std::time::Duration::from_secs(secs));
+    let now = UnixTime::now().as_secs();
+    assert!(super::tls::within_validity(&cert, at(now)).is_ok());
+    // The test certificate is good for two days from its making.
+    assert!(super::tls::within_validity(&cert, at(now + 3 * 86_400)).is_err());
+    assert!(super::tls::within_validity(&cert, at(now - 86_400)).is_err());
+}
