@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub const CONFIG_FILE: &str = "config.toml";
 
 const HINT: &str = "each ledger is a table: [ledgers.NAME] with address = \"PATH or postgres://…\" \
-     and, optionally, receivers = \"FILE\", drill_dir = \"DIR\", reads = \"only\"";
+     and, optionally, receivers = \"FILE\", drill_dir = \"DIR\", read_only = true";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,7 +32,8 @@ struct EntryShape {
     address: Spanned<String>,
     receivers: Option<PathBuf>,
     drill_dir: Option<PathBuf>,
-    reads: Option<Spanned<String>>,
+    #[serde(default)]
+    read_only: bool,
 }
 
 /// One `[ledgers.NAME]` table, its paths made absolute against the config
@@ -46,7 +47,7 @@ pub struct NamedLedger {
     pub receivers: Option<PathBuf>,
     /// The console's drill folder, when `--drill-dir` is not given.
     pub drill_dir: Option<PathBuf>,
-    /// `reads = "only"`: the ledger is only read through this name (the
+    /// `read_only = true`: the ledger is only read through this name (the
     /// console opens it read-only; writing commands refuse it).
     pub read_only: bool,
 }
@@ -107,17 +108,7 @@ impl Ledgers {
                 let problem = format!("ledgers.{name}: field `address` is empty");
                 return Err(bad(Some(entry.address.span()), problem));
             }
-            let read_only = match &entry.reads {
-                None => false,
-                Some(r) if r.get_ref() == "only" => true,
-                Some(r) => {
-                    let problem = format!(
-                        "ledgers.{name}: field `reads` is {:?}; the one value is \"only\"",
-                        r.get_ref()
-                    );
-                    return Err(bad(Some(r.span()), problem));
-                }
-            };
+            let read_only = entry.read_only;
             let address = PathBuf::from(entry.address.into_inner());
             let address = if crate::store::postgres::is_address(&address) {
                 address
@@ -195,7 +186,7 @@ mod tests {
         let ledgers = parse(
             "[ledgers.demo]\naddress = \"demo/ledger.db\"\nreceivers = \"r.toml\"\n\
              drill_dir = \"/srv/drills\"\n\
-             [ledgers.pay]\naddress = \"postgresql://ops:secret@db1/pay\"\nreads = \"only\"\n",
+             [ledgers.pay]\naddress = \"postgresql://ops:secret@db1/pay\"\nread_only = true\n",
         )
         .unwrap();
         let demo = ledgers.get("demo").unwrap();

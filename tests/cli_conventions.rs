@@ -101,7 +101,7 @@ fn config_naming_demo(dir: &std::path::Path) -> (std::path::PathBuf, std::path::
     std::fs::write(
         config.join("settle").join("config.toml"),
         format!(
-            "[ledgers.demo]\naddress = {:?}\ndrill_dir = {:?}\nreceivers = \"receivers.toml\"\n\n[ledgers.pay]\naddress = \"postgresql://ops:hunter2@db1/pay\"\nreads = \"only\"\n",
+            "[ledgers.demo]\naddress = {:?}\ndrill_dir = {:?}\nreceivers = \"receivers.toml\"\n\n[ledgers.pay]\naddress = \"postgresql://ops:hunter2@db1/pay\"\nread_only = true\n",
             ledger.to_str().unwrap(),
             dir.join("demo").to_str().unwrap(),
         ),

@@ -83,7 +83,7 @@ const FILES: [(&str, &str); 3] = [
     (
         "$XDG_CONFIG_HOME/settle/config.toml",
         "Named ledgers: [ledgers.NAME] tables with address (a path or a PostgreSQL address) \
-         and, optionally, receivers, drill_dir and reads = \"only\"; @NAME then stands for the \
+         and, optionally, receivers, drill_dir and read_only = true; @NAME then stands for the \
          ledger wherever LEDGER goes (`settle ledgers` lists them).",
     ),
     (

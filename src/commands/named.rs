@@ -42,7 +42,7 @@ pub fn resolve(cli: &mut Cli) -> Result<()> {
         ledgers = Some(loaded);
         if named.read_only && arg.writes {
             return Err(Error::Usage(format!(
-                "@{name} is read-only in {} (reads = \"only\"); this command writes to it",
+                "@{name} is read-only in {} (read_only = true); this command writes to it",
                 ledgers
                     .as_ref()
                     .map_or(String::new(), |l| l.path.display().to_string())
