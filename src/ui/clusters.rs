@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 use super::draw::clean;
 use super::theme::Theme;
+use super::timeline::{self, CHART_HEIGHT};
 use crate::app::ClustersPane;
 use crate::domain::{Cluster, ClusterDimension, ClusterSection};
 use crate::text::{fit, pad};
@@ -18,6 +19,10 @@ use crate::text::{fit, pad};
 /// Width of the count column and of the bar.
 const COUNT: usize = 8;
 const BAR: usize = 12;
+
+/// The chart shows from this many inner rows up: below, the groups need
+/// every row.
+const CHART_FROM: u16 = 24;
 
 pub fn render(pane: &ClustersPane, theme: Theme, frame: &mut Frame, area: Rect) {
     let Some(clusters) = &pane.clusters else {
@@ -38,7 +43,17 @@ pub fn render(pane: &ClustersPane, theme: Theme, frame: &mut Frame, area: Rect) 
         frame.render_widget(text.block(block), area);
         return;
     }
-    let inner = block.inner(area);
+    let mut inner = block.inner(area);
+    frame.render_widget(block, area);
+    if inner.height >= CHART_FROM && !clusters.timeline.counts.is_empty() {
+        let chart = Rect {
+            height: CHART_HEIGHT,
+            ..inner
+        };
+        timeline::chart(&clusters.timeline, theme, frame, chart);
+        inner.y += CHART_HEIGHT + 1;
+        inner.height -= CHART_HEIGHT + 1;
+    }
     let width = usize::from(inner.width);
     let mut lines: Vec<Line> = Vec::new();
     let mut cursor_line = 0;
@@ -67,7 +82,7 @@ pub fn render(pane: &ClustersPane, theme: Theme, frame: &mut Frame, area: Rect) 
     let height = usize::from(inner.height).max(1);
     let top = (cursor_line + 1).saturating_sub(height);
     let visible: Vec<Line> = lines.into_iter().skip(top).take(height).collect();
-    frame.render_widget(Paragraph::new(visible).block(block), area);
+    frame.render_widget(Paragraph::new(visible), inner);
 }
 
 fn heading(section: &ClusterSection, theme: Theme, width: usize) -> Line<'static> {
