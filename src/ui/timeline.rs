@@ -7,9 +7,12 @@ use chrono::{DateTime, TimeZone};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Bar, BarChart, Paragraph};
+use ratatui::widgets::{Bar, BarChart, Paragraph, Sparkline};
 
 use super::theme::Theme;
+use chrono::Utc;
+
+use crate::app::history::QueueHistory;
 use crate::domain::Timeline;
 
 /// Rows the chart takes: a title, the bars, the axis.
@@ -77,6 +80,47 @@ fn axis(timeline: &Timeline, pitch: usize, width: usize) -> String {
         }
     }
     line.into_iter().collect::<String>().trim_end().to_string()
+}
+
+/// Columns of the header's sparkline: two minutes each over the hour.
+const HISTORY_WIDTH: u16 = 30;
+const HISTORY_LABEL: &str = "queue, last hour ";
+
+/// The queue's size over the last hour at the right end of `header`, past
+/// the `used` columns; nothing when it does not fit or the counts kept
+/// span less than a minute (a point is no trend).
+pub fn history(
+    history: &QueueHistory,
+    now: DateTime<Utc>,
+    theme: Theme,
+    frame: &mut Frame,
+    header: Rect,
+    used: u16,
+) {
+    let label = HISTORY_LABEL.chars().count() as u16;
+    let room = header.width.saturating_sub(used);
+    if history.span() < chrono::Duration::minutes(1) || room < HISTORY_WIDTH + label + 2 {
+        return;
+    }
+    let x = header.right() - HISTORY_WIDTH - label;
+    frame.render_widget(
+        Paragraph::new(Line::styled(HISTORY_LABEL, theme.dim())),
+        Rect {
+            x,
+            width: label,
+            ..header
+        },
+    );
+    let data = history.buckets(now, usize::from(HISTORY_WIDTH));
+    frame.render_widget(
+        Sparkline::default().data(data).style(theme.note()),
+        Rect {
+            x: x + label,
+            width: HISTORY_WIDTH,
+            height: 1,
+            ..header
+        },
+    );
 }
 
 /// `at` (seconds since the epoch) in the operator's zone, as precise as a
