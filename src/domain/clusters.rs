@@ -52,6 +52,9 @@ pub struct Cluster {
     /// `None` for operations with no error recorded.
     pub value: Option<String>,
     pub count: i64,
+    /// The group's operations per bucket of [`Clusters::timeline`], for
+    /// its sparkline; empty when no time was read.
+    pub timeline: Vec<u64>,
 }
 
 /// One dimension's biggest groups, and how many more there are.

@@ -1,9 +1,12 @@
 //! Counting the queue's groups for the Clusters view, once for both
 //! backends: each streams the matching rows (type, account, last error,
 //! last change) in its own way and hands each row's values here. No SQL.
+//! Each group also counts its rows per time bucket (256 bytes a group),
+//! for the chart and the sparklines.
 
 use std::collections::HashMap;
 
+use super::timeline::{Counts, Grid};
 use crate::domain::clusters::{AGE_BUCKETS, AGE_UNREADABLE, TIMELINE_BUCKETS};
 use crate::domain::{Cluster, ClusterDimension, Clusters, Timeline};
 
@@ -17,12 +20,32 @@ const TEXT_DIMENSIONS: [ClusterDimension; 3] = [
 /// The counts so far, per dimension.
 pub(super) struct Tally {
     text: [TextCounts; 3],
-    ages: HashMap<&'static str, i64>,
-    /// Last changes per minute since the epoch: the chart's buckets are
-    /// only known once the oldest is, and every step is whole minutes.
-    minutes: HashMap<i64, u64>,
+    ages: HashMap<&'static str, Group>,
     /// Seconds since the epoch: what ages are measured from.
     now: i64,
+    grid: Grid,
+    /// Every row with a readable time, per bucket.
+    timeline: Counts,
+    /// Whether any row's time was readable.
+    timed: bool,
+    /// The bucket of the row being counted, set by [`Tally::age`].
+    row: Option<usize>,
+}
+
+/// One group's rows, in all and per bucket.
+#[derive(Default)]
+struct Group {
+    count: i64,
+    buckets: Counts,
+}
+
+impl Group {
+    fn add(&mut self, bucket: Option<usize>) {
+        self.count += 1;
+        if let Some(n) = bucket.and_then(|i| self.buckets.get_mut(i)) {
+            *n += 1;
+        }
+    }
 }
 
 impl Tally {
@@ -30,77 +53,132 @@ impl Tally {
         Tally {
             text: Default::default(),
             ages: HashMap::new(),
-            minutes: HashMap::new(),
             now,
+            grid: Grid::new(now),
+            timeline: [0; TIMELINE_BUCKETS],
+            timed: false,
+            row: None,
         }
     }
 
     /// Counts text dimension `i` (0 type, 1 account, 2 last error) of one
-    /// row; `None` is its own group. Looked up borrowed, so a row allocates
+    /// row, in the time bucket [`Tally::age`] found for it; `None` is its
+    /// own group. Looked up borrowed, so a row allocates
     /// nothing once its values were seen.
     pub(super) fn text(&mut self, i: usize, value: Option<&str>) {
         let Some(counts) = self.text.get_mut(i) else {
             return;
         };
-        match value {
-            None => counts.null += 1,
-            Some(v) => match counts.values.get_mut(v) {
-                Some(n) => *n += 1,
-                None => {
-                    counts.values.insert(v.to_string(), 1);
+        let group = match value {
+            None => &mut counts.null,
+            Some(v) => {
+                if !counts.values.contains_key(v) {
+                    counts.values.insert(v.to_string(), Group::default());
                 }
-            },
-        }
+                match counts.values.get_mut(v) {
+                    Some(group) => group,
+                    None => return,
+                }
+            }
+        };
+        group.add(self.row);
     }
 
     /// Counts one row's last change (seconds since the epoch; None when it
-    /// is not a time) in its age bucket.
+    /// is not a time) in its age group and its time bucket. Called first
+    /// for each row, so the row's text groups count in the same bucket.
     pub(super) fn age(&mut self, instant: Option<i64>) {
-        *self.ages.entry(age_bucket(instant, self.now)).or_insert(0) += 1;
-        if let Some(at) = instant {
-            *self.minutes.entry(at.div_euclid(60)).or_insert(0) += 1;
+        self.row = instant.map(|at| {
+            if let Some(wider) = self.grid.widen_for(at) {
+                self.widen(wider);
+            }
+            self.timed = true;
+            self.grid.index(at)
+        });
+        if let Some(n) = self.row.and_then(|i| self.timeline.get_mut(i)) {
+            *n += 1;
         }
+        let row = self.row;
+        self.ages
+            .entry(age_bucket(instant, self.now))
+            .or_default()
+            .add(row);
+    }
+
+    /// Every count so far moved onto the `wider` grid.
+    fn widen(&mut self, wider: Grid) {
+        let grid = self.grid;
+        let groups = self
+            .text
+            .iter_mut()
+            .flat_map(|t| t.values.values_mut().chain(std::iter::once(&mut t.null)));
+        for group in groups.chain(self.ages.values_mut()) {
+            grid.merge_into(wider, &mut group.buckets);
+        }
+        grid.merge_into(wider, &mut self.timeline);
+        self.grid = wider;
     }
 
     /// The `top` biggest groups of each dimension.
     pub(super) fn into_clusters(self, top: usize) -> Clusters {
+        let timed = self.timed;
         let groups = TEXT_DIMENSIONS
             .iter()
             .zip(self.text)
-            .flat_map(|(&dimension, counts)| counts.into_groups(dimension))
-            .chain(self.ages.into_iter().map(|(label, count)| Cluster {
-                dimension: ClusterDimension::Age,
-                value: Some(label.to_string()),
-                count,
+            .flat_map(|(&dimension, counts)| counts.into_groups(dimension, timed))
+            .chain(self.ages.into_iter().map(|(label, group)| {
+                group.into_cluster(ClusterDimension::Age, Some(label.to_string()), timed)
             }))
             .collect();
         let mut clusters = Clusters::from_groups(groups, top);
-        clusters.timeline = timeline(&self.minutes, self.now);
+        if timed {
+            clusters.timeline = Timeline {
+                start: self.grid.start(),
+                step: self.grid.step(),
+                counts: self.timeline.to_vec(),
+            };
+        }
         clusters
+    }
+}
+
+impl Group {
+    fn into_cluster(
+        self,
+        dimension: ClusterDimension,
+        value: Option<String>,
+        timed: bool,
+    ) -> Cluster {
+        Cluster {
+            dimension,
+            value,
+            count: self.count,
+            timeline: if timed {
+                self.buckets.to_vec()
+            } else {
+                Vec::new()
+            },
+        }
     }
 }
 
 /// One text dimension's counts: per value, and the NULLs.
 #[derive(Default)]
 struct TextCounts {
-    values: HashMap<String, i64>,
-    null: i64,
+    values: HashMap<String, Group>,
+    null: Group,
 }
 
 impl TextCounts {
-    fn into_groups(self, dimension: ClusterDimension) -> impl Iterator<Item = Cluster> {
-        let null = (self.null > 0).then_some(Cluster {
-            dimension,
-            value: None,
-            count: self.null,
-        });
+    fn into_groups(
+        self,
+        dimension: ClusterDimension,
+        timed: bool,
+    ) -> impl Iterator<Item = Cluster> {
+        let null = (self.null.count > 0).then(|| self.null.into_cluster(dimension, None, timed));
         self.values
             .into_iter()
-            .map(move |(value, count)| Cluster {
-                dimension,
-                value: Some(value),
-                count,
-            })
+            .map(move |(value, group)| group.into_cluster(dimension, Some(value), timed))
             .chain(null)
     }
 }
@@ -116,43 +194,6 @@ pub(super) fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
         .iter()
         .find(|(_, below)| below.is_none_or(|b| age < b))
         .map_or(AGE_UNREADABLE, |(label, _)| label)
-}
-
-/// The steps a timeline's buckets may take, shortest first, in seconds.
-const STEPS: [i64; 9] = [
-    60, 300, 900, 3_600, 10_800, 21_600, 86_400, 604_800, 2_592_000,
-];
-
-/// The buckets of [`Timeline`] out of the counts per minute.
-fn timeline(minutes: &HashMap<i64, u64>, now: i64) -> Timeline {
-    let Some(oldest) = minutes.keys().min().map(|m| m * 60) else {
-        return Timeline::default();
-    };
-    let buckets = TIMELINE_BUCKETS as i64;
-    // The last bucket holds now and ends on a whole step, so the first
-    // starts at most (buckets - 1) whole steps before now's.
-    let span = now.saturating_sub(oldest).max(0);
-    let step = STEPS
-        .iter()
-        .copied()
-        .find(|s| span < (buckets - 1) * s)
-        .unwrap_or_else(|| {
-            let month = STEPS[STEPS.len() - 1];
-            (span / ((buckets - 1) * month) + 1) * month
-        });
-    let start = (now.div_euclid(step) + 1 - buckets) * step;
-    let mut counts = vec![0; TIMELINE_BUCKETS];
-    for (minute, n) in minutes {
-        let i = (minute * 60 - start).div_euclid(step).clamp(0, buckets - 1);
-        if let Some(c) = counts.get_mut(i as usize) {
-            *c += n;
-        }
-    }
-    Timeline {
-        start,
-        step,
-        counts,
-    }
 }
 
 #[cfg(test)]
@@ -173,22 +214,37 @@ mod tests {
                 })
                 .collect();
             let mut tally = Tally::new(now);
-            for at in &rows {
+            for (i, at) in rows.iter().enumerate() {
                 tally.age(*at);
+                tally.text(0, Some(["a", "b", "c"][i % 3]));
             }
-            let t = tally.into_clusters(5).timeline;
+            let clusters = tally.into_clusters(5);
+            // Each group's buckets add up to the chart's.
+            let receivers = &clusters.sections[0].top;
+            for (i, &n) in clusters.timeline.counts.iter().enumerate() {
+                let sum: u64 = receivers.iter().map(|g| g.timeline[i]).sum();
+                assert_eq!(sum, n, "spread {spread}, bucket {i}");
+            }
+            let group_a = receivers
+                .iter()
+                .find(|g| g.value.as_deref() == Some("a"))
+                .unwrap()
+                .clone();
+            let t = clusters.timeline;
             assert_eq!(t.counts.len(), TIMELINE_BUCKETS);
             assert!(t.start <= rows.iter().flatten().min().copied().unwrap_or(now));
             assert!(t.start + t.step * TIMELINE_BUCKETS as i64 > now);
             for (i, &n) in t.counts.iter().enumerate() {
                 let from = t.start + t.step * i as i64;
                 let last = i + 1 == TIMELINE_BUCKETS;
-                let direct = rows
-                    .iter()
-                    .flatten()
-                    .filter(|&&at| at >= from && (last || at < from + t.step))
-                    .count() as u64;
+                let inside = |at: &Option<i64>| {
+                    at.is_some_and(|at| at >= from && (last || at < from + t.step))
+                };
+                let direct = rows.iter().filter(|at| inside(at)).count() as u64;
                 assert_eq!(n, direct, "spread {spread}, bucket {i}");
+                // And so does one group's, counted over its own rows.
+                let a = rows.iter().step_by(3).filter(|at| inside(at)).count() as u64;
+                assert_eq!(group_a.timeline[i], a, "spread {spread}, bucket {i}");
             }
             let read = rows.iter().flatten().count() as u64;
             assert_eq!(t.counts.iter().sum::<u64>(), read);

@@ -82,6 +82,15 @@ fn axis(timeline: &Timeline, pitch: usize, width: usize) -> String {
     line.into_iter().collect::<String>().trim_end().to_string()
 }
 
+/// One group's operations per bucket, as a sparkline scaled to its own
+/// biggest bucket: the shape says when that group's operations got stuck.
+pub fn spark(counts: &[u64], theme: Theme, frame: &mut Frame, area: Rect) {
+    if counts.is_empty() {
+        return;
+    }
+    frame.render_widget(Sparkline::default().data(counts).style(theme.note()), area);
+}
+
 /// Columns of the header's sparkline: two minutes each over the hour.
 const HISTORY_WIDTH: u16 = 30;
 const HISTORY_LABEL: &str = "queue, last hour ";
