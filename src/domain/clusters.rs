@@ -85,8 +85,8 @@ pub const TIMELINE_BUCKETS: usize = 32;
 
 /// Operations counted by when they last changed, in [`TIMELINE_BUCKETS`]
 /// equal buckets ending with the one that holds now. The step is the
-/// first of 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 1 d, 7 d or 30 d (then
-/// whole multiples of 30 d) that reaches back to the oldest operation's
+/// first of 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 1 d, 7 d or 28 d (then
+/// 28 d doubled as often as needed) that reaches back to the oldest operation's
 /// last change, so the axis reads in round steps and the start is on the
 /// chart. Times that are not readable are left out; later than now counts
 /// as now.
