@@ -20,15 +20,14 @@ pub struct QueueHistory {
 }
 
 impl QueueHistory {
-    /// Keeps `size` counted at `at`, forgetting what is older than the hour
-    /// before it and the oldest past [`MAX_SAMPLES`].
+    /// Keeps `size` counted at `at`, forgetting the oldest past
+    /// [`MAX_SAMPLES`] and what is older than the hour before it, but for
+    /// the last count before the hour: the size held from then on.
     pub fn record(&mut self, at: DateTime<Utc>, size: i64) {
         self.samples.push_back((at, size));
         let since = at - Duration::seconds(WINDOW_SECONDS);
-        while self
-            .samples
-            .front()
-            .is_some_and(|(t, _)| *t < since || self.samples.len() > MAX_SAMPLES)
+        while self.samples.len() > MAX_SAMPLES
+            || self.samples.get(1).is_some_and(|(t, _)| *t < since)
         {
             self.samples.pop_front();
         }
@@ -42,12 +41,12 @@ impl QueueHistory {
         self.samples.is_empty()
     }
 
-    /// Time between the oldest and the newest sample kept.
-    pub fn span(&self) -> Duration {
-        match (self.samples.front(), self.samples.back()) {
-            (Some((first, _)), Some((last, _))) => *last - *first,
-            _ => Duration::zero(),
-        }
+    /// How long before `now` the size has been known: since the oldest
+    /// count kept.
+    pub fn known_for(&self, now: DateTime<Utc>) -> Duration {
+        self.samples
+            .front()
+            .map_or(Duration::zero(), |(first, _)| now - *first)
     }
 
     /// The hour up to `now` in `buckets` equal slices, oldest first: the
@@ -62,8 +61,13 @@ impl QueueHistory {
             return out;
         }
         let start = now - Duration::seconds(WINDOW_SECONDS);
+        // The size counted last before the hour holds at its start.
+        let mut held = None;
         for (at, size) in &self.samples {
             let offset = (*at - start).num_seconds();
+            if offset < 0 {
+                held = Some(u64::try_from(*size).unwrap_or(0));
+            }
             if !(0..=WINDOW_SECONDS).contains(&offset) {
                 continue;
             }
@@ -72,7 +76,6 @@ impl QueueHistory {
                 *slot = Some(u64::try_from(*size).unwrap_or(0));
             }
         }
-        let mut held = None;
         for slot in &mut out {
             match slot {
                 Some(size) => held = Some(*size),
@@ -97,9 +100,10 @@ mod tests {
         for minute in 0..90 {
             h.record(at(minute * 60), minute);
         }
-        // Minutes 29..=89: an hour back from minute 89, both ends kept.
-        assert_eq!(h.len(), 61);
-        assert_eq!(h.samples.front().map(|s| s.1), Some(29));
+        // Minutes 29..=89: an hour back from minute 89, both ends kept,
+        // and minute 28's count, the size held when the hour starts.
+        assert_eq!(h.len(), 62);
+        assert_eq!(h.samples.front().map(|s| s.1), Some(28));
     }
 
     #[test]
@@ -121,5 +125,8 @@ mod tests {
         let b = h.buckets(now, 6);
         assert_eq!(b, vec![None, Some(7), Some(7), Some(7), Some(9), Some(9)]);
         assert_eq!(h.buckets(now, 0), Vec::<Option<u64>>::new());
+        // An hour later with no count since, the last size still holds.
+        let later = now + Duration::seconds(WINDOW_SECONDS);
+        assert_eq!(h.buckets(later, 2), vec![Some(9), Some(9)]);
     }
 }

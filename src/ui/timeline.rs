@@ -96,8 +96,8 @@ const HISTORY_WIDTH: u16 = 30;
 const HISTORY_LABEL: &str = "queue, last hour ";
 
 /// The queue's size over the last hour at the right end of `header`, past
-/// the `used` columns; nothing when it does not fit or the counts kept
-/// span less than a minute (a point is no trend).
+/// the `used` columns; nothing when it does not fit or the size has been
+/// known for less than a minute (a point is no trend).
 pub fn history(
     history: &QueueHistory,
     now: DateTime<Utc>,
@@ -108,7 +108,7 @@ pub fn history(
 ) {
     let label = HISTORY_LABEL.chars().count() as u16;
     let room = header.width.saturating_sub(used);
-    if history.span() < chrono::Duration::minutes(1) || room < HISTORY_WIDTH + label + 2 {
+    if history.known_for(now) < chrono::Duration::minutes(1) || room < HISTORY_WIDTH + label + 2 {
         return;
     }
     let x = header.right() - HISTORY_WIDTH - label;
