@@ -69,19 +69,18 @@ impl Tally {
         let Some(counts) = self.text.get_mut(i) else {
             return;
         };
-        let group = match value {
-            None => &mut counts.null,
-            Some(v) => {
-                if !counts.values.contains_key(v) {
-                    counts.values.insert(v.to_string(), Group::default());
+        let row = self.row;
+        match value {
+            None => counts.null.add(row),
+            Some(v) => match counts.values.get_mut(v) {
+                Some(group) => group.add(row),
+                None => {
+                    let mut group = Group::default();
+                    group.add(row);
+                    counts.values.insert(v.to_string(), group);
                 }
-                match counts.values.get_mut(v) {
-                    Some(group) => group,
-                    None => return,
-                }
-            }
-        };
-        group.add(self.row);
+            },
+        }
     }
 
     /// Counts one row's last change (seconds since the epoch; None when it
