@@ -32,6 +32,7 @@ pub mod export;
 mod export_flow;
 mod filtering;
 pub mod form;
+pub mod history;
 pub mod layout;
 pub mod model;
 pub mod msg;

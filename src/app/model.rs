@@ -11,6 +11,7 @@ use super::clusters::{ClustersPane, TOP_GROUPS};
 use super::drills::DrillsPane;
 use super::effect::{Count, Effect, PageSource, Read, Ticket};
 use super::form::DecisionForm;
+use super::history::QueueHistory;
 use super::layout;
 use super::msg::PageRows;
 use super::pane::{ListId, Pane, PaneCursor};
@@ -182,6 +183,9 @@ pub struct App {
     pub detail_open: bool,
     pub detail: Option<DetailPane>,
     pub counts: Option<StateCounts>,
+    /// The unfiltered queue's size each time it was counted, over the last
+    /// hour: the header's sparkline.
+    pub queue_history: QueueHistory,
     /// When the ledger last changed under us (another process wrote).
     pub last_change: Option<DateTime<Utc>>,
     /// Why live polling failed, while it does; the header says "not live".
@@ -238,6 +242,7 @@ impl App {
             drills: DrillsPane::default(),
             clusters: ClustersPane::default(),
             detail_open: false,
+            queue_history: QueueHistory::default(),
             detail: None,
             counts: None,
             last_change: None,

@@ -244,6 +244,10 @@ fn counts_loaded(
         if list.query == query {
             list.count = Some(n);
         }
+        // A filtered queue's count is not the queue's size.
+        if id == ListId::Queue && query == Query::queue() {
+            app.queue_history.record(app.now, n);
+        }
     }
     Vec::new()
 }

@@ -52,6 +52,9 @@ pub struct Cluster {
     /// `None` for operations with no error recorded.
     pub value: Option<String>,
     pub count: i64,
+    /// The group's operations per bucket of [`Clusters::timeline`], for
+    /// its sparkline; empty when no time was read.
+    pub timeline: Vec<u64>,
 }
 
 /// One dimension's biggest groups, and how many more there are.
@@ -72,6 +75,30 @@ pub struct Clusters {
     pub sections: Vec<ClusterSection>,
     /// Operations grouped (each counted once per dimension).
     pub total: i64,
+    /// When the grouped operations last changed, over time.
+    pub timeline: Timeline,
+}
+
+/// How many bars the Clusters chart has: enough to see a start and a
+/// trend, few enough that each bar is a few columns wide at 120.
+pub const TIMELINE_BUCKETS: usize = 32;
+
+/// Operations counted by when they last changed, in [`TIMELINE_BUCKETS`]
+/// equal buckets ending with the one that holds now. The step is the
+/// first of 1 min, 5 min, 15 min, 1 h, 3 h, 6 h, 1 d, 7 d or 28 d (then
+/// 28 d doubled as often as needed) that reaches back to the oldest operation's
+/// last change, so the axis reads in round steps and the start is on the
+/// chart. Times that are not readable are left out; later than now counts
+/// as now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// Seconds since the epoch where the first bucket starts (a multiple
+    /// of `step`).
+    pub start: i64,
+    /// Seconds each bucket spans.
+    pub step: i64,
+    /// Operations per bucket, oldest first; empty when no time was read.
+    pub counts: Vec<u64>,
 }
 
 impl Clusters {
@@ -100,7 +127,11 @@ impl Clusters {
                 }
             })
             .collect();
-        Clusters { sections, total }
+        Clusters {
+            sections,
+            total,
+            timeline: Timeline::default(),
+        }
     }
 
     /// The groups a cursor moves over, section after section.

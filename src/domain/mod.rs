@@ -21,7 +21,7 @@ mod sort;
 mod state;
 mod time;
 
-pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters};
+pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters, Timeline};
 pub use decision::{Decision, DecisionDraft, DecisionKind, DecisionReceipt};
 pub use ids::{DecisionId, OperationId, Seek};
 pub use malformed::Malformed;

@@ -29,6 +29,7 @@ mod sql;
 pub mod sqlite;
 mod tables;
 mod tally;
+mod timeline;
 
 use std::path::Path;
 use std::time::Duration;

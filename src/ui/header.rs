@@ -9,6 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::draw::{clean, duration};
 use super::theme::Theme;
+use super::timeline;
 use crate::app::App;
 use crate::domain::State;
 use crate::store::StateCounts;
@@ -51,7 +52,10 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
             theme.dim(),
         ));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), header);
+    let line = Line::from(spans);
+    let used = u16::try_from(line.width()).unwrap_or(u16::MAX);
+    frame.render_widget(Paragraph::new(line), header);
+    timeline::history(&app.queue_history, app.now, theme, frame, header, used);
     frame.render_widget(Paragraph::new(Line::from(tab_spans(app, theme))), tabs);
 }
 

@@ -16,6 +16,7 @@ mod header;
 mod help;
 mod list;
 pub mod theme;
+mod timeline;
 
 use ratatui::Frame;
 

@@ -28,11 +28,12 @@ pub(super) fn clusters(pg: &Pg, query: &Query, now: DateTime<Utc>, top: usize) -
     };
     let mut tally = Tally::new(now.timestamp());
     pg.stream(&statement, portal, "grouping the queue", |c| {
+        // The time first: the row's groups count in its bucket.
+        tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
         for i in 0..3 {
             let value = c.opt_text(i, "cluster value").map_err(failed)?;
             tally.text(i, value.as_deref());
         }
-        tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
         Ok(())
     })?;
     Ok(tally.into_clusters(top))

@@ -39,13 +39,14 @@ pub(super) fn clusters(
         "grouping the queue",
         |c| {
             let row = c.row();
-            for i in 0..3 {
-                tally.text(i, cell_text(row, i).map_err(failed)?.as_deref());
-            }
+            // The time first: the row's groups count in its bucket.
             tally.age(match row.get_ref(3).map_err(failed)? {
                 ValueRef::Integer(n) => Some(n),
                 _ => None,
             });
+            for i in 0..3 {
+                tally.text(i, cell_text(row, i).map_err(failed)?.as_deref());
+            }
             Ok(())
         },
     )?;

@@ -97,6 +97,19 @@ fn clusters_group_the_queue_by_receiver_account_error_and_age() {
                 (some("older than 7d"), 1)
             ]
         );
+        // The chart counts every operation once, the oldest in its first
+        // bars and the newest in its last; each group's sparkline adds up
+        // to the group.
+        let timeline = &clusters.timeline;
+        assert_eq!(timeline.counts.iter().sum::<u64>(), 7, "{timeline:?}");
+        assert!(
+            timeline.counts.last().is_some_and(|&n| n > 0),
+            "{timeline:?}"
+        );
+        for group in clusters.groups() {
+            let sum: u64 = group.timeline.iter().sum();
+            assert_eq!(sum, group.count as u64, "{group:?}");
+        }
         // Only the biggest group of each dimension kept: the rest counted.
         let top1 = ledger.clusters(&Query::queue(), now(), 1).unwrap();
         let accounts = &top1.sections[1];
