@@ -52,30 +52,19 @@ pub(super) fn now() -> DateTime<Utc> {
 }
 
 pub(super) fn op(key: &str, op_type: &str, state: State) -> NewOperation {
-    NewOperation {
-        account: "acme".into(),
-        op_type: op_type.into(),
-        idem_key: key.into(),
-        fingerprint: "sha256:00".into(),
-        params: Some(r#"{"n":1}"#.into()),
-        state,
-        result_id: None,
-        max_attempts: 3,
-        deadline_at: None,
-        lease_expires_at: None,
-        key_expires_at: None,
-        created_at: "2026-11-06T10:00:00Z".into(),
-        updated_at: "2026-11-06T11:00:00Z".into(),
-        attempts: vec![NewAttempt {
+    NewOperation::builder("acme", op_type, key)
+        .params(r#"{"n":1}"#)
+        .state(state)
+        .updated_at("2026-11-06T11:00:00Z")
+        .attempt(NewAttempt {
             attempt: 1,
             started_at: "2026-11-06T10:00:01Z".into(),
             ended_at: Some("2026-11-06T10:00:31Z".into()),
             outcome: Outcome::Timeout,
             error: Some("read timeout".into()),
             response: None,
-        }],
-        events: Vec::new(),
-    }
+        })
+        .build()
 }
 
 /// Ids 1..=7: 1 a committed effect, 2 a non-idempotent receiver, 3 an
