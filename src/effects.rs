@@ -8,8 +8,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use crate::app::effect::{Count, Read, Write};
-use crate::app::probe::ProbeNews;
+use crate::app::effect::Read;
 use crate::app::window::{Fetch, Merge};
 use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
@@ -34,33 +33,6 @@ const _: fn() = || {
     send::<Effect>();
     send::<Msg>();
 };
-
-/// Performs one effect against the ledger at `now` and returns what came of
-/// it, synchronously: the test kit's way. The console spreads the same
-/// calls over workers ([`crate::workers`], [`crate::counter`]).
-pub fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
-    match effect {
-        Effect::Write(Write::Decisions(drafts)) => vec![record(ledger, now, &drafts)],
-        Effect::Write(Write::Bulk { template, targets }) => {
-            let mut msgs = Vec::new();
-            record_bulk(ledger, now, &template, &targets, |m| {
-                msgs.push(m);
-                true
-            });
-            msgs
-        }
-        Effect::Count(Count::Lists(lists)) => {
-            vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
-        }
-        Effect::Count(Count::Clusters { query, top }) => vec![clusters(ledger, &query, top, now)],
-        // Lookups run child processes: only the console's prober does that
-        // (`probe::spawn`), never a synchronous caller.
-        Effect::Probe(_) => vec![Msg::Probe(ProbeNews::Finished {
-            stopped: Some("internal: probes run on the console's prober".to_string()),
-        })],
-        Effect::Read(r) => read(ledger, now, r),
-    }
-}
 
 /// Performs a read (a page, a detail, the form's details) and answers
 /// with its messages. A read cancelled through the ledger's interrupt

@@ -94,7 +94,7 @@ proptest! {
 /// the ledger's words rather than SQLite's, and nothing is written.
 #[test]
 fn a_held_write_lock_is_a_busy_outcome_for_every_draft() {
-    use settle::app::{DecisionOutcome, Effect, Msg, Write};
+    use settle::app::{DecisionOutcome, Msg};
     use settle::store::{Access, Ledger};
 
     let dir = tempfile::tempdir().unwrap();
@@ -122,8 +122,7 @@ fn a_held_write_lock_is_a_busy_outcome_for_every_draft() {
     let before = counts(&path);
     let service = rusqlite::Connection::open(&path).unwrap();
     service.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let answers =
-        settle::effects::perform(&mut ledger, now, Effect::Write(Write::Decisions(drafts)));
+    let answers = [settle::effects::record(&mut ledger, now, &drafts)];
     service.execute_batch("ROLLBACK").unwrap();
     let [Msg::DecisionsRecorded(results)] = answers.as_slice() else {
         panic!("{answers:?}");

@@ -195,7 +195,7 @@ impl Harness {
     /// Performs one effect now and returns its answers, unapplied: a
     /// test holding effects back plays a worker answering late.
     pub fn perform(&mut self, effect: Effect) -> Vec<Msg> {
-        crate::effects::perform(&mut self.ledger, self.app.now, effect)
+        perform(&mut self.ledger, self.app.now, effect)
     }
 
     /// Performs `effects` synchronously (counts included, as no worker
@@ -208,11 +208,7 @@ impl Harness {
         loop {
             for effect in pending {
                 asked.push(effect.clone());
-                answers.extend(crate::effects::perform(
-                    &mut self.ledger,
-                    self.app.now,
-                    effect,
-                ));
+                answers.extend(perform(&mut self.ledger, self.app.now, effect));
             }
             let Some(msg) = answers.pop_front() else {
                 return asked;
@@ -284,4 +280,32 @@ pub fn two_runs(dir: &std::path::Path) -> Vec<super::LoadedDrill> {
 /// A drill file loaded as `--drill` loads it (`effects::read_drill`).
 pub fn loaded(path: &std::path::Path) -> super::LoadedDrill {
     crate::effects::read_drill(path)
+}
+
+/// One effect carried out synchronously, as the console's workers would
+/// ([`crate::workers`], [`crate::counter`]), answering with their messages.
+/// Lookups run child processes, which only the console's prober starts:
+/// here a probe ends at once, unrun, so the model leaves its probing state.
+fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
+    use crate::app::effect::{Count, Write};
+    use crate::effects::{clusters, count, first_line, read, record, record_bulk};
+    match effect {
+        Effect::Read(r) => read(ledger, now, r),
+        Effect::Write(Write::Decisions(drafts)) => vec![record(ledger, now, &drafts)],
+        Effect::Write(Write::Bulk { template, targets }) => {
+            let mut msgs = Vec::new();
+            record_bulk(ledger, now, &template, &targets, |m| {
+                msgs.push(m);
+                true
+            });
+            msgs
+        }
+        Effect::Count(Count::Lists(lists)) => {
+            vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
+        }
+        Effect::Count(Count::Clusters { query, top }) => vec![clusters(ledger, &query, top, now)],
+        Effect::Probe(_) => vec![Msg::Probe(crate::app::probe::ProbeNews::Finished {
+            stopped: Some("internal: probes run on the console's prober".to_string()),
+        })],
+    }
 }
