@@ -170,3 +170,82 @@ fn the_demo_runs_on_a_postgres_ledger() {
         stdout(&verify)
     );
 }
+
+#[test]
+fn a_service_database_with_integer_ids_and_text_times_copies_out_as_written() {
+    let Some(db) = pg::fresh_database("cli copy tolerant") else {
+        return;
+    };
+    // A service's own choice of types: `integer` ids, times kept as text,
+    // one of them not a time at all.
+    pg::connect(&db)
+        .batch_execute(
+            "CREATE TABLE operations (id integer PRIMARY KEY, account text NOT NULL,
+                op_type text NOT NULL, idem_key text NOT NULL, fingerprint text NOT NULL,
+                params text, state text NOT NULL, result_id text, max_attempts integer NOT NULL,
+                deadline_at text, lease_expires_at text, key_expires_at text,
+                created_at text NOT NULL, updated_at text NOT NULL, version integer NOT NULL);
+             CREATE TABLE attempts (op_id integer NOT NULL, attempt integer NOT NULL,
+                started_at text NOT NULL, ended_at text, outcome text NOT NULL, error text,
+                response text, PRIMARY KEY (op_id, attempt));
+             CREATE TABLE events (id integer PRIMARY KEY, op_id integer NOT NULL,
+                attempt integer, at text NOT NULL, event text NOT NULL, detail text);
+             INSERT INTO operations VALUES
+                (1, 'acct', 'place_order', 'k-1', 'sha256:1', '{}', 'unknown', NULL, 3,
+                 NULL, NULL, NULL, '2026-11-30 10:00:00', '2026-11-30T10:00:05Z', 2),
+                (2, 'acct', 'place_order', 'k-2', 'sha256:2', NULL, 'completed', 'r-2', 3,
+                 NULL, NULL, NULL, 'yesterday', '2026-11-30T11:00:00Z', 1);
+             INSERT INTO attempts VALUES (1, 1, '2026-11-30 10:00:01', NULL, 'timeout',
+                'read timeout\tafter 30s', NULL);
+             INSERT INTO events VALUES (7, 1, 1, '2026-11-30 10:00:01', 'started', 'line\nbreak');",
+        )
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out_db = dir.path().join("out.db");
+    let out = settle(&["copy", db.to_str().unwrap(), out_db.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(query_i64(&out_db, "SELECT count(*) FROM operations"), 2);
+    let conn = rusqlite::Connection::open(&out_db).unwrap();
+    let created: Vec<String> = conn
+        .prepare("SELECT created_at FROM operations ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        created,
+        ["2026-11-30 10:00:00", "yesterday"],
+        "kept as written"
+    );
+    let (error, detail): (String, String) = conn
+        .query_row(
+            "SELECT a.error, e.detail FROM attempts a JOIN events e ON e.op_id = a.op_id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (error.as_str(), detail.as_str()),
+        ("read timeout\tafter 30s", "line\nbreak")
+    );
+
+    // Back into PostgreSQL's own types, the time that is not one is refused
+    // by name, and nothing is written.
+    let Some(native) = pg::fresh_database("cli copy native") else {
+        return;
+    };
+    let into = settle(&["copy", out_db.to_str().unwrap(), native.to_str().unwrap()]);
+    assert_eq!(code(&into), 1, "{}", stdout(&into));
+    assert!(
+        stderr(&into)
+            .contains("operations row 2: created_at: yesterday is not what the column holds"),
+        "{}",
+        stderr(&into)
+    );
+    let copied: i64 = pg::connect(&native)
+        .query_one("SELECT count(*) FROM operations", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(copied, 0);
+}

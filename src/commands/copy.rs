@@ -1,5 +1,6 @@
 //! `settle copy SRC DST`: every row of one ledger into a new or empty one,
-//! SQLite or PostgreSQL either way, in one transaction on the destination;
+//! SQLite or PostgreSQL either way, in one transaction on the destination
+//! (a spinner counts the rows on a terminal);
 //! prints how many rows of each table went, then walks the destination's
 //! audit trail so a chain the copy changed is caught here, not later.
 
@@ -14,7 +15,9 @@ pub fn run(source: &Path, destination: &Path) -> Result<()> {
     if let Some(line) = opened.upgraded {
         eprintln!("{line}");
     }
-    let report = from.copy_into(&mut to)?;
+    let steps = super::progress::Steps::counting("copying");
+    let report = from.copy_into(&mut to, &mut |table, rows| steps.set(rows, table))?;
+    steps.clear();
     for (table, rows) in &report.tables {
         println!("{table:<15} {rows:>10}");
     }

@@ -225,7 +225,7 @@ pub fn run(
     let named = ledger.is_some();
     if let Some(address) = ledger {
         let (mut there, _) = Ledger::open_or_create(&address)?;
-        demo.ledger.copy_into(&mut there)?;
+        demo.ledger.copy_into(&mut there, &mut |_, _| {})?;
         eprintln!("settle: sample copied into {}", there.path().display());
         demo.ledger = there;
         demo.ledger_path = address;

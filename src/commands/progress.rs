@@ -25,6 +25,30 @@ impl Steps {
         Steps::drawn(what, total, long && std::io::stderr().is_terminal())
     }
 
+    /// A count of `what` (`copying`…) without a known total: on a terminal,
+    /// a spinner with the count so far and the rate; piped, nothing (the
+    /// command prints its own summary).
+    pub fn counting(what: &str) -> Steps {
+        if !std::io::stderr().is_terminal() {
+            return Steps { bar: None };
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("settle: {prefix} {msg}: {pos} rows, {per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        bar.set_style(style);
+        bar.set_prefix(what.to_string());
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Steps { bar: Some(bar) }
+    }
+
+    /// Sets the count and what it counts; nothing when piped.
+    pub fn set(&self, done: u64, now: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+            bar.set_message(crate::text::sanitize(now).into_owned());
+        }
+    }
+
     fn drawn(what: &str, total: u64, terminal: bool) -> Steps {
         if !terminal {
             return Steps { bar: None };
@@ -90,6 +114,15 @@ impl Steps {
                 bar.elapsed().as_secs_f64(),
                 bar.per_sec()
             );
+        }
+    }
+}
+
+impl Steps {
+    /// Removes the bar, saying nothing: the command's own lines follow.
+    pub fn clear(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
         }
     }
 }

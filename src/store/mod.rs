@@ -284,13 +284,31 @@ impl Ledger {
     /// `destination`, in id order, in one transaction there; refuses a
     /// destination that already holds operations or history. Either
     /// backend to either.
-    pub fn copy_into(&self, destination: &mut Ledger) -> Result<CopyReport> {
+    /// `progress` hears each table's name and the rows copied so far, every
+    /// [`COPY_PROGRESS_EVERY`] rows and at its end.
+    pub fn copy_into(
+        &self,
+        destination: &mut Ledger,
+        progress: &mut dyn FnMut(&str, u64),
+    ) -> Result<CopyReport> {
         let source = &self.backend;
-        destination
-            .backend
-            .copy_from(&mut |table, each| source.copy_rows(table, each))
+        destination.backend.copy_from(&mut |table, each| {
+            let mut n = 0u64;
+            let rows = source.copy_rows(table, &mut |values| {
+                n += 1;
+                if n.is_multiple_of(COPY_PROGRESS_EVERY) {
+                    progress(table.name, n);
+                }
+                each(values)
+            })?;
+            progress(table.name, rows);
+            Ok(rows)
+        })
     }
 }
+
+/// How many rows a copy moves between two reports of its progress.
+pub const COPY_PROGRESS_EVERY: u64 = 10_000;
 
 #[cfg(test)]
 impl From<postgres::Pg> for Ledger {

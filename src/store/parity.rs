@@ -300,7 +300,7 @@ fn claims_lapses_and_ends_read_the_same_on_every_backend() {
     let demo = sample();
     let (first, held, second, lost, done, after, detail) =
         same_on_every_backend("retry same", |ledger, _| {
-            demo.ledger.copy_into(ledger).unwrap();
+            demo.ledger.copy_into(ledger, &mut |_, _| {}).unwrap();
             let first = run_of(claim(ledger, "a", 1));
             let held = claim(ledger, "b", 5);
             let second = run_of(claim(ledger, "b", 12));
@@ -343,7 +343,7 @@ fn claims_lapses_and_ends_read_the_same_on_every_backend() {
 fn a_refused_claim_reads_the_same_on_every_backend() {
     let demo = sample();
     let (refused, _) = same_on_every_backend("retry refused", |ledger, exec| {
-        demo.ledger.copy_into(ledger).unwrap();
+        demo.ledger.copy_into(ledger, &mut |_, _| {}).unwrap();
         exec("UPDATE operations SET key_expires_at = '2026-11-30T11:00:00Z' WHERE id = 15");
         (claim(ledger, "a", 1), ledger.detail(PENDING).unwrap())
     });

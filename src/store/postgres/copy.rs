@@ -1,18 +1,23 @@
 //! A whole ledger out of and into PostgreSQL for `settle copy`: each table
 //! read in id order as neutral values (an instant as RFC 3339 text, a flag
-//! as a boolean), written into an empty ledger in one transaction, and the
+//! as a boolean), as tolerantly as the reads take a service's types, and
+//! written into an empty ledger with `COPY` in one transaction, the
 //! identity sequences moved past the copied ids so the next service insert
 //! does not collide. Decisions keep their stored chain hashes.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use std::io::Write;
+
+use chrono::{DateTime, Utc};
 use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::ToSql;
 
+use super::cells::{Cells, time_text};
 use super::conn::Pg;
 use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
 use crate::store::backend::Transfer;
+use crate::store::cells::CellRead;
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
 impl Transfer for Pg {
@@ -50,6 +55,9 @@ impl Transfer for Pg {
         Ok(n)
     }
 
+    /// Each table through one `COPY … FROM STDIN` (the contracts of op
+    /// types through INSERT, which may meet some already there), so a
+    /// million rows cost one round trip, not a million.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
@@ -67,26 +75,31 @@ impl Transfer for Pg {
         })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
-            let sql = format!(
-                "INSERT INTO {} ({}) VALUES ({}){}",
-                table.name,
-                table.column_list(),
-                table.placeholders('$'),
-                if table.name == "op_types" {
-                    " ON CONFLICT (op_type) DO NOTHING"
-                } else {
-                    ""
-                }
-            );
             let doing = format!("writing {}", table.name);
-            let stmt = tx.prepare(&sql).map_err(|e| err(&doing, e))?;
-            let n = source(table, &mut |values| {
-                let params = params(&shown, table, values)?;
-                let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
-                tx.execute(&stmt, &refs)
-                    .map(|_| ())
-                    .map_err(|e| err(&doing, e))
-            })?;
+            let n = if table.name == "op_types" {
+                insert_op_types(&mut tx, &shown, table, source)?
+            } else {
+                let sql = format!("COPY {} ({}) FROM STDIN", table.name, table.column_list());
+                let mut writer = tx.copy_in(&sql).map_err(|e| err(&doing, e))?;
+                let mut line = Vec::with_capacity(COPY_BUFFER);
+                let mut row = 0u64;
+                let n = source(table, &mut |values| {
+                    row += 1;
+                    copy_line(&shown, table, row, values, &mut line)?;
+                    if line.len() >= COPY_BUFFER {
+                        writer
+                            .write_all(&line)
+                            .map_err(|e| copy_error(&shown, &doing, e))?;
+                        line.clear();
+                    }
+                    Ok(())
+                })?;
+                writer
+                    .write_all(&line)
+                    .map_err(|e| copy_error(&shown, &doing, e))?;
+                writer.finish().map_err(|e| err(&doing, e))?;
+                n
+            };
             report.tables.push((table.name, n));
         }
         // Rows went in with their ids; the identities would hand out 1
@@ -107,26 +120,127 @@ impl Transfer for Pg {
     }
 }
 
-/// A row as copy values, by the table's column kinds.
+/// Bytes of COPY text gathered before each write to the server.
+const COPY_BUFFER: usize = 1 << 20;
+
+/// The contracts of op types, row by row: a destination may hold some.
+fn insert_op_types(
+    tx: &mut postgres::Transaction<'_>,
+    shown: &std::path::Path,
+    table: &Table,
+    source: &mut RowSource,
+) -> Result<u64> {
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT (op_type) DO NOTHING",
+        table.name,
+        table.column_list(),
+        table.placeholders('$'),
+    );
+    let doing = format!("writing {}", table.name);
+    let err = |e| super::error::pg_error(shown, &doing, e);
+    let stmt = tx.prepare(&sql).map_err(err)?;
+    source(table, &mut |values| {
+        let params = params(shown, table, values)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+        tx.execute(&stmt, &refs).map(|_| ()).map_err(err)
+    })
+}
+
+fn copy_error(shown: &std::path::Path, doing: &str, e: std::io::Error) -> Error {
+    Error::ledger(
+        shown,
+        format!("{doing}: {e}"),
+        "check the server's log; nothing was copied (the copy is one transaction)",
+    )
+}
+
+/// A row of the copy as tolerantly as the reads take it: an `integer` id,
+/// a time kept as text, a flag stored as 1/0 come back as values, and a
+/// cell its column does not allow comes back as its text, for the
+/// destination to take or refuse by name.
 fn values(row: &Row, table: &Table) -> std::result::Result<Vec<Value>, postgres::Error> {
+    let mut cells = Cells::new(row);
     table
         .columns
         .iter()
         .enumerate()
-        .map(|(i, (_, kind))| {
-            Ok(match kind {
-                Kind::Int => row.try_get::<_, Option<i64>>(i)?.map(Value::Int),
-                Kind::Text => row.try_get::<_, Option<String>>(i)?.map(Value::Text),
-                // Whole seconds as settle writes them (`format_time`), a
-                // service's fractions kept.
-                Kind::Time => row
-                    .try_get::<_, Option<DateTime<Utc>>>(i)?
-                    .map(|t| Value::Text(t.to_rfc3339_opts(SecondsFormat::AutoSi, true))),
-                Kind::Bool => row.try_get::<_, Option<bool>>(i)?.map(Value::Bool),
+        .map(|(i, (column, kind))| {
+            if cells.is_null(i)? {
+                return Ok(Value::Null);
             }
-            .unwrap_or(Value::Null))
+            Ok(match kind {
+                Kind::Int => match cells.opt_int(i, column)? {
+                    Some(n) => Value::Int(n),
+                    None => cells.opt_text(i, column)?.map_or(Value::Null, Value::Text),
+                },
+                // A timestamptz in the form settle writes, a service's
+                // fractions kept; a time stored as text, as written.
+                Kind::Text | Kind::Time => {
+                    cells.opt_text(i, column)?.map_or(Value::Null, Value::Text)
+                }
+                Kind::Bool => Value::Bool(cells.bool(i, column)?),
+            })
         })
         .collect()
+}
+
+/// Appends one row in COPY's text format to `out`: tab between cells, `\N`
+/// for NULL, backslash escapes for what the format reserves. A value its
+/// column cannot hold is refused, naming the table, the row and the column.
+fn copy_line(
+    shown: &std::path::Path,
+    table: &Table,
+    row: u64,
+    values: Vec<Value>,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    for (i, ((column, kind), v)) in table.columns.iter().zip(values).enumerate() {
+        if i > 0 {
+            out.push(b'\t');
+        }
+        let bad = |found: &str| {
+            Error::ledger(
+                shown,
+                format!(
+                    "{} row {row}: {column}: {} is not what the column holds",
+                    table.name,
+                    crate::text::sanitize(found)
+                ),
+                format!("fix the source ledger's cell ({TIME_FORMATS})"),
+            )
+        };
+        match (kind, v) {
+            (_, Value::Null) => out.extend_from_slice(b"\\N"),
+            (Kind::Int, Value::Int(n)) => out.extend_from_slice(n.to_string().as_bytes()),
+            (Kind::Text, Value::Text(t)) => escape(&t, out),
+            (Kind::Text, Value::Int(n)) => out.extend_from_slice(n.to_string().as_bytes()),
+            (Kind::Bool, Value::Bool(b)) => out.push(if b { b't' } else { b'f' }),
+            (Kind::Time, Value::Text(t)) => {
+                let at = parse_time(&t).ok_or_else(|| bad(&t))?;
+                out.extend_from_slice(time_text(at).as_bytes());
+            }
+            (Kind::Time, Value::Int(n)) => {
+                let at = parse_time(&n.to_string()).ok_or_else(|| bad(&n.to_string()))?;
+                out.extend_from_slice(time_text(at).as_bytes());
+            }
+            (_, other) => return Err(bad(&format!("{other:?}"))),
+        }
+    }
+    out.push(b'\n');
+    Ok(())
+}
+
+/// Text in COPY's text format.
+fn escape(text: &str, out: &mut Vec<u8>) {
+    for &b in text.as_bytes() {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.push(b),
+        }
+    }
 }
 
 type Param = Box<dyn ToSql + Sync>;

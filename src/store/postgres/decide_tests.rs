@@ -247,7 +247,7 @@ fn a_ledger_copied_to_postgres_and_back_keeps_every_row_and_its_chain() {
     let source_chain = head(lite.verify_chain().unwrap());
     assert_eq!(source_chain.0, 4);
 
-    let there = lite.copy_into(&mut pg).unwrap();
+    let there = lite.copy_into(&mut pg, &mut |_, _| {}).unwrap();
     let expected = [
         ("op_types", 2),
         ("operations", 7),
@@ -261,12 +261,12 @@ fn a_ledger_copied_to_postgres_and_back_keeps_every_row_and_its_chain() {
     assert_eq!(head(pg.verify_chain().unwrap()), source_chain);
 
     let mut back = Ledger::create(&dir.path().join("back.db")).unwrap();
-    let returned = pg.copy_into(&mut back).unwrap();
+    let returned = pg.copy_into(&mut back, &mut |_, _| {}).unwrap();
     assert_eq!(returned.tables, expected);
     assert_eq!(head(back.verify_chain().unwrap()), source_chain);
 
     // A second copy into a ledger that holds operations is refused.
-    let e = lite.copy_into(&mut pg).unwrap_err();
+    let e = lite.copy_into(&mut pg, &mut |_, _| {}).unwrap_err();
     assert!(e.to_string().contains("is not empty"), "{e}");
 
     // The copy goes on as a ledger: new operations get fresh ids (the

@@ -250,7 +250,7 @@ mod tests {
         let address = fresh_database(hint)?;
         let mut pg = Ledger::create(&address).unwrap();
         let demo = sample();
-        demo.ledger.copy_into(&mut pg).unwrap();
+        demo.ledger.copy_into(&mut pg, &mut |_, _| {}).unwrap();
         Some((demo, pg, address))
     }
 
