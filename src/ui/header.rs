@@ -56,11 +56,16 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
     let used = u16::try_from(line.width()).unwrap_or(u16::MAX);
     frame.render_widget(Paragraph::new(line), header);
     timeline::history(&app.queue_history, app.now, theme, frame, header, used);
-    frame.render_widget(Paragraph::new(Line::from(tab_spans(app, theme))), tabs);
+    frame.render_widget(
+        Paragraph::new(Line::from(tab_spans(app, theme, usize::from(tabs.width)))),
+        tabs,
+    );
 }
 
-/// The view tabs, each list's with its count, then the counts per state.
-fn tab_spans(app: &App, theme: Theme) -> Vec<Span<'static>> {
+/// The view tabs, each list's with its count, then the counts per state:
+/// as many whole "state n" groups as fit in `width` (the queue's states
+/// come first), then "+k more" for those left out, never a word cut.
+fn tab_spans(app: &App, theme: Theme, width: usize) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     for (view, label) in app.tab_labels() {
         let style = if view == app.view {
@@ -70,31 +75,72 @@ fn tab_spans(app: &App, theme: Theme) -> Vec<Span<'static>> {
         };
         spans.push(Span::styled(label, style));
     }
-    spans.push(Span::raw(" │ "));
-    match &app.counts {
-        None => spans.push(Span::styled("counting…", theme.dim())),
-        Some(counts) => state_spans(theme, counts, &mut spans),
+    let groups = match &app.counts {
+        None => vec![vec![Span::styled("counting…", theme.dim())]],
+        Some(counts) => state_groups(theme, counts),
+    };
+    let separator = Span::raw(" │ ");
+    let used: usize = spans.iter().map(Span::width).sum::<usize>() + separator.width();
+    let room = width.saturating_sub(used);
+    let fitting = fit(&groups, room);
+    let more = format!("+{} more", groups.len() - fitting);
+    if fitting == 0 && more.len() > room {
+        // Not even the count of what is left out fits: the tabs alone.
+        return spans;
+    }
+    spans.push(separator);
+    spans.extend(groups.iter().take(fitting).flatten().cloned());
+    if fitting < groups.len() {
+        spans.push(Span::styled(more, theme.dim()));
     }
     spans
 }
 
-/// Each state with its count (`≈` when estimated), stale reservations, and
-/// words outside the contract as the ledger spells them.
-fn state_spans(theme: Theme, counts: &StateCounts, spans: &mut Vec<Span<'static>>) {
+/// How many of `groups`, from the first, fit in `room` columns, leaving
+/// room for the "+k more" that then follows.
+fn fit(groups: &[Vec<Span<'static>>], room: usize) -> usize {
+    let widths: Vec<usize> = groups
+        .iter()
+        .map(|g| g.iter().map(Span::width).sum())
+        .collect();
+    if widths.iter().sum::<usize>() <= room {
+        return groups.len();
+    }
+    let mut used = 0;
+    let mut n = 0;
+    for (i, w) in widths.iter().enumerate() {
+        let more = format!("+{} more", groups.len() - i - 1).len();
+        if used + w + more > room {
+            break;
+        }
+        used += w;
+        n += 1;
+    }
+    n
+}
+
+/// Each state with its count (`≈` when estimated) and its stale
+/// reservations, one group a state, then words outside the contract as the
+/// ledger spells them.
+fn state_groups(theme: Theme, counts: &StateCounts) -> Vec<Vec<Span<'static>>> {
+    let mut groups = Vec::new();
     for state in State::KNOWN.iter() {
         let n = counts.get(state);
         if n == 0 {
             continue;
         }
-        spans.push(Span::styled(state.to_string(), theme.state(state)));
         let approx = if counts.is_estimate(state) { "≈" } else { "" };
-        spans.push(Span::raw(format!(" {approx}{n} ")));
+        let mut group = vec![
+            Span::styled(state.to_string(), theme.state(state)),
+            Span::raw(format!(" {approx}{n} ")),
+        ];
         if *state == State::Reserved && counts.stale_reserved > 0 {
-            spans.push(Span::styled(
+            group.push(Span::styled(
                 format!("(stale {}) ", counts.stale_reserved),
                 theme.dim(),
             ));
         }
+        groups.push(group);
     }
     for (state, n) in counts
         .by_state
@@ -102,10 +148,13 @@ fn state_spans(theme: Theme, counts: &StateCounts, spans: &mut Vec<Span<'static>
         .filter(|(s, _)| matches!(s, State::Unrecognized(_)))
     {
         let approx = if counts.is_estimate(state) { "≈" } else { "" };
-        spans.push(Span::styled(clean(state.as_str()), theme.state(state)));
-        spans.push(Span::raw(format!(" {approx}{n} ")));
+        groups.push(vec![
+            Span::styled(clean(state.as_str()), theme.state(state)),
+            Span::raw(format!(" {approx}{n} ")),
+        ]);
     }
     if counts.total == 0 {
-        spans.push(Span::styled("no operations", theme.dim()));
+        groups.push(vec![Span::styled("no operations", theme.dim())]);
     }
+    groups
 }

@@ -495,6 +495,7 @@ fn header_says_not_live_when_polling_fails() {
 
 mod drill_compare;
 mod footer_width;
+mod header_width;
 mod hostile_text;
 mod retry_progress;
 mod timeline;
