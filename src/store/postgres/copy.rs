@@ -44,14 +44,20 @@ impl Transfer for Pg {
             table.name,
             table.order
         );
-        let mut rows = client
-            .query_raw(&sql, std::iter::empty::<i64>())
+        // A whole table streams for as long as the destination takes to
+        // write it: the reads' statement timeout is for pages, not this.
+        let mut tx = client.transaction().map_err(err)?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
             .map_err(err)?;
         let mut n = 0;
-        while let Some(row) = rows.next().map_err(err)? {
-            each(values(&row, table).map_err(err)?)?;
-            n += 1;
+        {
+            let mut rows = tx.query_raw(&sql, std::iter::empty::<i64>()).map_err(err)?;
+            while let Some(row) = rows.next().map_err(err)? {
+                each(values(&row, table).map_err(err)?)?;
+                n += 1;
+            }
         }
+        tx.commit().map_err(err)?;
         Ok(n)
     }
 

@@ -38,5 +38,8 @@ fn every_count_shown_is_whole_and_the_rest_are_counted() {
             None => assert_eq!(shown, all, "{width} columns: {counts:?}"),
         }
     }
-    assert!(counts_at(80).starts_with("unknown"), "the queue's states first");
+    assert!(
+        counts_at(80).starts_with("unknown"),
+        "the queue's states first"
+    );
 }
