@@ -234,3 +234,33 @@ fn bash_completes_the_names() {
     };
     assert_eq!(stdout(&out).trim(), "@demo", "{}", stderr(&out));
 }
+
+/// Zsh completes `@` with the names of config.toml, through the script
+/// `settle completions zsh` prints (compadd stubbed to print what it is
+/// offered: zsh's completion widgets need a terminal).
+#[test]
+fn zsh_completes_the_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, config) = config_naming_demo(dir.path());
+    let script = dir.path().join("_settle");
+    std::fs::write(&script, stdout(&settle(&["completions", "zsh"]))).unwrap();
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_settle"))
+        .parent()
+        .unwrap();
+    let Ok(out) = std::process::Command::new("zsh")
+        .arg("-fc")
+        .arg(format!(
+            "autoload -U compinit; compinit -u; source {}; \
+             compadd() {{ [[ $1 == -a ]] && print -l -- ${{(P)2}} }}; PREFIX=@d; _settle_named",
+            script.display()
+        ))
+        .env("XDG_CONFIG_HOME", &config)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .output()
+    else {
+        eprintln!("zsh is not installed: completion not tried");
+        return;
+    };
+    // Every name is offered; zsh keeps those matching the word typed.
+    assert_eq!(stdout(&out).trim(), "@demo\n@pay", "{}", stderr(&out));
+}
