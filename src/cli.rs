@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::cli_receiver::{ReceiverCommand, RetentionArg};
 use crate::config::Flags;
 
 const AFTER_HELP: &str = "\
@@ -422,68 +423,6 @@ pub struct AuditArgs {
     /// Recompute the decisions' hash chain instead of listing them: "chain intact: N decisions", or the first broken link (exit 1).
     #[arg(long, conflicts_with_all = ["limit", "all", "format"])]
     pub verify: bool,
-}
-
-/// `settle receiver ...`: run by settle's probe and worker with the
-/// operation in `SETTLE_*` variables, or by hand to seed a database.
-#[derive(Debug, Subcommand)]
-pub enum ReceiverCommand {
-    /// Does the effect of $SETTLE_KEY exist? Prints its result id (exit 0);
-    /// exit 3: no record of the key; exit 4: cannot tell (the key was
-    /// forgotten, or used with other params).
-    Lookup {
-        /// The receiver's database; it must exist.
-        #[arg(long, value_name = "FILE")]
-        db: PathBuf,
-    },
-    /// Carry out the operation in $SETTLE_* unless its key is remembered,
-    /// then print the result id (a remembered key replays its first result;
-    /// no second effect). Exit 3: refused, the key was used with other
-    /// params.
-    Retry {
-        /// The receiver's database; created when missing.
-        #[arg(long, value_name = "FILE")]
-        db: PathBuf,
-        #[command(flatten)]
-        retention: RetentionArg,
-        /// Wait this long after the effect is committed before replying:
-        /// a reply lost in the network, for tests that kill a worker
-        /// mid-retry.
-        #[arg(long, value_name = "MS", default_value_t = 0)]
-        reply_delay_ms: u64,
-    },
-    /// Record an effect that already exists (a first attempt whose reply
-    /// was lost), to seed a demo or a test.
-    Record {
-        /// The receiver's database; created when missing.
-        #[arg(long, value_name = "FILE")]
-        db: PathBuf,
-        #[arg(long)]
-        account: String,
-        #[arg(long)]
-        op_type: String,
-        #[arg(long)]
-        key: String,
-        /// The effect's id, as a lookup or a replay will print it.
-        #[arg(long)]
-        result_id: String,
-        /// Left out: any fingerprint matches the key.
-        #[arg(long)]
-        fingerprint: Option<String>,
-        /// The params JSON; left out: any params match the key.
-        #[arg(long)]
-        params: Option<String>,
-        #[command(flatten)]
-        retention: RetentionArg,
-    },
-}
-
-#[derive(Debug, Args, Clone, Copy)]
-pub struct RetentionArg {
-    /// How long the receiver remembers a key it records, in seconds
-    /// (0: forgotten at once).
-    #[arg(long, value_name = "SECONDS", default_value_t = 604_800)]
-    pub retention_s: u64,
 }
 
 #[derive(Debug, Subcommand)]
