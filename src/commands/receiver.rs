@@ -54,35 +54,7 @@ pub fn run(command: ReceiverCommand, now: DateTime<Utc>) -> Result<()> {
             retention,
             reply_delay_ms,
             flaw,
-        } => {
-            let req = from_environment()?;
-            let fault = Fault::from_environment()?;
-            let mut receiver = ReceiverDb::open(&db, true)?;
-            if fault == Fault::BeforeEffect {
-                return Err(answer_no(
-                    EXIT_FAULT,
-                    "fault injected before the effect".into(),
-                ));
-            }
-            let how = behaviour(retention.retention_s, flaw, &fault);
-            let answer = receiver.retry_as(&req, &how, now_s)?;
-            std::thread::sleep(Duration::from_millis(reply_delay_ms));
-            if fault == Fault::AfterEffect {
-                return Err(answer_no(
-                    EXIT_FAULT,
-                    "fault injected after the effect: the response is lost".into(),
-                ));
-            }
-            match answer {
-                RetryAnswer::Done { result_id } | RetryAnswer::Replayed { result_id } => {
-                    reply(&result_id)
-                }
-                RetryAnswer::Refused { why } => Err(answer_no(
-                    EXIT_NO,
-                    format!("refused: key {}: {why}", natural_key(&req)),
-                )),
-            }
-        }
+        } => retry(&db, retention.retention_s, reply_delay_ms, flaw, now_s),
         ReceiverCommand::Effects { db } => {
             let account = std::env::var("SETTLE_ACCOUNT")
                 .ok()
@@ -115,6 +87,42 @@ pub fn run(command: ReceiverCommand, now: DateTime<Utc>) -> Result<()> {
             let retention = Duration::from_secs(retention.retention_s);
             ReceiverDb::open(&db, true)?.record(&req, &result_id, retention, now_s)
         }
+    }
+}
+
+/// `settle receiver retry`: the contract's retry, with the drill's fault
+/// and, for tests, a flaw.
+fn retry(
+    db: &std::path::Path,
+    retention_s: u64,
+    reply_delay_ms: u64,
+    flaw: Option<Flaw>,
+    now_s: i64,
+) -> Result<()> {
+    let req = from_environment()?;
+    let fault = Fault::from_environment()?;
+    let mut receiver = ReceiverDb::open(db, true)?;
+    if fault == Fault::BeforeEffect {
+        return Err(answer_no(
+            EXIT_FAULT,
+            "fault injected before the effect".into(),
+        ));
+    }
+    let how = behaviour(retention_s, flaw, &fault);
+    let answer = receiver.retry_as(&req, &how, now_s)?;
+    std::thread::sleep(Duration::from_millis(reply_delay_ms));
+    if fault == Fault::AfterEffect {
+        return Err(answer_no(
+            EXIT_FAULT,
+            "fault injected after the effect: the response is lost".into(),
+        ));
+    }
+    match answer {
+        RetryAnswer::Done { result_id } | RetryAnswer::Replayed { result_id } => reply(&result_id),
+        RetryAnswer::Refused { why } => Err(answer_no(
+            EXIT_NO,
+            format!("refused: key {}: {why}", natural_key(&req)),
+        )),
     }
 }
 

@@ -188,18 +188,8 @@ impl Receivers {
                     ),
                 )),
             };
-            let faults = match r.faults {
-                Some(f) if *f.get_ref() && r.retry.is_none() => {
-                    return Err(bad(
-                        Some(f.span()),
-                        format!(
-                            "receivers.{op_type}.faults = true needs a retry: faults are \
-                             injected into the retry command (SETTLE_DRILL_FAULT)"
-                        ),
-                    ));
-                }
-                f => f.is_some_and(|f| f.into_inner()),
-            };
+            let faults = faults(r.faults, r.retry.is_some(), &op_type)
+                .map_err(|(span, why)| bad(Some(span), why))?;
             let receiver = Receiver {
                 lookup: action(r.lookup, "lookup")?,
                 retry: action(r.retry, "retry")?,
@@ -237,6 +227,25 @@ impl Receivers {
                 path.display()
             ),
         }
+    }
+}
+
+/// `faults = true` asks for a retry to inject them into; the span and the
+/// problem otherwise.
+fn faults(
+    faults: Option<Spanned<bool>>,
+    has_retry: bool,
+    op_type: &str,
+) -> std::result::Result<bool, (Range<usize>, String)> {
+    match faults {
+        Some(f) if *f.get_ref() && !has_retry => Err((
+            f.span(),
+            format!(
+                "receivers.{op_type}.faults = true needs a retry: faults are injected into the \
+                 retry command (SETTLE_DRILL_FAULT)"
+            ),
+        )),
+        f => Ok(f.is_some_and(|f| f.into_inner())),
     }
 }
 
