@@ -441,6 +441,37 @@ pub enum DrillCommand {
         /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
     },
+    /// Drill an op type's real receiver at the failure boundaries (concurrency, timeouts, crashes, lost responses, changed params, key expiry); write retry-drill/1 results and a verdict.
+    Run(DrillRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DrillRunArgs {
+    /// The receivers file whose entry for the op type is drilled.
+    #[arg(long, value_name = "FILE")]
+    pub receivers: PathBuf,
+    /// The op type whose receiver is drilled.
+    #[arg(long, value_name = "T")]
+    pub op_type: String,
+    /// The params every case sends, as JSON [default: {"drill": true}].
+    #[arg(long, value_name = "JSON")]
+    pub params: Option<String>,
+    /// Only these cases, comma-separated [default: all]; `settle drill run --help` lists them in the README.
+    #[arg(long, value_name = "CASE,...", value_delimiter = ',')]
+    pub cases: Vec<String>,
+    /// Callers started at once in concurrent_same_key.
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(2..=64))]
+    pub concurrency: u16,
+    /// The longest a case waits on the clock (key retention); a longer declared retention is reported as not run.
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub max_wait: u64,
+    /// The folder the run's drill-<stamp>/ folder is written in.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// A ledger: its op_types row is the declared contract, and the verdict is recorded in it.
+    #[arg(long, value_name = "LEDGER")]
+    pub ledger: Option<PathBuf>,
 }
 
 /// A LEDGER argument of the command line, and whether the command writes
@@ -478,6 +509,9 @@ impl Cli {
             Some(Command::Drill {
                 command: DrillCommand::Import { ledger, .. },
             }) => vec![writes(ledger)],
+            Some(Command::Drill {
+                command: DrillCommand::Run(args),
+            }) => args.ledger.iter_mut().map(writes).collect(),
             Some(Command::Demo { ledger, .. }) => ledger.iter_mut().map(writes).collect(),
             Some(
                 Command::Drill { .. }

@@ -9,6 +9,7 @@ mod canonical;
 pub mod import;
 pub mod read;
 pub mod report;
+pub mod run;
 
 pub use analysis::{
     Analysis, AttemptAnalysis, AttemptClass, CaseAnalysis, FieldCheck, Finding, Severity, Verdict,
