@@ -311,7 +311,7 @@ pub struct DecideArgs {
     /// What shows the decision is right (a provider lookup, a ticket, a log line).
     #[arg(long, value_name = "TEXT")]
     pub evidence: Option<String>,
-    /// Record not_applied although the events show a committed effect (needs --note).
+    /// Record not_applied although the events show a committed effect, or retry with the same key although the op type's latest drill found a duplicate under one key (needs --note).
     #[arg(long = "override", requires = "note")]
     pub override_committed: bool,
     /// A free note for the audit trail.

@@ -63,10 +63,11 @@ impl Target<'_> {
         let env: Vec<(&str, String)> = fault
             .map(|f| vec![("SETTLE_DRILL_FAULT", f.to_string())])
             .unwrap_or_default();
-        let ran = match &self.receiver.retry {
-            Some(action) => Some(run_with(action, subject, Some(n), &env, limit)),
-            None => None,
-        };
+        let ran = self
+            .receiver
+            .retry
+            .as_ref()
+            .map(|action| run_with(action, subject, Some(n), &env, limit));
         let ended_at = Utc::now();
         let (result, result_id, exit, said, killed) = match &ran {
             None => (

@@ -61,8 +61,8 @@ const HAZARD_CASES: [&str; 2] = ["changed_key", "expiry_retry"];
 pub fn judge(op_type: &str, cases: &[CaseRecord], declared: &Declared) -> OpVerdict {
     let find = |id: &str| cases.iter().find(|c| c.case == id);
     let not_run = |id: &str| Check::NotRun(format!("case {id} did not run"));
-    let concurrency = find("concurrent_same_key")
-        .map_or(not_run("concurrent_same_key"), |c| one_effect_one_id(c));
+    let concurrency =
+        find("concurrent_same_key").map_or(not_run("concurrent_same_key"), one_effect_one_id);
     let changed_params = find("parameter_mismatch").map_or(not_run("parameter_mismatch"), |c| {
         match c.attempts.last().map(|a| a.result) {
             Some("conflict") => Check::Yes,
