@@ -2,7 +2,9 @@
 //! (effects counted, expectations recomputed, one verdict per case), the
 //! [`report`] printers behind `settle drill show`, and the [`import`] plan
 //! `settle drill import` hands to the store. Pure: no SQL, no terminal, no
-//! clock; reading a file is the only I/O, in [`read::read_file`].
+//! clock; reading a file is the only I/O, in [`read::read_file`]. The one
+//! exception is [`run`] (`settle drill run`), which drills a real receiver
+//! with child processes and writes what it proved in the same format.
 
 pub mod analysis;
 mod canonical;
