@@ -266,6 +266,13 @@ fn a_check_then_insert_race_is_named_and_refuses_a_same_key_retry_until_overridd
     );
     assert!(stderr(&refused).contains(run), "{}", stderr(&refused));
     assert_eq!(query_i64(&rig.ledger, "SELECT count(*) FROM decisions"), 0);
+    // A later run that plays other cases does not lift the finding.
+    let mut args = vec!["--cases", "later_invocation"];
+    args.extend(rig.with_ledger());
+    rig.drill(&args);
+    let still = rig.decide_retry(&[]);
+    assert_eq!(code(&still), 3, "{}", stderr(&still));
+    assert!(stderr(&still).contains(run), "{}", stderr(&still));
     let written = rig.decide_retry(&["--override", "--note", "race fixed in v2, redeployed"]);
     assert_eq!(code(&written), 0, "{}", stderr(&written));
     assert_eq!(query_i64(&rig.ledger, "SELECT count(*) FROM decisions"), 1);
@@ -416,4 +423,12 @@ fn ctrl_c_kills_the_running_calls_and_writes_what_finished() {
         .map(|c| c["case"].as_str().unwrap())
         .collect();
     assert_eq!(cases, ["later_invocation"]);
+    assert_eq!(
+        query_i64(
+            &rig.ledger,
+            "SELECT count(*) FROM sqlite_master WHERE name = 'settle_drills'"
+        ),
+        0,
+        "an interrupted run is not recorded as the verdict"
+    );
 }

@@ -62,9 +62,11 @@ pub fn run(args: &DrillRunArgs, config: &Config) -> Result<()> {
     })?;
     steps.finish();
     let file = drilled.write(&args.out, &settings)?;
+    // An interrupted run proved less than it set out to: it is written,
+    // never recorded as the op type's verdict.
     let recorded = match &mut ledger {
-        Some(ledger) => Some(record(ledger, &drilled, &file, &operator)?),
-        None => None,
+        Some(ledger) if !drilled.interrupted => Some(record(ledger, &drilled, &file, &operator)?),
+        _ => None,
     };
     print_verdict(&drilled, &file, recorded)?;
     if drilled.interrupted {
@@ -172,19 +174,39 @@ fn case_line(c: &CaseRecord) -> String {
     .into_owned()
 }
 
-/// The verdict as the ledger keeps it.
+/// The verdict as the ledger keeps it. A duplicate an earlier run found in
+/// a case this run did not play again is carried over: choosing other
+/// cases must not lift it.
 fn record(ledger: &mut Ledger, run: &Run, file: &std::path::Path, operator: &str) -> Result<i64> {
     let v = &run.verdict;
+    let mut duplicate = v
+        .duplicate
+        .as_ref()
+        .map(|d| (d.case.clone(), d.why.clone()));
+    let mut flaws = v.flaws.clone();
+    if duplicate.is_none()
+        && let Some(before) = ledger.latest_drill(&v.op_type)?
+        && let Some(case) = before.duplicate_case
+        && !run.cases.iter().any(|c| c.case == case)
+    {
+        let why = format!(
+            "{} (found by run {}; case {case} not run again since)",
+            before.duplicate_why.unwrap_or_default(),
+            before.run
+        );
+        flaws.push(format!("duplicate under one key in {case}: {why}"));
+        duplicate = Some((case, why));
+    }
     ledger.record_drill(&DrillVerdict {
         id: 0,
         op_type: v.op_type.clone(),
         run: run.run_id.clone(),
         drilled_at: run.started_at.to_rfc3339(),
         results: file.display().to_string(),
-        duplicate_case: v.duplicate.as_ref().map(|d| d.case.clone()),
-        duplicate_why: v.duplicate.as_ref().map(|d| d.why.clone()),
+        duplicate_case: duplicate.as_ref().map(|d| d.0.clone()),
+        duplicate_why: duplicate.map(|d| d.1),
         params_ignored: v.params_ignored,
-        flaws: v.flaws.join("\n"),
+        flaws: flaws.join("\n"),
         operator: operator.to_string(),
     })
 }

@@ -27,11 +27,14 @@ pub const SLACK_S: f64 = 1.0;
 /// Why a timed case cannot run within `s`, if it cannot.
 pub fn not_run(spec: &Spec, s: &Settings, has_lookup: bool) -> Option<String> {
     let Some(retention) = s.declared.key_retention_s else {
-        return Some(
+        return Some(if s.declared.idempotent.is_some() {
+            "not run: op_types declares keys are never forgotten (key_retention_s is NULL)"
+                .to_string()
+        } else {
             "not run: no declared key_retention_s for this op type (give --ledger LEDGER \
              with its op_types row)"
-                .to_string(),
-        );
+                .to_string()
+        });
     };
     let needed = Duration::from_secs(retention.max(0) as u64) + MARGIN;
     if needed > s.max_wait {
