@@ -124,7 +124,13 @@ impl<'a> CaseRun<'a> {
         let a = &called.attempt;
         let n = Some(a.attempt);
         let failed = !matches!(a.result, "success" | "conflict");
-        if let Some(fault) = a.fault.as_deref().filter(|_| failed) {
+        // The contract's two injected failures; a delay is no failure of
+        // its own (the caller's kill, if any, is told below).
+        if let Some(fault) = a
+            .fault
+            .as_deref()
+            .filter(|f| failed && matches!(*f, "before_effect" | "after_commit"))
+        {
             self.event(n, "timeout_injected", json!({ "phase": fault }));
         }
         if called.killed {
