@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+pub use crate::cli_receiver::{ReceiverCommand, RetentionArg};
 use crate::config::Flags;
 
 const AFTER_HELP: &str = "\
@@ -310,7 +311,7 @@ pub struct DecideArgs {
     /// What shows the decision is right (a provider lookup, a ticket, a log line).
     #[arg(long, value_name = "TEXT")]
     pub evidence: Option<String>,
-    /// Record not_applied although the events show a committed effect (needs --note).
+    /// Record not_applied although the events show a committed effect, or retry with the same key although the op type's latest drill found a duplicate under one key (needs --note).
     #[arg(long = "override", requires = "note")]
     pub override_committed: bool,
     /// A free note for the audit trail.
@@ -424,68 +425,6 @@ pub struct AuditArgs {
     pub verify: bool,
 }
 
-/// `settle receiver ...`: run by settle's probe and worker with the
-/// operation in `SETTLE_*` variables, or by hand to seed a database.
-#[derive(Debug, Subcommand)]
-pub enum ReceiverCommand {
-    /// Does the effect of $SETTLE_KEY exist? Prints its result id (exit 0);
-    /// exit 3: no record of the key; exit 4: cannot tell (the key was
-    /// forgotten, or used with other params).
-    Lookup {
-        /// The receiver's database; it must exist.
-        #[arg(long, value_name = "FILE")]
-        db: PathBuf,
-    },
-    /// Carry out the operation in $SETTLE_* unless its key is remembered,
-    /// then print the result id (a remembered key replays its first result;
-    /// no second effect). Exit 3: refused, the key was used with other
-    /// params.
-    Retry {
-        /// The receiver's database; created when missing.
-        #[arg(long, value_name = "FILE")]
-        db: PathBuf,
-        #[command(flatten)]
-        retention: RetentionArg,
-        /// Wait this long after the effect is committed before replying:
-        /// a reply lost in the network, for tests that kill a worker
-        /// mid-retry.
-        #[arg(long, value_name = "MS", default_value_t = 0)]
-        reply_delay_ms: u64,
-    },
-    /// Record an effect that already exists (a first attempt whose reply
-    /// was lost), to seed a demo or a test.
-    Record {
-        /// The receiver's database; created when missing.
-        #[arg(long, value_name = "FILE")]
-        db: PathBuf,
-        #[arg(long)]
-        account: String,
-        #[arg(long)]
-        op_type: String,
-        #[arg(long)]
-        key: String,
-        /// The effect's id, as a lookup or a replay will print it.
-        #[arg(long)]
-        result_id: String,
-        /// Left out: any fingerprint matches the key.
-        #[arg(long)]
-        fingerprint: Option<String>,
-        /// The params JSON; left out: any params match the key.
-        #[arg(long)]
-        params: Option<String>,
-        #[command(flatten)]
-        retention: RetentionArg,
-    },
-}
-
-#[derive(Debug, Args, Clone, Copy)]
-pub struct RetentionArg {
-    /// How long the receiver remembers a key it records, in seconds
-    /// (0: forgotten at once).
-    #[arg(long, value_name = "SECONDS", default_value_t = 604_800)]
-    pub retention_s: u64,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum DrillCommand {
     /// One line per case with an honest verdict, then the findings.
@@ -502,6 +441,37 @@ pub enum DrillCommand {
         /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
     },
+    /// Drill an op type's real receiver at the failure boundaries (concurrency, timeouts, crashes, lost responses, changed params, key expiry); write retry-drill/1 results and a verdict.
+    Run(DrillRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DrillRunArgs {
+    /// The receivers file whose entry for the op type is drilled.
+    #[arg(long, value_name = "FILE")]
+    pub receivers: PathBuf,
+    /// The op type whose receiver is drilled.
+    #[arg(long, value_name = "T")]
+    pub op_type: String,
+    /// The params every case sends, as JSON [default: {"drill": true}].
+    #[arg(long, value_name = "JSON")]
+    pub params: Option<String>,
+    /// Only these cases, comma-separated [default: all]; `settle drill run --help` lists them in the README.
+    #[arg(long, value_name = "CASE,...", value_delimiter = ',')]
+    pub cases: Vec<String>,
+    /// Callers started at once in concurrent_same_key.
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(2..=64))]
+    pub concurrency: u16,
+    /// The longest a case waits on the clock (key retention); a longer declared retention is reported as not run.
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub max_wait: u64,
+    /// The folder the run's drill-<stamp>/ folder is written in.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// A ledger: its op_types row is the declared contract, and the verdict is recorded in it.
+    #[arg(long, value_name = "LEDGER")]
+    pub ledger: Option<PathBuf>,
 }
 
 /// A LEDGER argument of the command line, and whether the command writes
@@ -539,6 +509,9 @@ impl Cli {
             Some(Command::Drill {
                 command: DrillCommand::Import { ledger, .. },
             }) => vec![writes(ledger)],
+            Some(Command::Drill {
+                command: DrillCommand::Run(args),
+            }) => args.ledger.iter_mut().map(writes).collect(),
             Some(Command::Demo { ledger, .. }) => ledger.iter_mut().map(writes).collect(),
             Some(
                 Command::Drill { .. }

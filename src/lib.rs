@@ -31,6 +31,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod cli_receiver;
 pub mod commands;
 pub mod config;
 pub mod counter;

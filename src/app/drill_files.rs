@@ -23,6 +23,19 @@ impl LoadedDrill {
         self.path.rsplit(['/', '\\']).next().unwrap_or(&self.path)
     }
 
+    /// The op type whose real receiver `settle drill run` drilled to write
+    /// this file (its `against_receiver`), `None` for any other producer.
+    /// Untrusted text: the caller sanitises it.
+    pub fn against_receiver(&self) -> Option<String> {
+        let file = &self.analysis.as_ref().ok()?.0;
+        let op_type = file.extra.get("against_receiver")?.get("op_type")?;
+        Some(
+            op_type
+                .as_str()
+                .map_or_else(|| op_type.to_string(), str::to_string),
+        )
+    }
+
     /// A drill file as read: its analysis, or why it could not be read.
     pub fn new(path: String, analysis: Result<Box<(drill::DrillFile, Analysis)>, String>) -> Self {
         let keys = analysis
@@ -128,5 +141,25 @@ pub(super) fn verdict_rank(verdict: Verdict) -> u8 {
         Verdict::Unresolved => 1,
         Verdict::Conflict => 2,
         Verdict::Safe => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loaded(text: &str) -> LoadedDrill {
+        let path = std::path::Path::new("out/drill-1/drill-results.json");
+        let file = drill::parse(path, text).unwrap();
+        let analysis = drill::analyse(&file);
+        LoadedDrill::new(path.display().to_string(), Ok(Box::new((file, analysis))))
+    }
+
+    #[test]
+    fn a_run_against_a_receiver_names_its_op_type_and_others_do_not() {
+        let drilled = loaded(r#"{"against_receiver": {"op_type": "place_order"}, "cases": []}"#);
+        assert_eq!(drilled.against_receiver().as_deref(), Some("place_order"));
+        let other = loaded(r#"{"python": "3.11", "cases": []}"#);
+        assert_eq!(other.against_receiver(), None);
     }
 }

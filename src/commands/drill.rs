@@ -1,5 +1,6 @@
 //! `settle drill show` and `settle drill import`: retry-drill results read
-//! and analysed by [`crate::drill`], printed or brought into a ledger.
+//! and analysed by [`crate::drill`], printed or brought into a ledger;
+//! `settle drill run` is [`super::drill_run`].
 
 use std::path::{Path, PathBuf};
 
@@ -8,10 +9,11 @@ use crate::cli::{DrillCommand, ShowFormat};
 use crate::error::Result;
 use crate::text::sanitize;
 
-pub fn run(command: DrillCommand) -> Result<()> {
+pub fn run(command: DrillCommand, config: &crate::config::Config) -> Result<()> {
     match command {
         DrillCommand::Show { files, format } => show(&files, format),
         DrillCommand::Import { file, ledger } => import(&file, &ledger),
+        DrillCommand::Run(args) => super::drill_run::run(&args, config),
     }
 }
 

@@ -14,6 +14,7 @@ mod decide_bulk;
 mod decide_flags;
 pub mod demo;
 mod drill;
+mod drill_run;
 mod init;
 mod ledger_arg;
 mod list;
@@ -49,7 +50,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
             source,
             destination,
         }) => copy::run(&source, &destination),
-        Some(Command::Drill { command }) => drill::run(command),
+        Some(Command::Drill { command }) => drill::run(command, &config),
         Some(Command::Demo {
             dir,
             ledger,

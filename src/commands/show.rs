@@ -99,6 +99,8 @@ fn fields_text(o: &mut String, detail: &OperationDetail, now: DateTime<Utc>) {
     let _ = writeln!(o, "  account      {}", s(&op.account));
     let contract = detail.contract_summary();
     let _ = writeln!(o, "  op type      {}  ({contract})", s(&op.op_type));
+    let drilled = crate::domain::contract_source(detail.drill.as_ref());
+    let _ = writeln!(o, "  contract     {}", s(&drilled));
     let _ = writeln!(o, "  key          {}", s(&op.idem_key));
     let _ = writeln!(o, "  fingerprint  {}", s(&op.fingerprint));
     let _ = writeln!(o, "  result id    {}", opt(&op.result_id));
@@ -256,6 +258,16 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "idempotent": c.idempotent,
             "key_retention_s": c.key_retention_s,
             "description": c.description,
+        })),
+        "contract_source": crate::domain::contract_source(detail.drill.as_ref()),
+        "drill": detail.drill.as_ref().map(|d| json!({
+            "run": d.run,
+            "drilled_at": d.drilled_at,
+            "results": d.results,
+            "duplicate_case": d.duplicate_case,
+            "duplicate_why": d.duplicate_why,
+            "params_ignored": d.params_ignored,
+            "flaws": d.flaws.lines().collect::<Vec<_>>(),
         })),
         "attempts": detail.attempts.iter().map(|a| json!({
             "attempt": a.attempt,

@@ -4,6 +4,7 @@
 
 pub mod clusters;
 mod decision;
+mod drilled;
 pub mod evidence;
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -23,6 +24,7 @@ mod time;
 
 pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters, Timeline};
 pub use decision::{Decision, DecisionDraft, DecisionKind, DecisionReceipt};
+pub use drilled::{DrillVerdict, contract_source};
 pub use ids::{DecisionId, OperationId, Seek};
 pub use malformed::Malformed;
 pub use new_operation::{NewAttempt, NewEvent, NewOperation, NewOperationBuilder};

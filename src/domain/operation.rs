@@ -185,6 +185,8 @@ pub struct OperationDetail {
     pub probes: Vec<Probe>,
     /// `None` when `op_types` has no row for this operation's type.
     pub contract: Option<OpTypeContract>,
+    /// The latest drill of this operation's op type, if one was recorded.
+    pub drill: Option<super::drilled::DrillVerdict>,
     /// Malformed cells in the attempts, events, decisions, retry requests
     /// and contract, one line each (`attempt 2: error: a 3-byte BLOB`);
     /// the values themselves are shown made visible in place.

@@ -25,6 +25,9 @@ pub enum Rule {
     ContractIdempotent,
     /// `retry_same_key` needs the receiver to still remember the key.
     KeyNotExpired,
+    /// `retry_same_key` is refused where the op type's latest drill found
+    /// a second effect under one key, unless overridden with a note.
+    Drilled,
     /// `retry_same_key` needs the deadline not to have passed.
     DeadlineNotPassed,
     /// Attempts used against `max_attempts` (informational; exhausted
@@ -47,6 +50,7 @@ impl Rule {
             Rule::CommittedEffect => "committed effect seen",
             Rule::ContractIdempotent => "contract idempotent",
             Rule::KeyNotExpired => "key retention",
+            Rule::Drilled => "drilled contract",
             Rule::DeadlineNotPassed => "deadline not passed",
             Rule::Budget => "attempt budget",
             Rule::RetryStillQueued => "retry still queued",
@@ -149,6 +153,7 @@ pub fn check(
         }
         DecisionKind::RetrySameKey => checks.extend([
             contract_check(detail),
+            drilled_check(draft, detail),
             key_expiry_check(detail, now),
             deadline_check(detail, now),
             budget_check(detail),
@@ -252,6 +257,40 @@ fn contract_check(detail: &OperationDetail) -> RuleCheck {
             format!("no op_types row for {op_type}: its receiver's contract is unknown"),
         ),
     }
+}
+
+/// What the op type's latest drill proved. A duplicate under one key (a
+/// race, a crash, a lost response, keys forgotten early) means a same-key
+/// retry may duplicate too: refused unless overridden with a note. Params
+/// ignored on replay is told, not refused: the retry resends the same
+/// params. A clean drill lifts nothing the other checks refuse.
+fn drilled_check(draft: &DecisionDraft, detail: &OperationDetail) -> RuleCheck {
+    let Some(drill) = &detail.drill else {
+        return RuleCheck::pass(Rule::Drilled, "contract declared, never drilled");
+    };
+    let on = drill.drilled_on();
+    if let Some(case) = &drill.duplicate_case {
+        let why = drill
+            .duplicate_why
+            .as_deref()
+            .unwrap_or("more than one effect");
+        let found = format!("{on}: case {case} made a duplicate under one key ({why})");
+        return if draft.override_committed && has_text(&draft.note) {
+            RuleCheck::note(Rule::Drilled, format!("{found}; overridden with a note"))
+        } else {
+            RuleCheck::fail(
+                Rule::Drilled,
+                format!("{found}: a same-key retry could duplicate; override with a note"),
+            )
+        };
+    }
+    if drill.params_ignored {
+        return RuleCheck::note(
+            Rule::Drilled,
+            format!("{on}: params ignored on replay (a same-key retry resends the same params)"),
+        );
+    }
+    RuleCheck::pass(Rule::Drilled, format!("{on}: no duplicate under one key"))
 }
 
 fn deadline_check(detail: &OperationDetail, now: DateTime<Utc>) -> RuleCheck {

@@ -2,13 +2,16 @@
 //! (effects counted, expectations recomputed, one verdict per case), the
 //! [`report`] printers behind `settle drill show`, and the [`import`] plan
 //! `settle drill import` hands to the store. Pure: no SQL, no terminal, no
-//! clock; reading a file is the only I/O, in [`read::read_file`].
+//! clock; reading a file is the only I/O, in [`read::read_file`]. The one
+//! exception is [`run`] (`settle drill run`), which drills a real receiver
+//! with child processes and writes what it proved in the same format.
 
 pub mod analysis;
 mod canonical;
 pub mod import;
 pub mod read;
 pub mod report;
+pub mod run;
 
 pub use analysis::{
     Analysis, AttemptAnalysis, AttemptClass, CaseAnalysis, FieldCheck, Finding, Severity, Verdict,

@@ -43,6 +43,13 @@ pub struct Receivers {
 pub struct Receiver {
     pub lookup: Option<Action>,
     pub retry: Option<Action>,
+    /// Lists the ids of every effect the receiver holds for
+    /// `SETTLE_ACCOUNT`, one a line: how a drill counts effects no key
+    /// lookup can see.
+    pub effects: Option<Action>,
+    /// The `retry` honours `SETTLE_DRILL_FAULT` (`before_effect`,
+    /// `after_effect`, `delay_ms=N`), so a drill may inject faults.
+    pub faults: bool,
 }
 
 /// One command: a program and its arguments, run directly (no shell), and
@@ -83,11 +90,14 @@ struct RawFile {
 struct RawReceiver {
     lookup: Option<Spanned<Vec<String>>>,
     retry: Option<Spanned<Vec<String>>>,
+    effects: Option<Spanned<Vec<String>>>,
+    faults: Option<Spanned<bool>>,
     timeout_s: Option<Spanned<f64>>,
 }
 
 const HINT: &str = "see the receivers section of the README: \
-    [receivers.OP_TYPE] with lookup = [\"program\", \"arg\"], retry = [...], timeout_s = 10";
+    [receivers.OP_TYPE] with lookup = [\"program\", \"arg\"], retry = [...], \
+    effects = [...], faults = true, timeout_s = 10";
 
 impl Receivers {
     /// No file: every lookup is unknown, every retry fails, and both say
@@ -178,9 +188,13 @@ impl Receivers {
                     ),
                 )),
             };
+            let faults = faults(r.faults, r.retry.is_some(), &op_type)
+                .map_err(|(span, why)| bad(Some(span), why))?;
             let receiver = Receiver {
                 lookup: action(r.lookup, "lookup")?,
                 retry: action(r.retry, "retry")?,
+                effects: action(r.effects, "effects")?,
+                faults,
             };
             by_type.insert(op_type, receiver);
         }
@@ -213,6 +227,25 @@ impl Receivers {
                 path.display()
             ),
         }
+    }
+}
+
+/// `faults = true` asks for a retry to inject them into; the span and the
+/// problem otherwise.
+fn faults(
+    faults: Option<Spanned<bool>>,
+    has_retry: bool,
+    op_type: &str,
+) -> std::result::Result<bool, (Range<usize>, String)> {
+    match faults {
+        Some(f) if *f.get_ref() && !has_retry => Err((
+            f.span(),
+            format!(
+                "receivers.{op_type}.faults = true needs a retry: faults are injected into the \
+                 retry command (SETTLE_DRILL_FAULT)"
+            ),
+        )),
+        f => Ok(f.is_some_and(|f| f.into_inner())),
     }
 }
 
@@ -303,6 +336,38 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("/etc/r.toml:2:"), "{e}");
+    }
+
+    #[test]
+    fn effects_and_faults_are_read_and_checked_per_op_type() {
+        let r = parse(
+            "[receivers.place_order]\nretry = [\"t\", \"retry\"]\n\
+             effects = [\"t\", \"effects\"]\nfaults = true\n",
+        )
+        .unwrap();
+        let own = r.receiver("place_order").unwrap();
+        assert_eq!(own.effects.as_ref().unwrap().argv, ["t", "effects"]);
+        assert!(own.faults);
+        let plain = parse("[receivers.a]\nretry = [\"t\"]\n").unwrap();
+        assert!(!plain.receiver("a").unwrap().faults);
+        assert!(plain.receiver("a").unwrap().effects.is_none());
+
+        let e = parse("[receivers.place_order]\nlookup = [\"t\"]\nfaults = true\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/etc/r.toml:3:"), "{e}");
+        assert!(e.contains("receivers.place_order.faults"), "{e}");
+        let e = parse("[receivers.place_order]\neffects = []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("receivers.place_order.effects needs a program"),
+            "{e}"
+        );
+        let e = parse("[receivers.place_order]\nretry = [\"t\"]\nfaults = \"yes\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("/etc/r.toml:3:"), "{e}");
     }
 
     #[test]

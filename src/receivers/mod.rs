@@ -40,7 +40,7 @@ use std::sync::mpsc;
 pub use config::{
     Action, DEFAULT_CONCURRENCY, DEFAULT_ENTRY, DEFAULT_TIMEOUT, Receiver, Receivers,
 };
-pub use run::{Captured, Exit, OUTPUT_CAP, Ran, kill_running, run};
+pub use run::{Captured, Exit, OUTPUT_CAP, Ran, kill_running, run, run_with};
 pub use subject::Subject;
 
 /// The exit status by which a receiver says "no record of this key" (to a
@@ -102,11 +102,7 @@ pub fn lookup(receivers: &Receivers, subject: &Subject) -> Lookup {
         };
     };
     let ran = run(action, subject, None);
-    let outcome = match judge(&ran) {
-        Verdict::Yes(result_id) => LookupOutcome::Found { result_id },
-        Verdict::No => LookupOutcome::NotFound,
-        Verdict::Neither(why) => LookupOutcome::Unknown { why },
-    };
+    let outcome = lookup_outcome(&ran);
     Lookup {
         outcome,
         ran: Some(ran),
@@ -129,11 +125,7 @@ pub fn retry(receivers: &Receivers, subject: &Subject, attempt: i64) -> Retry {
         };
     };
     let ran = run(action, subject, Some(attempt));
-    let outcome = match judge(&ran) {
-        Verdict::Yes(result_id) => RetryOutcome::Completed { result_id },
-        Verdict::No => RetryOutcome::Refused,
-        Verdict::Neither(why) => RetryOutcome::Failed { why },
-    };
+    let outcome = retry_outcome(&ran);
     Retry {
         outcome,
         ran: Some(ran),
@@ -184,6 +176,25 @@ enum Verdict {
     Yes(String),
     No,
     Neither(String),
+}
+
+/// What a retry's run means under the contract (for a drill, which runs
+/// the retry itself to inject faults).
+pub fn retry_outcome(ran: &Ran) -> RetryOutcome {
+    match judge(ran) {
+        Verdict::Yes(result_id) => RetryOutcome::Completed { result_id },
+        Verdict::No => RetryOutcome::Refused,
+        Verdict::Neither(why) => RetryOutcome::Failed { why },
+    }
+}
+
+/// What a lookup's run means under the contract.
+pub fn lookup_outcome(ran: &Ran) -> LookupOutcome {
+    match judge(ran) {
+        Verdict::Yes(result_id) => LookupOutcome::Found { result_id },
+        Verdict::No => LookupOutcome::NotFound,
+        Verdict::Neither(why) => LookupOutcome::Unknown { why },
+    }
 }
 
 fn judge(ran: &Ran) -> Verdict {

@@ -115,6 +115,20 @@ enum Event {
 /// Runs `action` for `subject`; `attempt` is set for a retry
 /// (`SETTLE_ATTEMPT`). Blocks until the child has ended or been killed.
 pub fn run(action: &Action, subject: &Subject, attempt: Option<i64>) -> Ran {
+    run_with(action, subject, attempt, &[], None)
+}
+
+/// [`run`] with more variables (a drill's `SETTLE_DRILL_FAULT`) and a
+/// caller's own limit: the group is killed at `limit` when that comes
+/// before the action's timeout, as a caller that gives up (or crashes)
+/// mid-call would leave it.
+pub fn run_with(
+    action: &Action,
+    subject: &Subject,
+    attempt: Option<i64>,
+    env: &[(&str, String)],
+    limit: Option<Duration>,
+) -> Ran {
     let Some((program, args)) = action.argv.split_first() else {
         return Ran::not_started(action, "the command is empty".to_string());
     };
@@ -138,6 +152,11 @@ pub fn run(action: &Action, subject: &Subject, attempt: Option<i64>) -> Ran {
         // Never one inherited from the caller's environment.
         None => command.env_remove("SETTLE_ATTEMPT"),
     };
+    command.env_remove("SETTLE_DRILL_FAULT");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let timeout = limit.map_or(action.timeout, |l| l.min(action.timeout));
     let started = Instant::now();
     let child = match command.spawn() {
         Ok(child) => child,
@@ -145,7 +164,7 @@ pub fn run(action: &Action, subject: &Subject, attempt: Option<i64>) -> Ran {
     };
     let pid = child.id();
     track(pid, true);
-    let (exit, stdout, stderr) = supervise(child, action.timeout, started);
+    let (exit, stdout, stderr) = supervise(child, timeout, started);
     track(pid, false);
     Ran {
         command: action.display(),

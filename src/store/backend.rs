@@ -32,9 +32,9 @@ use super::open::{Access, OpenReport, Progress};
 use super::sql::Dialect;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
-    OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey, SortValue,
-    StateCounts,
+    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict, NewOperation,
+    NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey,
+    SortValue, StateCounts,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -265,6 +265,19 @@ pub(crate) trait Probes {
     fn record_probe(&mut self, probe: &NewProbe) -> Result<i64>;
 }
 
+/// What drills proved about op types' receivers (`settle_drills`).
+pub(crate) trait Drills {
+    /// Appends one drill run's verdict (append-only; the table is made on
+    /// first use); returns its id.
+    fn record_drill(&mut self, verdict: &DrillVerdict) -> Result<i64>;
+
+    /// The latest verdict recorded for `op_type`, if any.
+    fn latest_drill(&self, op_type: &str) -> Result<Option<DrillVerdict>>;
+
+    /// The `op_types` row of `op_type`: the contract a drill checks.
+    fn op_type_contract(&self, op_type: &str) -> Result<Option<OpTypeContract>>;
+}
+
 /// The worker's side of `retry_requests`.
 pub(crate) trait Retries {
     /// Claims the oldest retry request a worker may run now (queued, or
@@ -319,12 +332,22 @@ pub(crate) trait Transfer {
 /// Every part of the contract: what [`crate::store::Ledger`] holds.
 /// `Send`: a ledger opened on one thread may be handed to another.
 pub(crate) trait Backend:
-    Session + Reads + History + Decisions + Probes + Retries + Import + Transfer + Debug + Send
+    Session + Reads + History + Decisions + Probes + Drills + Retries + Import + Transfer + Debug + Send
 {
 }
 
 impl<T> Backend for T where
-    T: Session + Reads + History + Decisions + Probes + Retries + Import + Transfer + Debug + Send
+    T: Session
+        + Reads
+        + History
+        + Decisions
+        + Probes
+        + Drills
+        + Retries
+        + Import
+        + Transfer
+        + Debug
+        + Send
 {
 }
 

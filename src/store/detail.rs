@@ -115,6 +115,7 @@ pub(super) fn load_detail<R: Reader>(
         retry_requests: Vec::new(),
         probes: Vec::new(),
         contract: None,
+        drill: None,
         history_malformed: Vec::new(),
     };
     if tables.console {
@@ -128,6 +129,7 @@ pub(super) fn load_detail<R: Reader>(
         let contract = r.row(&sql.contract, &op_type, &mut |c| rows::contract(c))?;
         detail.contract = contract
             .and_then(|one| flagged(vec![one], &mut malformed, |_| "op_types row".into()).pop());
+        detail.drill = super::drills::latest(r, &detail.operation.op_type)?;
     }
     if worker_columns {
         let probes = r.rows(&sql.probes, &key, &mut |c| rows::probe(c))?;

@@ -13,6 +13,7 @@ mod chain;
 mod copy;
 mod decide;
 mod detail;
+mod drills;
 mod filter;
 mod import;
 mod import_report;
@@ -251,6 +252,18 @@ impl Ledger {
 
     pub fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
         self.backend.record_probe(probe)
+    }
+
+    pub fn record_drill(&mut self, verdict: &crate::domain::DrillVerdict) -> Result<i64> {
+        self.backend.record_drill(verdict)
+    }
+
+    pub fn latest_drill(&self, op_type: &str) -> Result<Option<crate::domain::DrillVerdict>> {
+        self.backend.latest_drill(op_type)
+    }
+
+    pub fn op_type_contract(&self, op_type: &str) -> Result<Option<OpTypeContract>> {
+        self.backend.op_type_contract(op_type)
     }
 
     pub fn import(

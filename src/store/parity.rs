@@ -353,3 +353,83 @@ fn a_refused_claim_reads_the_same_on_every_backend() {
     assert_eq!((r.status, &r.to_state), ("failed", &Some(State::Unknown)));
     assert!(r.outcome.contains("key expired"), "{}", r.outcome);
 }
+
+fn drill_verdict(duplicate: Option<&str>) -> crate::domain::DrillVerdict {
+    crate::domain::DrillVerdict {
+        id: 0,
+        op_type: "pay".into(),
+        run: format!("run-{}", duplicate.unwrap_or("clean")),
+        drilled_at: "2026-11-06T11:30:00+00:00".into(),
+        results: "out/drill-x/drill-results.json".into(),
+        duplicate_case: duplicate.map(str::to_string),
+        duplicate_why: duplicate.map(|_| "2 effects under key k".to_string()),
+        params_ignored: duplicate.is_none(),
+        flaws: duplicate.map_or(String::new(), |c| format!("duplicate in {c}\nsecond line")),
+        operator: "ana".into(),
+    }
+}
+
+#[test]
+fn drill_verdicts_are_kept_append_only_and_guard_a_same_key_retry_on_every_backend() {
+    let said = same_on_every_backend("drills", |ledger, exec| {
+        let (ops, contracts) = fixture();
+        ledger.import(&ops, &contracts).unwrap();
+        // Never drilled: no table yet, and the contract is only declared.
+        let before = ledger.latest_drill("pay").unwrap();
+        let declared = ledger.detail(OperationId(6)).unwrap().drill;
+        let contract = ledger.op_type_contract("pay").unwrap();
+        let first = ledger.record_drill(&drill_verdict(None)).unwrap();
+        let second = ledger
+            .record_drill(&drill_verdict(Some("concurrent_same_key")))
+            .unwrap();
+        let latest = ledger.latest_drill("pay").unwrap();
+        let other_type = ledger.latest_drill("ship").unwrap();
+        let retry = draft(6, DecisionKind::RetrySameKey, 0);
+        let refused = outcome(&ledger.record_decision(&retry, now()));
+        let overridden = outcome(&ledger.record_decision(
+            &DecisionDraft {
+                override_committed: true,
+                note: Some("fixed the race in v2".into()),
+                ..retry
+            },
+            now(),
+        ));
+        let edit = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            exec("UPDATE settle_drills SET flaws = ''")
+        }));
+        let delete = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            exec("DELETE FROM settle_drills")
+        }));
+        let kept = ledger.latest_drill("pay").unwrap();
+        (
+            before,
+            declared,
+            contract,
+            (first, second),
+            latest.clone(),
+            other_type,
+            refused,
+            overridden.starts_with("ok "),
+            (edit.is_err(), delete.is_err()),
+            kept == latest,
+        )
+    });
+    let (before, declared, contract, ids, latest, other, refused, written, refusals, kept) = said;
+    assert_eq!((before, declared, other), (None, None, None));
+    assert_eq!(contract.map(|c| c.key_retention_s), Some(Some(86_400)));
+    assert_eq!(ids, (1, 2));
+    let latest = latest.unwrap();
+    assert_eq!(
+        latest.duplicate_case.as_deref(),
+        Some("concurrent_same_key")
+    );
+    assert_eq!(
+        latest.flaws,
+        "duplicate in concurrent_same_key\nsecond line"
+    );
+    assert!(refused.starts_with("refused Drilled:"), "{refused}");
+    assert!(refused.contains("run run-concurrent_same_key"), "{refused}");
+    assert!(written, "an override with a note is written");
+    assert_eq!(refusals, (true, true), "settle_drills is append-only");
+    assert!(kept);
+}

@@ -176,26 +176,64 @@ impl ReceiverDb {
         retention: Duration,
         now: i64,
     ) -> Result<RetryAnswer> {
+        let how = Behaviour {
+            retention,
+            ..Behaviour::default()
+        };
+        self.retry_as(req, &how, now)
+    }
+
+    /// [`ReceiverDb::retry`] as `how` says: a delay before the commit (a
+    /// drill's `delay_ms` fault), or one of the flaws a drill must name.
+    pub fn retry_as(&mut self, req: &KeyRequest, how: &Behaviour, now: i64) -> Result<RetryAnswer> {
+        if how.racy {
+            return self.retry_racy(req, how, now);
+        }
         self.in_transaction("answering a retry", |tx| {
             let answer = match remembered(tx, req)?.filter(|k| k.until > now) {
-                Some(k) => match mismatch(req, &k) {
-                    Some(why) => RetryAnswer::Refused { why },
-                    None => RetryAnswer::Replayed {
-                        result_id: k.result_id,
-                    },
-                },
-                None => RetryAnswer::Done {
-                    result_id: carry_out(tx, req, None, retention, now)?,
-                },
+                Some(k) => known_key(req, k, how),
+                None => {
+                    std::thread::sleep(how.delay);
+                    RetryAnswer::Done {
+                        result_id: carry_out(tx, req, None, how.retention, now)?,
+                    }
+                }
             };
-            let (word, id) = match &answer {
-                RetryAnswer::Done { result_id } => ("effect", Some(result_id.as_str())),
-                RetryAnswer::Replayed { result_id } => ("replay", Some(result_id.as_str())),
-                RetryAnswer::Refused { .. } => ("refused", None),
-            };
-            log_call(tx, now, "retry", req, word, id)?;
+            log_retry(tx, now, req, &answer)?;
             Ok(answer)
         })
+    }
+
+    /// The check-then-insert flaw: the key is read in one transaction and
+    /// the effect written in another, a window apart, so two calls of one
+    /// key at once both carry it out.
+    fn retry_racy(&mut self, req: &KeyRequest, how: &Behaviour, now: i64) -> Result<RetryAnswer> {
+        let known = self.in_transaction("reading the key", |tx| remembered(tx, req))?;
+        if let Some(k) = known.filter(|k| k.until > now) {
+            let answer = known_key(req, k, how);
+            self.in_transaction("answering a retry", |tx| log_retry(tx, now, req, &answer))?;
+            return Ok(answer);
+        }
+        std::thread::sleep(how.delay.max(RACE_WINDOW));
+        self.in_transaction("answering a retry", |tx| {
+            let answer = RetryAnswer::Done {
+                result_id: carry_out(tx, req, None, how.retention, now)?,
+            };
+            log_retry(tx, now, req, &answer)?;
+            Ok(answer)
+        })
+    }
+
+    /// The result ids of every effect held for `account`, oldest first.
+    pub fn effects(&self, account: &str) -> Result<Vec<String>> {
+        let doing = |e| sqlite(&self.path, "listing effects", e);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT result_id FROM effects WHERE account = ?1 ORDER BY id")
+            .map_err(doing)?;
+        stmt.query_map([account], |r| r.get(0))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<String>>>())
+            .map_err(doing)
     }
 
     /// Records an effect that already happened (the first, lost attempt of
@@ -229,6 +267,49 @@ impl ReceiverDb {
         tx.commit().map_err(|e| sqlite(&self.path, doing, e))?;
         Ok(done)
     }
+}
+
+/// How a retry behaves beyond the contract: a delay before committing, or
+/// a known flaw (for the drill's tests, never production).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Behaviour {
+    /// How long a new effect's key is remembered.
+    pub retention: Duration,
+    /// Waited, write lock held, before the effect is committed.
+    pub delay: Duration,
+    /// Check the key and insert the effect in two transactions.
+    pub racy: bool,
+    /// Replay a remembered key whatever params come with it.
+    pub ignore_params: bool,
+}
+
+/// The gap the racy flaw leaves between its check and its insert: wide
+/// enough that callers started together all fall into it.
+const RACE_WINDOW: Duration = Duration::from_millis(300);
+
+/// A remembered key's answer: its first result, or a refusal when `req`
+/// is not what it was remembered for (unless params are ignored).
+fn known_key(req: &KeyRequest, k: Remembered, how: &Behaviour) -> RetryAnswer {
+    match mismatch(req, &k).filter(|_| !how.ignore_params) {
+        Some(why) => RetryAnswer::Refused { why },
+        None => RetryAnswer::Replayed {
+            result_id: k.result_id,
+        },
+    }
+}
+
+fn log_retry(
+    tx: &Connection,
+    now: i64,
+    req: &KeyRequest,
+    answer: &RetryAnswer,
+) -> rusqlite::Result<()> {
+    let (word, id) = match answer {
+        RetryAnswer::Done { result_id } => ("effect", Some(result_id.as_str())),
+        RetryAnswer::Replayed { result_id } => ("replay", Some(result_id.as_str())),
+        RetryAnswer::Refused { .. } => ("refused", None),
+    };
+    log_call(tx, now, "retry", req, word, id)
 }
 
 /// A key record and its effect's result id.
@@ -417,6 +498,51 @@ mod tests {
         // The hazard a key's retention is about: a second effect.
         assert!(
             matches!(db.retry(&r, DAY, 61).unwrap(), RetryAnswer::Done { result_id } if result_id != "ord-1")
+        );
+    }
+
+    #[test]
+    fn the_racy_flaw_makes_two_effects_for_one_key_and_effects_lists_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        ReceiverDb::open(&path, true).unwrap();
+        let how = Behaviour {
+            retention: DAY,
+            racy: true,
+            ..Behaviour::default()
+        };
+        let calls: Vec<_> = (0..2)
+            .map(|_| {
+                let (path, how) = (path.clone(), how.clone());
+                std::thread::spawn(move || {
+                    let mut db = ReceiverDb::open(&path, true).unwrap();
+                    db.retry_as(&req("k", "{}"), &how, 100).unwrap()
+                })
+            })
+            .collect();
+        for call in calls {
+            assert!(matches!(call.join().unwrap(), RetryAnswer::Done { .. }));
+        }
+        let db = ReceiverDb::open(&path, false).unwrap();
+        assert_eq!(db.effects("acme").unwrap().len(), 2);
+        assert!(db.effects("other").unwrap().is_empty());
+    }
+
+    #[test]
+    fn ignoring_params_replays_what_a_sound_receiver_refuses() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = ReceiverDb::open(&dir.path().join("r.db"), true).unwrap();
+        db.record(&req("k", r#"{"a":1}"#), "ord-1", DAY, 0).unwrap();
+        let how = Behaviour {
+            retention: DAY,
+            ignore_params: true,
+            ..Behaviour::default()
+        };
+        assert_eq!(
+            db.retry_as(&req("k", r#"{"a":2}"#), &how, 10).unwrap(),
+            RetryAnswer::Replayed {
+                result_id: "ord-1".into()
+            }
         );
     }
 

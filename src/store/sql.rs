@@ -98,6 +98,10 @@ pub(crate) trait Dialect {
     /// where a summary table is joined).
     fn from(&self) -> &'static str;
 
+    /// A count of the tables named `{p}1` in the ledger's schema: settle's
+    /// tables made on first use (`settle_drills`) are read only once there.
+    fn table_count(&self) -> &'static str;
+
     /// A list row's columns ([`super::rows::operation_row`]) over
     /// [`Dialect::from`] and whatever joins compute them.
     fn row_source(&self) -> &'static str;

@@ -1,8 +1,9 @@
 //! The Drills view: one row per case of every loaded drill file (and one
 //! per file that could not be read, saying why), with the cursor, the
 //! filter and the sort in the title. The verdict's look comes from the
-//! analysis (`Verdict`), never from searching the words. Drill text is
-//! untrusted: every string from a file passes through `clean`.
+//! analysis (`Verdict`), never from searching the words. A run made
+//! against a receiver (`settle drill run`) is marked `▸OP_TYPE`. Drill
+//! text is untrusted: every string from a file passes through `clean`.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -126,7 +127,15 @@ fn table_row(pane: &DrillsPane, theme: Theme, row: DrillRow, widths: &[usize]) -
     let Some(loaded) = pane.files.get(row.file) else {
         return Row::new(Vec::<Cell>::new());
     };
-    let run = Cell::from(cut(0, loaded.run_name()));
+    // A run against a real receiver is marked with its op type, and named
+    // by its folder (`drill-<stamp>`): every such file is drill-results.json.
+    let run = match loaded.against_receiver() {
+        Some(op_type) => {
+            let folder = loaded.path.rsplit(['/', '\\']).nth(1).unwrap_or_default();
+            Cell::from(cut(0, &format!("▸{op_type} {folder}")))
+        }
+        None => Cell::from(cut(0, loaded.run_name())),
+    };
     // A file that could not be read: its why is drawn over the row.
     let Some(case) = pane.case_analysis(row) else {
         return Row::new(vec![run]);

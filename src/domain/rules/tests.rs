@@ -133,6 +133,7 @@ fn the_form_shows_the_checks_of_each_kind_in_order() {
         [
             StateAllows,
             ContractIdempotent,
+            Drilled,
             KeyNotExpired,
             DeadlineNotPassed,
             Budget
@@ -248,4 +249,60 @@ fn a_not_found_probe_does_not_lift_the_committed_effect_rule() {
             .iter()
             .any(|c| c.rule == Rule::CommittedEffect && matches!(c.verdict, Verdict::Note(_)))
     );
+}
+
+fn drilled(duplicate: Option<&str>, params_ignored: bool) -> crate::domain::DrillVerdict {
+    crate::domain::DrillVerdict {
+        id: 1,
+        op_type: "create_report".into(),
+        run: "20261201T120000000".into(),
+        drilled_at: "2026-12-01T12:00:00+00:00".into(),
+        results: "out/drill-20261201T120000000/drill-results.json".into(),
+        duplicate_case: duplicate.map(str::to_string),
+        duplicate_why: duplicate.map(|_| "2 effects under key k".to_string()),
+        params_ignored,
+        flaws: String::new(),
+        operator: "alice".into(),
+    }
+}
+
+#[test]
+fn a_drill_that_found_a_duplicate_refuses_a_same_key_retry_unless_overridden() {
+    let verdict = |d: &OperationDetail, dr: &DecisionDraft| {
+        check(dr, d, now())
+            .into_iter()
+            .find(|c| c.rule == Rule::Drilled)
+            .map(|c| c.verdict)
+            .unwrap()
+    };
+    let mut d = detail();
+    let mut dr = draft(DecisionKind::RetrySameKey);
+    assert_eq!(
+        verdict(&d, &dr),
+        Verdict::Pass("contract declared, never drilled".into())
+    );
+    d.drill = Some(drilled(Some("concurrent_same_key"), false));
+    let refused = verdict(&d, &dr);
+    assert!(refused.is_fail(), "{refused:?}");
+    assert!(
+        refused.text().contains("concurrent_same_key"),
+        "{refused:?}"
+    );
+    assert!(
+        refused.text().contains("run 20261201T120000000"),
+        "{refused:?}"
+    );
+    dr.override_committed = true;
+    dr.note = Some("the race was fixed in v2".into());
+    assert!(matches!(verdict(&d, &dr), Verdict::Note(t) if t.contains("overridden")));
+
+    // Params ignored on replay is told, never refused: the retry resends
+    // the same params. A clean drill lifts nothing.
+    let dr = draft(DecisionKind::RetrySameKey);
+    d.drill = Some(drilled(None, true));
+    assert!(matches!(verdict(&d, &dr), Verdict::Note(t) if t.contains("params ignored")));
+    d.drill = Some(drilled(None, false));
+    assert!(matches!(verdict(&d, &dr), Verdict::Pass(t) if t.starts_with("drilled on 2026-12-01")));
+    d.contract = None;
+    assert!(check(&dr, &d, now()).iter().any(|c| c.verdict.is_fail()));
 }

@@ -155,4 +155,9 @@ impl Dialect for PgSql {
     fn typed(&self, literal: &str, ty: &str) -> String {
         format!("{literal}::{ty}")
     }
+
+    fn table_count(&self) -> &'static str {
+        "SELECT count(*) FROM pg_catalog.pg_tables
+          WHERE schemaname = current_schema() AND tablename = $1"
+    }
 }

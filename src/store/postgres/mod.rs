@@ -15,6 +15,7 @@ mod copy;
 mod decide;
 #[cfg(test)]
 mod decide_tests;
+mod drills;
 mod error;
 mod filter;
 mod heard;

@@ -12,6 +12,7 @@ mod copy;
 mod decide;
 mod decide_bulk;
 mod derived;
+mod drills;
 pub(super) mod error;
 mod import;
 mod open;

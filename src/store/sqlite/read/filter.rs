@@ -187,6 +187,10 @@ impl Dialect for SqliteSql {
     fn typed(&self, literal: &str, _: &str) -> String {
         literal.to_string()
     }
+
+    fn table_count(&self) -> &'static str {
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1"
+    }
 }
 
 /// An argument as SQLite binds it: an instant as epoch seconds, as leases

@@ -1,0 +1,82 @@
+//! Recording and reading drills' verdicts in a PostgreSQL ledger
+//! (`settle_drills`, made on first use, append-only by its triggers).
+
+use super::conn::Pg;
+use crate::domain::{DrillVerdict, OpTypeContract};
+use crate::error::Result;
+use crate::store::backend::Drills;
+use crate::store::drills::{INSERT_COLUMNS, TABLE, contract, latest, present};
+
+/// The table and its guards, made by the first verdict recorded.
+const DDL: &str = "
+CREATE TABLE IF NOT EXISTS settle_drills (
+    id             BIGSERIAL PRIMARY KEY,
+    op_type        TEXT NOT NULL,
+    run            TEXT NOT NULL,
+    drilled_at     TEXT NOT NULL,
+    results        TEXT NOT NULL,
+    duplicate_case TEXT,
+    duplicate_why  TEXT,
+    params_ignored BIGINT NOT NULL,
+    flaws          TEXT NOT NULL,
+    operator       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS settle_drills_op_type ON settle_drills (op_type, id);
+CREATE OR REPLACE FUNCTION settle_drills_refuse() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    RAISE EXCEPTION 'settle_drills is append-only: a drill verdict is never changed or deleted';
+END $f$;
+CREATE TRIGGER settle_drills_no_change BEFORE UPDATE OR DELETE ON settle_drills
+    FOR EACH ROW EXECUTE FUNCTION settle_drills_refuse();
+CREATE TRIGGER settle_drills_no_truncate BEFORE TRUNCATE ON settle_drills
+    FOR EACH STATEMENT EXECUTE FUNCTION settle_drills_refuse();
+";
+
+impl Drills for Pg {
+    fn record_drill(&mut self, v: &DrillVerdict) -> Result<i64> {
+        self.ensure_writable()?;
+        let shown = self.shown.clone();
+        let err = |e| super::error::pg_error(&shown, "recording a drill verdict", e);
+        let mut tx = self.client.get_mut().transaction().map_err(err)?;
+        if !present(&mut &mut tx).map_err(err)? {
+            tx.batch_execute(DDL).map_err(err)?;
+        }
+        let id: i64 = tx
+            .query_one(
+                &format!(
+                    "INSERT INTO {TABLE} ({INSERT_COLUMNS})
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"
+                ),
+                &[
+                    &v.op_type,
+                    &v.run,
+                    &v.drilled_at,
+                    &v.results,
+                    &v.duplicate_case,
+                    &v.duplicate_why,
+                    &i64::from(v.params_ignored),
+                    &v.flaws,
+                    &v.operator,
+                ],
+            )
+            .and_then(|row| row.try_get(0))
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(id)
+    }
+
+    fn latest_drill(&self, op_type: &str) -> Result<Option<DrillVerdict>> {
+        self.fresh()?;
+        let mut client = self.client.borrow_mut();
+        latest(&mut &mut *client, op_type).map_err(|e| self.err("reading drill verdicts", e))
+    }
+
+    fn op_type_contract(&self, op_type: &str) -> Result<Option<OpTypeContract>> {
+        if !self.tables.console {
+            return Ok(None);
+        }
+        self.fresh()?;
+        let mut client = self.client.borrow_mut();
+        contract(&mut &mut *client, op_type).map_err(|e| self.err("reading op_types", e))
+    }
+}
