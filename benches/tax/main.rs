@@ -6,7 +6,8 @@
 //! only through its release binary; prints numbers, never asserts on time.
 //!
 //! `cargo bench --bench tax -- --ops 3000,1000000 [--pg] [--pg-ops 100000]`
-//! (`--writes N` operations per timed run, `--rounds N` interleaved rounds;
+//! (`--writes N` operations per timed run, `--rounds N` interleaved rounds,
+//! `--generate-only` builds the cached ledgers and stops;
 //! `SETTLE_BENCH_BIN=PATH` measures another build of settle.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -28,6 +29,7 @@ struct Args {
     sqlite: bool,
     postgres: bool,
     pg_ops: u64,
+    generate_only: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -38,6 +40,7 @@ fn parse_args() -> Result<Args, String> {
         sqlite: true,
         postgres: false,
         pg_ops: 100_000,
+        generate_only: false,
     };
     let number = |v: Option<String>, flag: &str| -> Result<u64, String> {
         let v = v.ok_or(format!("{flag} needs a number"))?;
@@ -64,6 +67,7 @@ fn parse_args() -> Result<Args, String> {
                 args.sqlite = false;
             }
             "--pg-ops" => args.pg_ops = number(it.next(), "--pg-ops")?,
+            "--generate-only" => args.generate_only = true,
             // cargo bench passes --bench to every harness=false target.
             "--bench" => {}
             other => return Err(format!("unknown argument {other}")),
@@ -114,6 +118,9 @@ fn main() {
                     std::process::exit(1);
                 }
             };
+            if args.generate_only {
+                continue;
+            }
             eprintln!("SQLite, {n} operations");
             match sqlite::measure(&dir, n, &pristine, args.writes, args.rounds) {
                 Ok(l) => lines.extend(l),
