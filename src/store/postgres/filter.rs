@@ -44,22 +44,45 @@ pub(super) fn stale_sql(alias: &str, now: &str) -> String {
 /// A list row: the operation's columns, and its attempt count, last event
 /// and last error, each computed for this row alone (LATERAL through
 /// `events (op_id, id)` and the attempts primary key), where SQLite keeps
-/// them in a derived table.
-const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
+/// them in a derived table; `{retry}` is the last retry request's status.
+macro_rules! row_source {
+    ($retry:literal) => {
+        concat!(
+            "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
     n.attempts, o.max_attempts, ev.event, le.error,
-    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version,
-    CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
-        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END
+    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version, ",
+            $retry,
+            "
     FROM operations o
     CROSS JOIN LATERAL (SELECT count(*) AS attempts FROM attempts a WHERE a.op_id = o.id) n
     LEFT JOIN LATERAL (SELECT a.error FROM attempts a WHERE a.op_id = o.id
         ORDER BY a.attempt DESC LIMIT 1) le ON true
     LEFT JOIN LATERAL (SELECT e.event FROM events e WHERE e.op_id = o.id
-        ORDER BY e.id DESC LIMIT 1) ev ON true";
+        ORDER BY e.id DESC LIMIT 1) ev ON true"
+        )
+    };
+}
 
-/// PostgreSQL's spelling.
+const ROW_SOURCE: &str = row_source!(
+    "CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
+        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END"
+);
+
+/// The same row on a service's database that was never adopted: it has no
+/// `retry_requests` to name.
+const ROW_SOURCE_UNADOPTED: &str = row_source!("NULL::text");
+
+/// PostgreSQL's spelling. `console`: the console's tables are there (a
+/// read-only look at a service's unadopted database has none).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PgSql;
+pub(super) struct PgSql {
+    pub console: bool,
+}
+
+impl PgSql {
+    /// Every table there: a ledger settle created or adopted.
+    pub(super) const ALL: PgSql = PgSql { console: true };
+}
 
 impl Dialect for PgSql {
     fn param_prefix(&self) -> char {
@@ -107,7 +130,11 @@ impl Dialect for PgSql {
     }
 
     fn row_source(&self) -> &'static str {
-        ROW_SOURCE
+        if self.console {
+            ROW_SOURCE
+        } else {
+            ROW_SOURCE_UNADOPTED
+        }
     }
 
     fn attempts(&self) -> &'static str {

@@ -1,20 +1,25 @@
 //! What settle adds to a PostgreSQL ledger besides tables: the `settle_*`
-//! indexes for the queue and keyset paging, the triggers that keep the audit
-//! trail append-only (the same refusals, word for word, as SQLite's in
-//! `sqlite/chain.rs`), and the triggers that tell listeners of each change
-//! (`LISTEN settle_ledger`). Statements as text only; runs nothing.
+//! indexes for the queue and keyset paging, and the triggers that keep the
+//! audit trail append-only (the same refusals, word for word, as SQLite's in
+//! `sqlite/chain.rs`), on settle's own tables only. No trigger of settle's
+//! sits on a service's table: a service's write runs nothing of settle's.
+//! Statements as text only; runs nothing.
 
-/// The channel the NOTIFY triggers speak on; the console LISTENs on it.
-pub(super) const CHANNEL: &str = "settle_ledger";
-
-/// The tables whose changes the console hears.
-pub(super) const NOTIFYING_TABLES: [&str; 5] = [
-    "operations",
-    "attempts",
-    "events",
-    "decisions",
-    "retry_requests",
+/// The change-notification triggers schema 1 put on every ledger table,
+/// with their table, which adoption now drops: a transaction that ran
+/// `pg_notify` takes a database-wide lock at commit, so every committer
+/// of the service waited for the others. The console asks the server's
+/// WAL position instead ([`super::live`]).
+pub(super) const RETIRED_TRIGGERS: [(&str, &str); 5] = [
+    ("settle_notify_operations", "operations"),
+    ("settle_notify_attempts", "attempts"),
+    ("settle_notify_events", "events"),
+    ("settle_notify_decisions", "decisions"),
+    ("settle_notify_retry_requests", "retry_requests"),
 ];
+
+/// The function the retired triggers called; dropped after them.
+pub(super) const RETIRED_FUNCTION: &str = "settle_notify()";
 
 /// Indexes with a fixed definition: each filter qualifier has one whose last
 /// column is `id`, so a page in id order reads only the rows it returns.
@@ -65,9 +70,7 @@ pub(super) fn indexes() -> Vec<(&'static str, String)> {
 }
 
 /// The functions the triggers call. `settle_refuse` raises its argument,
-/// so each refusal's text sits beside its trigger; `settle_notify` tells
-/// listeners which table changed (one notice per statement, and PostgreSQL
-/// folds equal notices of one transaction into one).
+/// so each refusal's text sits beside its trigger.
 pub(super) const FUNCTIONS: &str = r#"
 CREATE OR REPLACE FUNCTION settle_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -88,11 +91,6 @@ BEGIN
         RAISE EXCEPTION 'retry_requests status only moves forward: queued -> claimed -> done or failed, or queued -> cancelled';
     END IF;
     RETURN NEW;
-END $$;
-CREATE OR REPLACE FUNCTION settle_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('settle_ledger', TG_TABLE_NAME);
-    RETURN NULL;
 END $$;
 "#;
 
@@ -175,23 +173,6 @@ fn append_only() -> Vec<(&'static str, &'static str, String)> {
     ]
 }
 
-/// The NOTIFY triggers, one per table the console hears.
-fn notify() -> Vec<(String, &'static str, String)> {
-    NOTIFYING_TABLES
-        .iter()
-        .map(|table| {
-            (
-                format!("settle_notify_{table}"),
-                *table,
-                format!(
-                    "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} \
-                     FOR EACH STATEMENT EXECUTE FUNCTION settle_notify()"
-                ),
-            )
-        })
-        .collect()
-}
-
 /// Every trigger settle installs: its name and the statement that creates
 /// it. Adoption creates only the missing ones: replacing one that exists
 /// (DROP, or CREATE OR REPLACE TRIGGER, which PostgreSQL before 14 lacks)
@@ -199,11 +180,9 @@ fn notify() -> Vec<(String, &'static str, String)> {
 pub(super) fn triggers() -> Vec<(String, String)> {
     append_only()
         .into_iter()
-        .map(|(n, t, body)| (n.to_string(), t, body))
-        .chain(notify())
         .map(|(name, _table, body)| {
             let sql = format!("CREATE TRIGGER {name} {body}");
-            (name, sql)
+            (name.to_string(), sql)
         })
         .collect()
 }

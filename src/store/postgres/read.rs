@@ -31,7 +31,11 @@ const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 
 impl Reads for Pg {
     fn dialect(&self) -> &dyn Dialect {
-        &PgSql
+        if self.tables.console {
+            &PgSql::ALL
+        } else {
+            &PgSql { console: false }
+        }
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
