@@ -1,6 +1,6 @@
 //! Live updates from a PostgreSQL ledger without anything on the service's
 //! path: a thread of the watching ledger asks the server for its WAL
-//! position ([`ASK_EVERY`]; `pg_current_wal_flush_lsn()` on a primary,
+//! position (every [`ASK_EVERY`]; `pg_current_wal_flush_lsn()` on a primary,
 //! `pg_last_wal_replay_lsn()` on a standby), which moves with every commit
 //! there is, and [`Pg::heard_version`] reports what it last heard without
 //! ever waiting on the network. No trigger and no NOTIFY: a transaction
@@ -26,7 +26,7 @@ use crate::error::{Error, Fault, Result};
 
 /// How often the watching thread asks: a commit reaches the screen within
 /// this, the console's poll and a page read.
-const ASK_EVERY: Duration = Duration::from_millis(100);
+const ASK_EVERY: Duration = Duration::from_millis(50);
 /// The first wait before reconnecting, doubled after each failure up to
 /// [`MOST_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
@@ -181,6 +181,7 @@ impl Pg {
     pub(super) fn inspect_again(&mut self) -> Result<()> {
         let found = schema::inspect(self.client.get_mut(), &self.shown)?;
         self.tables = found.tables();
+        self.events_by_op = found.events_by_op;
         Ok(())
     }
 }

@@ -163,6 +163,9 @@ pub(super) struct Inspection {
     pub invalid_indexes: Vec<String>,
     /// Retired triggers still on the service's tables, with their table.
     pub retired: Vec<(&'static str, &'static str)>,
+    /// A valid index leads with `events.op_id` (settle's, or the service's
+    /// own).
+    pub events_by_op: bool,
 }
 
 impl Inspection {
@@ -269,14 +272,24 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
         .into_iter()
         .filter(|(name, _)| is_there(name))
         .collect();
+    let events_by_op = db
+        .query_one(EVENTS_BY_OP, &[])
+        .and_then(|row| row.try_get(0))
+        .map_err(err)?;
     Ok(Inspection {
         version,
         missing_console_tables,
         missing,
         invalid_indexes,
         retired,
+        events_by_op,
     })
 }
+
+/// Whether a valid index on `events` has `op_id` as its first column.
+const EVENTS_BY_OP: &str = "SELECT EXISTS (SELECT 1 FROM pg_index i \
+     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+     WHERE i.indrelid = to_regclass('events') AND i.indisvalid AND a.attname = 'op_id')";
 
 /// The columns of `table` as the search path finds it; none when absent.
 fn columns(
@@ -366,6 +379,7 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
     if read_only {
         report.not_adopted = Some(not_adopted(&found));
         pg.tables = found.tables();
+        pg.events_by_op = found.events_by_op;
         return Ok(report);
     }
     let adopted = super::adopt::adopt(client, &shown, wait, progress);
@@ -385,6 +399,9 @@ fn not_adopted(found: &Inspection) -> String {
             .map(|t| format!("table {t}"))
             .collect();
         adds.push("settle's indexes (built without blocking writes)".to_string());
+        if !found.events_by_op {
+            adds.push("the index that shows each operation's last event".to_string());
+        }
         return format!(
             "schema 0 is older than {SCHEMA_VERSION}; shown read-only without adopting it \
              (adopting adds {}; no trigger on the service's tables)",
