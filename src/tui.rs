@@ -44,7 +44,7 @@ use crate::workers::{ReadDone, Reader, Writer};
 /// file two `stat`s, SQL only when they moved; for a server the last
 /// answer of its own thread): a commit is on screen within this and a
 /// page read.
-const POLL_EVERY: Duration = Duration::from_millis(100);
+const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often the clock ticks while nothing happens: ages and "changed …
 /// ago" are shown to the second.
 const TICK_EVERY: Duration = Duration::from_secs(1);

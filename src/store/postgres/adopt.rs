@@ -2,8 +2,9 @@
 //! this schema, without making the service wait: settle's own tables,
 //! columns and triggers in short transactions that give up a lock after
 //! [`SERVICE_WAIT`] and try again; the retired NOTIFY triggers dropped the
-//! same way; every index built with `CREATE INDEX CONCURRENTLY`, which takes
-//! no lock a service's insert or update waits for. Never touches a row a
+//! same way; the retired indexes dropped and every index built
+//! `CONCURRENTLY`, which takes no lock a service's insert or update waits
+//! for. Never touches a row a
 //! service or an operator wrote.
 
 use std::path::Path;
@@ -88,6 +89,11 @@ fn steps(
     if !found.retired.is_empty() {
         let sql = format!("DROP FUNCTION IF EXISTS {}", objects::RETIRED_FUNCTION);
         briefly(client, shown, "dropping settle_notify()", &sql)?;
+    }
+    for name in &found.retired_indexes {
+        client
+            .batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+            .map_err(|e| pg_error(shown, &format!("dropping {name}"), e))?;
     }
     for (i, (name, on, invalid)) in builds.iter().enumerate() {
         let doing = format!("building index {name}");
@@ -221,11 +227,12 @@ fn adoption_line(shown: &Path, found: &Inspection) -> String {
     if !added.is_empty() {
         line.push_str(&format!("added {}; ", added.join(", ")));
     }
-    if !found.retired.is_empty() {
-        let names: Vec<&str> = found.retired.iter().map(|(t, _)| *t).collect();
+    let mut dropped: Vec<&str> = found.retired.iter().map(|(t, _)| *t).collect();
+    dropped.extend(&found.retired_indexes);
+    if !dropped.is_empty() {
         line.push_str(&format!(
-            "dropped the change-notification triggers {} from the service's tables; ",
-            names.join(", ")
+            "dropped {} from the service's tables; ",
+            dropped.join(", ")
         ));
     }
     line.push_str("no service rows changed");

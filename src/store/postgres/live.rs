@@ -1,8 +1,7 @@
 //! Live updates from a PostgreSQL ledger without anything on the service's
 //! path: a thread of the watching ledger asks the server for its WAL
-//! position (every [`ASK_EVERY`]; `pg_current_wal_flush_lsn()` on a primary,
-//! `pg_last_wal_replay_lsn()` on a standby), which moves with every commit
-//! there is, and [`Pg::heard_version`] reports what it last heard without
+//! positions (every [`ASK_EVERY`]; [`WAL_POSITION`]), which move with
+//! every commit there is, and [`Pg::heard_version`] reports what it last heard without
 //! ever waiting on the network. No trigger and no NOTIFY: a transaction
 //! that notified takes a database-wide lock at commit, which serialised
 //! the service's committers. The position is the whole server's, so a
@@ -37,11 +36,16 @@ const CONNECT_WAIT: Duration = Duration::from_secs(2);
 /// connection never closed.
 const SILENT_FOR: Duration = Duration::from_secs(3);
 
-/// The server's WAL position as a number: where the last durable commit
-/// ends on a primary, how far a standby has replayed.
-const WAL_POSITION: &str = "SELECT (coalesce(CASE WHEN pg_is_in_recovery() \
-     THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_flush_lsn() END, '0/0') \
-     - '0/0'::pg_lsn)::bigint";
+/// The server's WAL positions as one number that moves when either moves:
+/// on a primary where the last record was inserted (a commit's record is
+/// there before its rows are visible, and with `synchronous_commit = off`
+/// the rows are visible long before it is flushed) plus where the WAL is
+/// flushed (a synchronous commit is visible right after), so both kinds of
+/// commit move it once they are visible; on a standby how far it replayed.
+const WAL_POSITION: &str = "SELECT CASE WHEN pg_is_in_recovery() \
+     THEN (coalesce(pg_last_wal_replay_lsn(), '0/0') - '0/0'::pg_lsn)::bigint \
+     ELSE ((pg_current_wal_insert_lsn() - '0/0'::pg_lsn) \
+         + (pg_current_wal_flush_lsn() - '0/0'::pg_lsn))::bigint END";
 
 /// What the watching thread needs to connect as the ledger did.
 struct Dial {
@@ -64,40 +68,29 @@ impl Dial {
 
 impl Pg {
     /// The ledger's data version: it moves whenever the server's WAL moved
-    /// (and once more on the next ask, for a commit whose WAL is flushed a
-    /// moment before its rows are visible), and after a reconnection, after
+    /// (and once more on the next ask, for a commit whose WAL record is
+    /// there a moment before its rows are visible), and after a reconnection, after
     /// which anything may have changed. An error while the connection is
     /// lost or the server is silent. The first call starts the watching
-    /// thread and waits for its first answer.
+    /// thread and never waits for it: 0 until its first answer, which then
+    /// counts as a change (one reread, after the first frame).
     pub(super) fn heard_version(&self) -> Result<i64> {
         let heard = {
             let mut live = self.live.borrow_mut();
             let watcher = live.watcher.get_or_insert_with(|| self.watch());
             Arc::clone(&watcher.heard)
         };
-        let started = Instant::now();
-        loop {
-            let now = Instant::now();
-            {
-                let heard = heard.lock().unwrap_or_else(PoisonError::into_inner);
-                if let Some(why) = &heard.down {
-                    return Err(self.lost(why));
-                }
-                if heard.version > 0 {
-                    if now.duration_since(heard.answered_at) > SILENT_FOR {
-                        return Err(self.lost(&format!(
-                            "the server has not answered for {} s",
-                            SILENT_FOR.as_secs()
-                        )));
-                    }
-                    return Ok(heard.version);
-                }
-            }
-            if now.duration_since(started) > CONNECT_WAIT {
-                return Err(self.lost("the server has not answered yet"));
-            }
-            std::thread::sleep(Duration::from_millis(5));
+        let heard = heard.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(why) = &heard.down {
+            return Err(self.lost(why));
         }
+        if heard.answered_at.elapsed() > SILENT_FOR {
+            return Err(self.lost(&format!(
+                "the server has not answered for {} s",
+                SILENT_FOR.as_secs()
+            )));
+        }
+        Ok(heard.version)
     }
 
     /// Starts the watching thread on a connection of its own.

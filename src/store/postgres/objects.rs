@@ -21,24 +21,25 @@ pub(super) const RETIRED_TRIGGERS: [(&str, &str); 5] = [
 /// The function the retired triggers called; dropped after them.
 pub(super) const RETIRED_FUNCTION: &str = "settle_notify()";
 
-/// Indexes with a fixed definition: each filter qualifier has one whose last
-/// column is `id`, so a page in id order reads only the rows it returns.
+/// Indexes schema 1 put on `operations` for the filters (`state:`,
+/// `account:`, `type:`, `key:`, and reserved leases), which adoption now
+/// drops: every one of them is written by each of the service's inserts,
+/// and the one on `state` made its every completion a non-HOT update.
+/// With them, a service's write path ran at 0.88-0.93x of its throughput
+/// with 16 clients; without them, within the measurement's noise. Those
+/// filters now walk the queue index or the primary key in id order.
+pub(super) const RETIRED_INDEXES: [&str; 5] = [
+    "settle_operations_state",
+    "settle_operations_account",
+    "settle_operations_type",
+    "settle_operations_key",
+    "settle_operations_reserved_lease",
+];
+
+/// Indexes with a fixed definition. On a service's table only the one
+/// that each list row's last event needs; the rest are on settle's own
+/// tables, whose writes are settle's.
 const INDEXES: &[(&str, &str)] = &[
-    ("settle_operations_state", "operations (state, id)"),
-    // Byte order ("C"), as the reads compare text the way SQLite does:
-    // an index in the database's locale would not serve them.
-    (
-        "settle_operations_account",
-        "operations (account COLLATE \"C\", id)",
-    ),
-    (
-        "settle_operations_type",
-        "operations (op_type COLLATE \"C\", id)",
-    ),
-    (
-        "settle_operations_key",
-        "operations (idem_key COLLATE \"C\", id)",
-    ),
     ("settle_events_op", "events (op_id, id)"),
     ("settle_decisions_op", "decisions (op_id, id)"),
     ("settle_retry_requests_op", "retry_requests (op_id, id)"),
@@ -47,10 +48,6 @@ const INDEXES: &[(&str, &str)] = &[
         "retry_requests (status, id)",
     ),
     ("settle_probes_op", "settle_probes (op_id, id)"),
-    (
-        "settle_operations_reserved_lease",
-        "operations (lease_expires_at) WHERE state = 'reserved'",
-    ),
 ];
 
 /// Every `settle_*` index with its definition, the queue's from the domain.

@@ -163,6 +163,8 @@ pub(super) struct Inspection {
     pub invalid_indexes: Vec<String>,
     /// Retired triggers still on the service's tables, with their table.
     pub retired: Vec<(&'static str, &'static str)>,
+    /// Retired indexes still on the service's tables.
+    pub retired_indexes: Vec<&'static str>,
     /// A valid index leads with `events.op_id` (settle's, or the service's
     /// own).
     pub events_by_op: bool,
@@ -188,6 +190,7 @@ impl Inspection {
             || !self.missing_console_tables.is_empty()
             || !self.missing.is_empty()
             || !self.retired.is_empty()
+            || !self.retired_indexes.is_empty()
     }
 }
 
@@ -272,6 +275,10 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
         .into_iter()
         .filter(|(name, _)| is_there(name))
         .collect();
+    let retired_indexes = objects::RETIRED_INDEXES
+        .into_iter()
+        .filter(|name| present.iter().any(|(n, _)| n == name))
+        .collect();
     let events_by_op = db
         .query_one(EVENTS_BY_OP, &[])
         .and_then(|row| row.try_get(0))
@@ -282,6 +289,7 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
         missing,
         invalid_indexes,
         retired,
+        retired_indexes,
         events_by_op,
     })
 }
@@ -411,7 +419,8 @@ fn not_adopted(found: &Inspection) -> String {
     if found.version < SCHEMA_VERSION {
         return format!(
             "schema {} is older than {SCHEMA_VERSION}; shown read-only without upgrading it \
-             (upgrading drops settle's change-notification triggers from the service's tables)",
+             (upgrading drops settle's change-notification triggers and filter indexes \
+             from the service's tables)",
             found.version
         );
     }
