@@ -40,9 +40,11 @@ use crate::ui;
 use crate::watch::{FileId, Watch};
 use crate::workers::{ReadDone, Reader, Writer};
 
-/// How often the ledger file is looked at for other processes' commits
-/// (two `stat`s; SQL only when they moved).
-const POLL_EVERY: Duration = Duration::from_millis(300);
+/// How often the watcher is asked about other processes' commits (for a
+/// file two `stat`s, SQL only when they moved; for a server the last
+/// answer of its own thread): a commit is on screen within this and a
+/// page read.
+const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often the clock ticks while nothing happens: ages and "changed …
 /// ago" are shown to the second.
 const TICK_EVERY: Duration = Duration::from_secs(1);

@@ -1,8 +1,8 @@
 //! The console on a PostgreSQL ledger, end to end: the real binary in a
 //! pseudo-terminal on a throwaway cluster, the screen read back through a
 //! terminal parser. Another process decides and the screen shows it
-//! without a key press (the ledger's NOTIFY, heard on LISTEN); the address's
-//! password never reaches the screen.
+//! without a key press (the watcher asks the server's WAL position); the
+//! address's password never reaches the screen.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -7,11 +7,11 @@
 use chrono::{DateTime, Utc};
 
 use super::conn::Pg;
-use super::filter::PgSql;
 use super::portal::Portal;
 use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
+use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::filter::clusters_sql;
 use crate::store::tally::Tally;
@@ -21,7 +21,7 @@ use crate::store::tally::Tally;
 pub(super) fn clusters(pg: &Pg, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
     pg.fresh()?;
     let failed = |e| pg.err("grouping the queue", e);
-    let statement = clusters_sql(&PgSql, query, now);
+    let statement = clusters_sql(pg.dialect(), query, now);
     let portal = Portal {
         batch: 1000,
         untimed: false,

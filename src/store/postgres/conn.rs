@@ -31,6 +31,9 @@ pub struct Pg {
     /// The console's tables exist (a read-only look at a service's database
     /// that was never adopted has none): reads of decisions need them.
     pub(super) tables: Tables,
+    /// An index leads with `events.op_id`: each row's last event is looked
+    /// up, not found in one pass over `events` ([`super::filter`]).
+    pub(super) events_by_op: bool,
     /// What the watching connection heard ([`super::live`]).
     pub(super) live: RefCell<Live>,
 }
@@ -59,6 +62,7 @@ impl Pg {
             read_only,
             wait,
             tables: Tables::ALL,
+            events_by_op: true,
             live: RefCell::default(),
         })
     }

@@ -44,22 +44,81 @@ pub(super) fn stale_sql(alias: &str, now: &str) -> String {
 /// A list row: the operation's columns, and its attempt count, last event
 /// and last error, each computed for this row alone (LATERAL through
 /// `events (op_id, id)` and the attempts primary key), where SQLite keeps
-/// them in a derived table.
-const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
+/// them in a derived table. `$retry` is the last retry request's status,
+/// `$event` the join that gives `ev.event`.
+macro_rules! row_source {
+    ($retry:expr, $event:expr) => {
+        concat!(
+            "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
     n.attempts, o.max_attempts, ev.event, le.error,
-    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version,
-    CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
-        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END
+    o.result_id, o.lease_expires_at, o.created_at, o.updated_at, o.version, ",
+            $retry,
+            "
     FROM operations o
     CROSS JOIN LATERAL (SELECT count(*) AS attempts FROM attempts a WHERE a.op_id = o.id) n
     LEFT JOIN LATERAL (SELECT a.error FROM attempts a WHERE a.op_id = o.id
         ORDER BY a.attempt DESC LIMIT 1) le ON true
-    LEFT JOIN LATERAL (SELECT e.event FROM events e WHERE e.op_id = o.id
-        ORDER BY e.id DESC LIMIT 1) ev ON true";
+    ",
+            $event
+        )
+    };
+}
 
-/// PostgreSQL's spelling.
+macro_rules! retry_status {
+    () => {
+        "CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
+        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END"
+    };
+}
+
+/// The last event through an index on `events (op_id, …)`.
+macro_rules! indexed_event {
+    () => {
+        "LEFT JOIN LATERAL (SELECT e.event FROM events e WHERE e.op_id = o.id
+        ORDER BY e.id DESC LIMIT 1) ev ON true"
+    };
+}
+
+/// No last event, on a service's database without an index on
+/// `events.op_id` (before adoption): each row's lookup would scan the whole
+/// table, and finding every operation's last event in one pass costs a
+/// sort of all events on every page. The look says so
+/// ([`super::schema`]).
+macro_rules! no_event {
+    () => {
+        "CROSS JOIN (SELECT NULL::text AS event) ev"
+    };
+}
+
+/// The row source for each pair of (console tables there, events indexed
+/// by operation).
+const ROW_SOURCES: [[&str; 2]; 2] = [
+    [
+        row_source!("NULL::text", no_event!()),
+        row_source!("NULL::text", indexed_event!()),
+    ],
+    [
+        row_source!(retry_status!(), no_event!()),
+        row_source!(retry_status!(), indexed_event!()),
+    ],
+];
+
+/// PostgreSQL's spelling. `console`: the console's tables are there (a
+/// read-only look at a service's unadopted database has none);
+/// `events_by_op`: an index leads with `events.op_id` (adoption adds one).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PgSql;
+pub(super) struct PgSql {
+    pub console: bool,
+    pub events_by_op: bool,
+}
+
+impl PgSql {
+    /// Everything there: a ledger settle created or adopted.
+    pub(super) const ALL: PgSql = PgSql {
+        console: true,
+        events_by_op: true,
+    };
+}
 
 impl Dialect for PgSql {
     fn param_prefix(&self) -> char {
@@ -107,7 +166,7 @@ impl Dialect for PgSql {
     }
 
     fn row_source(&self) -> &'static str {
-        ROW_SOURCE
+        ROW_SOURCES[usize::from(self.console)][usize::from(self.events_by_op)]
     }
 
     fn attempts(&self) -> &'static str {

@@ -1,38 +1,38 @@
-//! What the watching connection of a PostgreSQL ledger heard, kept with
-//! the connection ([`super::conn::Pg`]) and read by [`super::live`].
+//! What the watching thread of a PostgreSQL ledger last learnt, shared
+//! between it ([`super::live`]) and the connection that reports it
+//! ([`super::conn::Pg`]).
 
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-/// What the watching connection heard, and whether it is down.
+/// The watching thread's answers, read by `data_version`.
 #[derive(Debug)]
-pub(super) struct Live {
-    pub(super) listening: bool,
-    /// The NOTIFY triggers are installed (an unadopted database has none,
-    /// and listening to it would hear nothing while claiming to be live).
-    pub(super) notifying: bool,
-    /// When to look for the triggers again while they are missing.
-    pub(super) look_for_triggers_at: Instant,
-    pub(super) heard: i64,
-    pub(super) pinged_at: Instant,
-    pub(super) down: Option<Down>,
+pub(super) struct Heard {
+    /// Moves whenever the server's WAL moved, and after a reconnection.
+    pub(super) version: i64,
+    /// When the server last answered.
+    pub(super) answered_at: Instant,
+    /// Why the server cannot be asked now, while the thread reconnects.
+    pub(super) down: Option<String>,
 }
 
+/// The watching thread, started by the first `data_version`; it stops
+/// when this is dropped (with the ledger).
 #[derive(Debug)]
-pub(super) struct Down {
-    pub(super) why: String,
-    pub(super) retry_at: Instant,
-    pub(super) backoff: Duration,
+pub(super) struct Watcher {
+    pub(super) heard: Arc<Mutex<Heard>>,
+    pub(super) stop: Arc<AtomicBool>,
 }
 
-impl Default for Live {
-    fn default() -> Live {
-        Live {
-            listening: false,
-            notifying: false,
-            look_for_triggers_at: Instant::now(),
-            heard: 0,
-            pinged_at: Instant::now(),
-            down: None,
-        }
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
     }
+}
+
+/// The watching thread of a ledger, once a watcher asked.
+#[derive(Debug, Default)]
+pub(super) struct Live {
+    pub(super) watcher: Option<Watcher>,
 }

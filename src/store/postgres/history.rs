@@ -25,7 +25,7 @@ impl<C: GenericClient> Reader for &mut C {
     type Error = postgres::Error;
 
     fn dialect(&self) -> &dyn Dialect {
-        &PgSql
+        &PgSql::ALL
     }
 
     fn rows<T>(

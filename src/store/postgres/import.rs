@@ -30,7 +30,7 @@ impl Import for Pg {
             .get_mut()
             .transaction()
             .map_err(|e| failed(&shown, e))?;
-        let sql = ImportSql::new(&PgSql);
+        let sql = ImportSql::new(&PgSql::ALL);
         let mut prepare = |sql: &str| tx.prepare(sql).map_err(|e| failed(&shown, e));
         let prepared = Prepared {
             contract: prepare(&sql.contract)?,

@@ -1,104 +1,110 @@
-//! Live updates from a PostgreSQL ledger: the watching connection LISTENs on
-//! the channel the adoption's triggers NOTIFY, and [`Pg::heard_version`]
-//! counts what it heard, so the console's watcher asks nothing of the
-//! server while nothing happens. A lost connection is an error until a
-//! reconnection (with backoff) succeeds. Never blocks waiting for a notice.
+//! Live updates from a PostgreSQL ledger without anything on the service's
+//! path: a thread of the watching ledger asks the server for its WAL
+//! positions (every [`ASK_EVERY`]; [`WAL_POSITION`]), which move with
+//! every commit there is, and [`Pg::heard_version`] reports what it last heard without
+//! ever waiting on the network. No trigger and no NOTIFY: a transaction
+//! that notified takes a database-wide lock at commit, which serialised
+//! the service's committers. The position is the whole server's, so a
+//! commit to another database on it rereads the screen too; that costs a
+//! page read, never a wrong screen. A lost connection is an error until a
+//! reconnection (with backoff) succeeds; a server that stops answering
+//! (a cable, a failover) is lost after [`SILENT_FOR`].
 
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use postgres::fallible_iterator::FallibleIterator;
-
+use super::address::Address;
 use super::conn::Pg;
 use super::error::failure;
-use super::heard::{Down, Live};
-use super::{objects, schema};
+use super::heard::{Heard, Watcher};
+use super::schema;
+use super::tls::Tls;
 use crate::error::{Error, Fault, Result};
 
+/// How often the watching thread asks: a commit reaches the screen within
+/// this, the console's poll and a page read.
+const ASK_EVERY: Duration = Duration::from_millis(50);
 /// The first wait before reconnecting, doubled after each failure up to
 /// [`MOST_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MOST_BACKOFF: Duration = Duration::from_secs(30);
-/// How long a reconnection may take: it runs on the console's thread.
+/// How long a reconnection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(2);
-/// A connection whose server vanished without closing it (a cable, a
-/// failover) hears nothing; a ping this often tells silence from death.
-const PING_EVERY: Duration = Duration::from_secs(5);
-const PING_WAIT: Duration = Duration::from_secs(2);
+/// A server that has not answered for this long is not live, though its
+/// connection never closed.
+const SILENT_FOR: Duration = Duration::from_secs(3);
+
+/// The server's WAL positions as one number that moves when either moves:
+/// on a primary where the last record was inserted (a commit's record is
+/// there before its rows are visible, and with `synchronous_commit = off`
+/// the rows are visible long before it is flushed) plus where the WAL is
+/// flushed (a synchronous commit is visible right after), so both kinds of
+/// commit move it once they are visible; on a standby how far it replayed.
+const WAL_POSITION: &str = "SELECT CASE WHEN pg_is_in_recovery() \
+     THEN (coalesce(pg_last_wal_replay_lsn(), '0/0') - '0/0'::pg_lsn)::bigint \
+     ELSE ((pg_current_wal_insert_lsn() - '0/0'::pg_lsn) \
+         + (pg_current_wal_flush_lsn() - '0/0'::pg_lsn))::bigint END";
+
+/// What the watching thread needs to connect as the ledger did.
+struct Dial {
+    address: Address,
+    tls: Tls,
+    shown: PathBuf,
+    read_only: bool,
+    wait: Duration,
+}
+
+impl Dial {
+    fn connect(&self) -> Result<postgres::Client> {
+        let mut client = self
+            .address
+            .connect_within(self.tls.clone(), CONNECT_WAIT)?;
+        schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
+        Ok(client)
+    }
+}
 
 impl Pg {
-    /// The ledger's data version: the number of notices heard on
-    /// `settle_ledger` (and reconnections, after which anything may have
-    /// changed). An error while the connection is lost; each call past the
-    /// backoff tries to reconnect.
+    /// The ledger's data version: it moves whenever the server's WAL moved
+    /// (and once more on the next ask, for a commit whose WAL record is
+    /// there a moment before its rows are visible), and after a reconnection, after
+    /// which anything may have changed. An error while the connection is
+    /// lost or the server is silent. The first call starts the watching
+    /// thread and never waits for it: 0 until its first answer, which then
+    /// counts as a change (one reread, after the first frame).
     pub(super) fn heard_version(&self) -> Result<i64> {
-        let now = Instant::now();
-        let mut live = self.live.borrow_mut();
-        if let Some(down) = live.down.as_mut() {
-            if now < down.retry_at {
-                return Err(self.lost(&down.why));
-            }
-            if let Err(e) = self.reconnect() {
-                down.backoff = (down.backoff * 2).min(MOST_BACKOFF);
-                down.retry_at = now + down.backoff;
-                down.why = e.to_string();
-                return Err(self.lost(&down.why));
-            }
-            live.down = None;
-            live.listening = false;
-            live.heard += 1;
+        let heard = {
+            let mut live = self.live.borrow_mut();
+            let watcher = live.watcher.get_or_insert_with(|| self.watch());
+            Arc::clone(&watcher.heard)
+        };
+        let heard = heard.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(why) = &heard.down {
+            return Err(self.lost(why));
         }
-        match self
-            .hear(&mut live, now)
-            .and_then(|()| self.triggers_installed(&mut live, now))
-        {
-            Ok(true) => Ok(live.heard),
-            Ok(false) => Err(failure(
-                &self.shown,
-                "listening for changes",
-                "the ledger has no change notifications until it is adopted \
-                 (`settle adopt`, or open it writable)",
-                Fault::Other,
-            )),
-            Err(why) => {
-                let e = self.lost(&why);
-                live.down = Some(Down {
-                    why,
-                    retry_at: now + FIRST_BACKOFF,
-                    backoff: FIRST_BACKOFF,
-                });
-                Err(e)
-            }
+        if heard.answered_at.elapsed() > SILENT_FOR {
+            return Err(self.lost(&format!(
+                "the server has not answered for {} s",
+                SILENT_FOR.as_secs()
+            )));
         }
+        Ok(heard.version)
     }
 
-    /// LISTENs once, then takes the notices the connection has buffered or
-    /// that wait on its socket, without waiting for more.
-    fn hear(&self, live: &mut Live, now: Instant) -> std::result::Result<(), String> {
-        let mut client = self.client.borrow_mut();
-        if !live.listening {
-            client
-                .batch_execute(&format!("LISTEN {}", objects::CHANNEL))
-                .map_err(said)?;
-            live.listening = true;
-            live.pinged_at = now;
-        }
-        let mut heard = 0;
-        {
-            let mut notices = client.notifications();
-            let mut waiting = notices.iter();
-            while waiting.next().map_err(said)?.is_some() {
-                heard += 1;
-            }
-        }
-        live.heard += heard;
-        if client.is_closed() {
-            return Err("the server closed the connection".to_string());
-        }
-        if heard == 0 && now >= live.pinged_at + PING_EVERY {
-            live.pinged_at = now;
-            client.is_valid(PING_WAIT).map_err(said)?;
-        }
-        Ok(())
+    /// Starts the watching thread on a connection of its own.
+    fn watch(&self) -> Watcher {
+        let heard = Arc::new(Mutex::new(Heard {
+            version: 0,
+            answered_at: Instant::now(),
+            down: None,
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let dial = self.dial();
+        let (shared, stopped) = (Arc::clone(&heard), Arc::clone(&stop));
+        std::thread::spawn(move || ask_until_stopped(&dial, &shared, &stopped));
+        Watcher { heard, stop }
     }
 
     /// Runs a read, and once more on a new connection when the server had
@@ -125,43 +131,6 @@ impl Pg {
         }
     }
 
-    /// Whether the NOTIFY triggers exist; looked for again every
-    /// [`PING_EVERY`] until they do (another process may adopt the ledger).
-    /// Once there, they stay: dropping one is an edit a repair reports.
-    fn triggers_installed(
-        &self,
-        live: &mut Live,
-        now: Instant,
-    ) -> std::result::Result<bool, String> {
-        if live.notifying || now < live.look_for_triggers_at {
-            return Ok(live.notifying);
-        }
-        live.look_for_triggers_at = now + PING_EVERY;
-        let names: Vec<String> = objects::NOTIFYING_TABLES
-            .iter()
-            .map(|t| format!("settle_notify_{t}"))
-            .collect();
-        let found: i64 = self
-            .client
-            .borrow_mut()
-            .query_one(
-                "SELECT count(*) FROM pg_trigger WHERE tgname = ANY($1)",
-                &[&names],
-            )
-            .and_then(|row| row.try_get(0))
-            .map_err(said)?;
-        live.notifying = found == names.len() as i64;
-        if live.notifying {
-            // What was written before the triggers existed was not heard.
-            live.heard += 1;
-        }
-        Ok(live.notifying)
-    }
-
-    /// A new connection in place of the lost one, set up as the first was
-    /// (timeouts, a READ ONLY session for a read-only ledger; it LISTENs
-    /// again on the next [`Pg::heard_version`]). Every reconnection in the
-    /// backend goes through here, so none loses the session's settings.
     /// A new connection, set up as the first, when the server closed this
     /// one (a restart, a failover, an idle timeout): every read starts
     /// here, so the console's reread after "live again" does not fail on
@@ -173,24 +142,29 @@ impl Pg {
         Ok(())
     }
 
+    /// A new connection in place of the lost one, set up as the first was
+    /// (timeouts, a READ ONLY session for a read-only ledger). Every
+    /// reconnection in the backend, the watching thread's too, goes
+    /// through [`Dial::connect`], so none loses the session's settings.
     pub(super) fn reconnect(&self) -> Result<()> {
-        let mut client = self
-            .address
-            .connect_within(self.tls.clone(), CONNECT_WAIT)?;
-        schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
-        *self.client.borrow_mut() = client;
-        // Held by data_version when it is the one reconnecting; it resets
-        // the flag itself then.
-        if let Ok(mut live) = self.live.try_borrow_mut() {
-            live.listening = false;
-        }
+        *self.client.borrow_mut() = self.dial().connect()?;
         Ok(())
+    }
+
+    fn dial(&self) -> Dial {
+        Dial {
+            address: self.address.clone(),
+            tls: self.tls.clone(),
+            shown: self.shown.clone(),
+            read_only: self.read_only,
+            wait: self.wait,
+        }
     }
 
     fn lost(&self, why: &str) -> Error {
         failure(
             &self.shown,
-            "listening for changes (reconnecting)",
+            "watching for changes (reconnecting)",
             why,
             Fault::Lost,
         )
@@ -200,7 +174,66 @@ impl Pg {
     pub(super) fn inspect_again(&mut self) -> Result<()> {
         let found = schema::inspect(self.client.get_mut(), &self.shown)?;
         self.tables = found.tables();
+        self.events_by_op = found.events_by_op;
         Ok(())
+    }
+}
+
+/// Asks the server's WAL position every [`ASK_EVERY`] until the ledger is
+/// dropped, reconnecting with backoff when the connection is lost.
+fn ask_until_stopped(dial: &Dial, heard: &Mutex<Heard>, stop: &AtomicBool) {
+    let mut client: Option<postgres::Client> = None;
+    let mut last: Option<i64> = None;
+    let mut recheck = false;
+    let mut backoff = FIRST_BACKOFF;
+    while !stop.load(Ordering::Relaxed) {
+        let answer = match client.as_mut() {
+            Some(c) => c
+                .query_one(WAL_POSITION, &[])
+                .and_then(|row| row.try_get::<_, i64>(0))
+                .map_err(said),
+            None => match dial.connect() {
+                Ok(c) => {
+                    client = Some(c);
+                    backoff = FIRST_BACKOFF;
+                    // Anything may have changed while nobody asked.
+                    last = None;
+                    continue;
+                }
+                Err(e) => Err(e.to_string()),
+            },
+        };
+        let mut h = heard.lock().unwrap_or_else(PoisonError::into_inner);
+        match answer {
+            Ok(position) => {
+                if last != Some(position) || recheck {
+                    h.version += 1;
+                    recheck = last != Some(position);
+                    last = Some(position);
+                }
+                h.answered_at = Instant::now();
+                h.down = None;
+                drop(h);
+                pause(ASK_EVERY, stop);
+            }
+            Err(why) => {
+                let reconnecting = client.take().is_some();
+                h.down = Some(why);
+                drop(h);
+                if !reconnecting {
+                    pause(backoff, stop);
+                    backoff = (backoff * 2).min(MOST_BACKOFF);
+                }
+            }
+        }
+    }
+}
+
+/// Sleeps `how_long`, waking early when the ledger is dropped.
+fn pause(how_long: Duration, stop: &AtomicBool) {
+    let until = Instant::now() + how_long;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+        std::thread::sleep(ASK_EVERY.min(until - Instant::now()));
     }
 }
 

@@ -6,6 +6,9 @@
 //! registers it.
 
 mod address;
+mod adopt;
+#[cfg(test)]
+mod adopt_tests;
 mod cells;
 mod chain;
 mod clusters;

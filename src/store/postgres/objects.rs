@@ -1,39 +1,45 @@
 //! What settle adds to a PostgreSQL ledger besides tables: the `settle_*`
-//! indexes for the queue and keyset paging, the triggers that keep the audit
-//! trail append-only (the same refusals, word for word, as SQLite's in
-//! `sqlite/chain.rs`), and the triggers that tell listeners of each change
-//! (`LISTEN settle_ledger`). Statements as text only; runs nothing.
+//! indexes for the queue and keyset paging, and the triggers that keep the
+//! audit trail append-only (the same refusals, word for word, as SQLite's in
+//! `sqlite/chain.rs`), on settle's own tables only. No trigger of settle's
+//! sits on a service's table: a service's write runs nothing of settle's.
+//! Statements as text only; runs nothing.
 
-/// The channel the NOTIFY triggers speak on; the console LISTENs on it.
-pub(super) const CHANNEL: &str = "settle_ledger";
-
-/// The tables whose changes the console hears.
-pub(super) const NOTIFYING_TABLES: [&str; 5] = [
-    "operations",
-    "attempts",
-    "events",
-    "decisions",
-    "retry_requests",
+/// The change-notification triggers schema 1 put on every ledger table,
+/// with their table, which adoption now drops: a transaction that ran
+/// `pg_notify` takes a database-wide lock at commit, so every committer
+/// of the service waited for the others. The console asks the server's
+/// WAL position instead ([`super::live`]).
+pub(super) const RETIRED_TRIGGERS: [(&str, &str); 5] = [
+    ("settle_notify_operations", "operations"),
+    ("settle_notify_attempts", "attempts"),
+    ("settle_notify_events", "events"),
+    ("settle_notify_decisions", "decisions"),
+    ("settle_notify_retry_requests", "retry_requests"),
 ];
 
-/// Indexes with a fixed definition: each filter qualifier has one whose last
-/// column is `id`, so a page in id order reads only the rows it returns.
+/// The function the retired triggers called; dropped after them.
+pub(super) const RETIRED_FUNCTION: &str = "settle_notify()";
+
+/// Indexes schema 1 put on `operations` for the filters (`state:`,
+/// `account:`, `type:`, `key:`, and reserved leases), which adoption now
+/// drops: every one of them is written by each of the service's inserts,
+/// and the one on `state` made its every completion a non-HOT update.
+/// With them, a service's write path ran at 0.88-0.93x of its throughput
+/// with 16 clients; without them, within the measurement's noise. Those
+/// filters now walk the queue index or the primary key in id order.
+pub(super) const RETIRED_INDEXES: [&str; 5] = [
+    "settle_operations_state",
+    "settle_operations_account",
+    "settle_operations_type",
+    "settle_operations_key",
+    "settle_operations_reserved_lease",
+];
+
+/// Indexes with a fixed definition. On a service's table only the one
+/// that each list row's last event needs; the rest are on settle's own
+/// tables, whose writes are settle's.
 const INDEXES: &[(&str, &str)] = &[
-    ("settle_operations_state", "operations (state, id)"),
-    // Byte order ("C"), as the reads compare text the way SQLite does:
-    // an index in the database's locale would not serve them.
-    (
-        "settle_operations_account",
-        "operations (account COLLATE \"C\", id)",
-    ),
-    (
-        "settle_operations_type",
-        "operations (op_type COLLATE \"C\", id)",
-    ),
-    (
-        "settle_operations_key",
-        "operations (idem_key COLLATE \"C\", id)",
-    ),
     ("settle_events_op", "events (op_id, id)"),
     ("settle_decisions_op", "decisions (op_id, id)"),
     ("settle_retry_requests_op", "retry_requests (op_id, id)"),
@@ -42,10 +48,6 @@ const INDEXES: &[(&str, &str)] = &[
         "retry_requests (status, id)",
     ),
     ("settle_probes_op", "settle_probes (op_id, id)"),
-    (
-        "settle_operations_reserved_lease",
-        "operations (lease_expires_at) WHERE state = 'reserved'",
-    ),
 ];
 
 /// Every `settle_*` index with its definition, the queue's from the domain.
@@ -65,9 +67,7 @@ pub(super) fn indexes() -> Vec<(&'static str, String)> {
 }
 
 /// The functions the triggers call. `settle_refuse` raises its argument,
-/// so each refusal's text sits beside its trigger; `settle_notify` tells
-/// listeners which table changed (one notice per statement, and PostgreSQL
-/// folds equal notices of one transaction into one).
+/// so each refusal's text sits beside its trigger.
 pub(super) const FUNCTIONS: &str = r#"
 CREATE OR REPLACE FUNCTION settle_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -88,11 +88,6 @@ BEGIN
         RAISE EXCEPTION 'retry_requests status only moves forward: queued -> claimed -> done or failed, or queued -> cancelled';
     END IF;
     RETURN NEW;
-END $$;
-CREATE OR REPLACE FUNCTION settle_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('settle_ledger', TG_TABLE_NAME);
-    RETURN NULL;
 END $$;
 "#;
 
@@ -175,23 +170,6 @@ fn append_only() -> Vec<(&'static str, &'static str, String)> {
     ]
 }
 
-/// The NOTIFY triggers, one per table the console hears.
-fn notify() -> Vec<(String, &'static str, String)> {
-    NOTIFYING_TABLES
-        .iter()
-        .map(|table| {
-            (
-                format!("settle_notify_{table}"),
-                *table,
-                format!(
-                    "AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} \
-                     FOR EACH STATEMENT EXECUTE FUNCTION settle_notify()"
-                ),
-            )
-        })
-        .collect()
-}
-
 /// Every trigger settle installs: its name and the statement that creates
 /// it. Adoption creates only the missing ones: replacing one that exists
 /// (DROP, or CREATE OR REPLACE TRIGGER, which PostgreSQL before 14 lacks)
@@ -199,11 +177,9 @@ fn notify() -> Vec<(String, &'static str, String)> {
 pub(super) fn triggers() -> Vec<(String, String)> {
     append_only()
         .into_iter()
-        .map(|(n, t, body)| (n.to_string(), t, body))
-        .chain(notify())
         .map(|(name, _table, body)| {
             let sql = format!("CREATE TRIGGER {name} {body}");
-            (name, sql)
+            (name.to_string(), sql)
         })
         .collect()
 }

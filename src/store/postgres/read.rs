@@ -31,7 +31,22 @@ const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 
 impl Reads for Pg {
     fn dialect(&self) -> &dyn Dialect {
-        &PgSql
+        const SPELLINGS: [PgSql; 4] = [
+            PgSql {
+                console: false,
+                events_by_op: false,
+            },
+            PgSql {
+                console: false,
+                events_by_op: true,
+            },
+            PgSql {
+                console: true,
+                events_by_op: false,
+            },
+            PgSql::ALL,
+        ];
+        &SPELLINGS[usize::from(self.tables.console) * 2 + usize::from(self.events_by_op)]
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {

@@ -1,7 +1,6 @@
 //! The ledger's tables in PostgreSQL: creating an empty ledger, checking the
-//! schema version (a newer one is refused), adopting a service's tables on
-//! the first writable open (never on a read), the triggers that keep
-//! decisions append-only and tell listeners of changes.
+//! schema version (a newer one is refused), and on the first writable open
+//! (never on a read) adopting a service's tables ([`super::adopt`]).
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,11 +16,12 @@ use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 
 /// The schema version this binary writes and understands, kept in
 /// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
-/// `user_version` is another sequence).
-pub const SCHEMA_VERSION: i64 = 1;
+/// `user_version` is another sequence). Schema 2 has no trigger on a
+/// service's table: schema 1's change notifications are dropped.
+pub const SCHEMA_VERSION: i64 = 2;
 
-/// The advisory lock creation and adoption hold for their transaction: a
-/// second process adopting at the same time waits, then finds it done.
+/// The advisory lock creation holds for its transaction (adoption's is
+/// the same number, held by the session: [`super::adopt`]).
 const ADOPTION_LOCK: i64 = 0x05e7_71ea_d0b7;
 
 /// ledger-v1's tables as services create them in PostgreSQL, with native
@@ -158,6 +158,16 @@ pub(super) struct Inspection {
     pub missing_console_tables: Vec<&'static str>,
     /// settle's indexes, triggers or decision columns absent.
     pub missing: Vec<String>,
+    /// settle's indexes a failed concurrent build left INVALID (also in
+    /// `missing`: no read uses them).
+    pub invalid_indexes: Vec<String>,
+    /// Retired triggers still on the service's tables, with their table.
+    pub retired: Vec<(&'static str, &'static str)>,
+    /// Retired indexes still on the service's tables.
+    pub retired_indexes: Vec<&'static str>,
+    /// A valid index leads with `events.op_id` (settle's, or the service's
+    /// own).
+    pub events_by_op: bool,
 }
 
 impl Inspection {
@@ -179,6 +189,8 @@ impl Inspection {
         self.version < SCHEMA_VERSION
             || !self.missing_console_tables.is_empty()
             || !self.missing.is_empty()
+            || !self.retired.is_empty()
+            || !self.retired_indexes.is_empty()
     }
 }
 
@@ -186,7 +198,7 @@ impl Inspection {
 /// them: the decisions' extra attempt and chain, and a worker's progress
 /// on a retry request (the contract leaves a worker's own columns
 /// unguarded).
-const SETTLE_COLUMNS: [(&str, &str, &str); 7] = [
+pub(super) const SETTLE_COLUMNS: [(&str, &str, &str); 7] = [
     (
         "decisions",
         "extra_attempt",
@@ -252,17 +264,40 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
         );
     }
     let present = settle_objects(db).map_err(err)?;
-    missing.extend(
-        objects::names()
-            .into_iter()
-            .filter(|n| !present.contains(n)),
-    );
+    let is_there = |name: &str| present.iter().any(|(n, valid)| n == name && *valid);
+    missing.extend(objects::names().into_iter().filter(|n| !is_there(n)));
+    let invalid_indexes = present
+        .iter()
+        .filter(|(_, valid)| !valid)
+        .map(|(n, _)| n.clone())
+        .collect();
+    let retired = objects::RETIRED_TRIGGERS
+        .into_iter()
+        .filter(|(name, _)| is_there(name))
+        .collect();
+    let retired_indexes = objects::RETIRED_INDEXES
+        .into_iter()
+        .filter(|name| present.iter().any(|(n, _)| n == name))
+        .collect();
+    let events_by_op = db
+        .query_one(EVENTS_BY_OP, &[])
+        .and_then(|row| row.try_get(0))
+        .map_err(err)?;
     Ok(Inspection {
         version,
         missing_console_tables,
         missing,
+        invalid_indexes,
+        retired,
+        retired_indexes,
+        events_by_op,
     })
 }
+
+/// Whether a valid index on `events` has `op_id` as its first column.
+const EVENTS_BY_OP: &str = "SELECT EXISTS (SELECT 1 FROM pg_index i \
+     JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] \
+     WHERE i.indrelid = to_regclass('events') AND i.indisvalid AND a.attname = 'op_id')";
 
 /// The columns of `table` as the search path finds it; none when absent.
 fn columns(
@@ -277,10 +312,11 @@ fn columns(
     rows.iter().map(|r| r.try_get(0)).collect()
 }
 
-/// The names of the indexes and triggers on the ledger's tables.
+/// The names of the indexes and triggers on the ledger's tables, each with
+/// whether it is usable (an index a failed concurrent build left is not).
 fn settle_objects(
     db: &mut impl GenericClient,
-) -> std::result::Result<Vec<String>, postgres::Error> {
+) -> std::result::Result<Vec<(String, bool)>, postgres::Error> {
     let tables: Vec<&str> = REQUIRED_COLUMNS
         .iter()
         .map(|(t, _)| *t)
@@ -288,18 +324,22 @@ fn settle_objects(
         .collect();
     let rows = db.query(
         "WITH t AS (SELECT to_regclass(name)::oid AS oid FROM unnest($1::text[]) AS name) \
-         SELECT c.relname::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         SELECT c.relname::text, i.indisvalid FROM pg_index i \
+          JOIN pg_class c ON c.oid = i.indexrelid \
           WHERE i.indrelid IN (SELECT oid FROM t) \
          UNION ALL \
-         SELECT tgname::text FROM pg_trigger \
+         SELECT tgname::text, true FROM pg_trigger \
           WHERE NOT tgisinternal AND tgrelid IN (SELECT oid FROM t)",
         &[&tables],
     )?;
-    rows.iter().map(|r| r.try_get(0)).collect()
+    rows.iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
 }
 
 /// Creates settle's schema in an empty database; refuses one that already
-/// holds `operations`.
+/// holds `operations`. One transaction: the tables are empty, so building
+/// an index takes no time and blocks nobody.
 pub(super) fn create(pg: &mut Pg) -> Result<()> {
     let shown = pg.shown.clone();
     let wait = pg.wait;
@@ -307,7 +347,8 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
     configure(client, &shown, false, wait)?;
     let err = |e| pg_error(&shown, "creating the ledger schema", e);
     let mut tx = client.transaction().map_err(err)?;
-    lock_schema(&mut tx).map_err(err)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ADOPTION_LOCK])
+        .map_err(err)?;
     if !columns(&mut tx, "operations").map_err(err)?.is_empty() {
         return Err(Error::ledger(
             &shown,
@@ -315,18 +356,24 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
             "open it with `settle LEDGER`, or create the ledger in an empty database",
         ));
     }
-    tx.batch_execute(SERVICE_TABLES).map_err(err)?;
-    tx.batch_execute(CONSOLE_TABLES).map_err(err)?;
-    for (_, sql) in settle_steps(&objects::names()) {
-        tx.batch_execute(&sql).map_err(err)?;
+    let mut sql = format!("{SERVICE_TABLES}\n{CONSOLE_TABLES}\n{}", objects::FUNCTIONS);
+    for (name, on) in objects::indexes() {
+        sql.push_str(&format!("CREATE INDEX {name} ON {on};\n"));
     }
-    set_version(&mut tx).map_err(err)?;
+    for (_, create) in objects::triggers() {
+        sql.push_str(&format!("{create};\n"));
+    }
+    sql.push_str(&format!(
+        "INSERT INTO settle_schema (version) VALUES ({SCHEMA_VERSION});"
+    ));
+    tx.batch_execute(&sql).map_err(err)?;
     tx.commit().map_err(err).map_err(|e| e.busy_after(wait))
 }
 
 /// Checks the schema on open and, when writable, adopts a service's tables
-/// (or repairs settle's missing objects) in one transaction. A read-only
-/// open only reads: its session cannot write.
+/// (or repairs settle's missing objects, or drops retired ones) without
+/// holding up the service ([`super::adopt`]). A read-only open only reads:
+/// its session cannot write.
 pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<OpenReport> {
     let shown = pg.shown.clone();
     let (read_only, wait) = (pg.read_only, pg.wait);
@@ -338,139 +385,46 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
         return Ok(report);
     }
     if read_only {
-        report.not_adopted = Some(if found.version < SCHEMA_VERSION {
-            format!(
-                "schema {} is older than {SCHEMA_VERSION}; shown read-only without adopting it",
-                found.version
-            )
-        } else {
-            "some of settle's tables, columns, indexes or triggers are missing; \
-             shown read-only without repairing it"
-                .to_string()
-        });
+        report.not_adopted = Some(not_adopted(&found));
         pg.tables = found.tables();
+        pg.events_by_op = found.events_by_op;
         return Ok(report);
     }
-    report.upgraded = adopt(client, &shown, progress).map_err(|e| e.busy_after(wait))?;
+    let adopted = super::adopt::adopt(client, &shown, wait, progress);
+    // Adoption lifted the session's timeouts for its index builds.
+    configure(client, &shown, read_only, wait)?;
+    report.upgraded = adopted.map_err(|e| e.busy_after(wait))?;
     Ok(report)
 }
 
-/// Adds what `inspect` found missing, in one transaction under the adoption
-/// lock; never touches a service row. None when another process did it
-/// while this one waited for the lock.
-fn adopt(
-    client: &mut Client,
-    shown: &Path,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<Option<String>> {
-    let err = |doing: &str, e| pg_error(shown, doing, e);
-    let mut tx = client
-        .transaction()
-        .map_err(|e| err("starting the adoption", e))?;
-    // Index builds on a big ledger take longer than a statement may; the
-    // lock timeout still bounds how long it waits for a service.
-    tx.batch_execute("SET LOCAL statement_timeout = 0")
-        .map_err(|e| err("starting the adoption", e))?;
-    lock_schema(&mut tx).map_err(|e| err("waiting for the adoption lock", e))?;
-    let found = inspect(&mut tx, shown)?;
-    if !found.needs_upgrade() {
-        return Ok(None);
-    }
-    let steps = settle_steps(&found.missing);
-    let total = steps.len() + 2;
-    progress(Progress {
-        step: "adding the console tables".to_string(),
-        done: 0,
-        total,
-    });
-    tx.batch_execute(CONSOLE_TABLES)
-        .map_err(|e| err("adding the console tables", e))?;
-    for (table, column, definition) in SETTLE_COLUMNS {
-        let doing = format!("adding {table}.{column}");
-        tx.batch_execute(&format!(
-            "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
-        ))
-        .map_err(|e| err(&doing, e))?;
-    }
-    for (i, (step, sql)) in steps.into_iter().enumerate() {
-        progress(Progress {
-            step: step.clone(),
-            done: i + 1,
-            total,
-        });
-        tx.batch_execute(&sql).map_err(|e| err(&step, e))?;
-    }
-    progress(Progress {
-        step: "committing".to_string(),
-        done: total - 1,
-        total,
-    });
-    set_version(&mut tx).map_err(|e| err("setting the schema version", e))?;
-    tx.commit().map_err(|e| err("committing the adoption", e))?;
-    Ok(Some(adoption_line(shown, &found)))
-}
-
-/// The one line an adoption prints, naming everything it added.
-fn adoption_line(shown: &Path, found: &Inspection) -> String {
-    let mut added: Vec<String> = found
-        .missing_console_tables
-        .iter()
-        .map(|t| format!("table {t}"))
-        .collect();
-    let (verb, versions) = match found.version {
-        0 => ("adopted", format!(" (schema 0 -> {SCHEMA_VERSION})")),
-        SCHEMA_VERSION => ("repaired", String::new()),
-        v => ("upgraded", format!(" (schema {v} -> {SCHEMA_VERSION})")),
-    };
+/// What a read-only look says of a ledger it leaves as it is: what is
+/// missing, and what adopting it would add or drop.
+fn not_adopted(found: &Inspection) -> String {
     if found.version == 0 {
-        added.push(
-            "indexes, append-only triggers on the audit trail, change notifications".to_string(),
+        let mut adds: Vec<String> = found
+            .missing_console_tables
+            .iter()
+            .map(|t| format!("table {t}"))
+            .collect();
+        adds.push("settle's indexes (built without blocking writes)".to_string());
+        if !found.events_by_op {
+            adds.push("the index that shows each operation's last event".to_string());
+        }
+        return format!(
+            "schema 0 is older than {SCHEMA_VERSION}; shown read-only without adopting it \
+             (adopting adds {}; no trigger on the service's tables)",
+            adds.join(", ")
         );
-    } else if !found.missing.is_empty() {
-        // Someone dropped settle's objects: name each, so an auditor sees it.
-        added.push(format!("the missing {}", found.missing.join(", ")));
     }
-    format!(
-        "settle: {verb} {}{versions}: added {}; no service rows changed",
-        shown.display(),
-        added.join(", ")
-    )
-}
-
-/// The statements that bring the `missing` of settle's indexes and
-/// triggers into a ledger, each with the step name progress reports show.
-/// The trigger functions are always (re)created: that takes no table lock.
-fn settle_steps(missing: &[String]) -> Vec<(String, String)> {
-    let is_missing = |name: &str| missing.iter().any(|m| m == name);
-    let mut steps: Vec<(String, String)> = objects::indexes()
-        .into_iter()
-        .filter(|(name, _)| is_missing(name))
-        .map(|(name, on)| {
-            (
-                format!("building index {name}"),
-                format!("CREATE INDEX {name} ON {on}"),
-            )
-        })
-        .collect();
-    let triggers: Vec<String> = objects::triggers()
-        .into_iter()
-        .filter(|(name, _)| is_missing(name))
-        .map(|(_, sql)| sql + ";")
-        .collect();
-    steps.push((
-        "installing the append-only and notification triggers".to_string(),
-        format!("{}\n{}", objects::FUNCTIONS, triggers.join("\n")),
-    ));
-    steps
-}
-
-fn lock_schema(tx: &mut impl GenericClient) -> std::result::Result<(), postgres::Error> {
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&ADOPTION_LOCK])
-        .map(|_| ())
-}
-
-fn set_version(tx: &mut impl GenericClient) -> std::result::Result<(), postgres::Error> {
-    tx.batch_execute(&format!(
-        "DELETE FROM settle_schema; INSERT INTO settle_schema (version) VALUES ({SCHEMA_VERSION})"
-    ))
+    if found.version < SCHEMA_VERSION {
+        return format!(
+            "schema {} is older than {SCHEMA_VERSION}; shown read-only without upgrading it \
+             (upgrading drops settle's change-notification triggers and filter indexes \
+             from the service's tables)",
+            found.version
+        );
+    }
+    "some of settle's tables, columns, indexes or triggers are missing; \
+     shown read-only without repairing it"
+        .to_string()
 }
