@@ -210,7 +210,7 @@ pub(super) fn resolve(
     let p = d.param_prefix();
     if let Ok(id) = spec.trim().parse::<i64>() {
         let found = ids(&Statement {
-            sql: format!("SELECT id FROM operations WHERE id = {p}1"),
+            sql: format!("SELECT id FROM {} WHERE id = {p}1", d.operations()),
             args: vec![Arg::Int(id)],
         })?;
         return found.first().map(|_| OperationId(id)).ok_or_else(not_found);
@@ -226,8 +226,9 @@ pub(super) fn resolve(
     // constraint may hold two, and guessing would decide on the wrong one.
     let ids = ids(&Statement {
         sql: format!(
-            "SELECT id FROM operations
-             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id"
+            "SELECT id FROM {}
+             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id",
+            d.operations()
         ),
         args: natural_key(account, op_type, key),
     })?;
@@ -254,8 +255,9 @@ pub(super) fn operation_by_key(
     let p = d.param_prefix();
     let found = ids(&Statement {
         sql: format!(
-            "SELECT id FROM operations
-             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id LIMIT 1"
+            "SELECT id FROM {}
+             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id LIMIT 1",
+            d.operations()
         ),
         args: natural_key(account, op_type, key),
     })?;

@@ -13,7 +13,7 @@ use crate::store::sql::{Arg, Dialect};
 
 /// The arguments as the client binds them: each in its value's own type
 /// (an instant as a `timestamptz`).
-pub(super) fn refs(values: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
+pub(crate) fn refs(values: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
     values
         .iter()
         .map(|v| match v {
@@ -59,7 +59,7 @@ const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key
 
 /// PostgreSQL's spelling.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PgSql;
+pub(crate) struct PgSql;
 
 impl Dialect for PgSql {
     fn param_prefix(&self) -> char {

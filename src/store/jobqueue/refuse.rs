@@ -1,0 +1,91 @@
+//! What settle cannot write on a job queue yet, refused before anything is
+//! written: a decision must change the job through the engine's own
+//! functions and keep its audit row in settle's own schema, in one
+//! transaction, and until that is built every write answers why, naming
+//! the engine ([`JobQueue::refusal`]). The session is read-only besides,
+//! so no statement here could write the engine's tables.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::session::JobQueue;
+use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
+use crate::domain::{DecisionDraft, DecisionReceipt, NewOperation, NewProbe, OpTypeContract};
+use crate::error::Result;
+use crate::store::backend::{Decisions, Import, Probes, Retries, Transfer};
+use crate::store::copy::{CopyReport, RowSource, Table, Value};
+use crate::store::import_report::ImportReport;
+
+impl Decisions for JobQueue {
+    fn record_decision(
+        &mut self,
+        _draft: &DecisionDraft,
+        _now: DateTime<Utc>,
+    ) -> Result<DecisionReceipt> {
+        Err(self.refusal())
+    }
+
+    fn record_decisions(
+        &mut self,
+        _drafts: &[DecisionDraft],
+        _now: DateTime<Utc>,
+    ) -> Result<Vec<Result<DecisionReceipt>>> {
+        Err(self.refusal())
+    }
+
+    fn judge_decision(&self, _draft: &DecisionDraft, _now: DateTime<Utc>) -> Result<()> {
+        Err(self.refusal())
+    }
+}
+
+impl Probes for JobQueue {
+    fn record_probe(&mut self, _probe: &NewProbe) -> Result<i64> {
+        Err(self.refusal())
+    }
+}
+
+/// settle's worker never runs a job queue's jobs: the engine's own does.
+impl Retries for JobQueue {
+    fn claim_retry(
+        &mut self,
+        _worker: &str,
+        _lease: Duration,
+        _now: DateTime<Utc>,
+    ) -> Result<Option<Claimed>> {
+        Ok(None)
+    }
+
+    fn finish_retry(
+        &mut self,
+        _claim: &RetryClaim,
+        _run: &RetryRun,
+        _now: DateTime<Utc>,
+    ) -> Result<Finish> {
+        Err(self.refusal())
+    }
+}
+
+impl Import for JobQueue {
+    fn import(
+        &mut self,
+        _operations: &[NewOperation],
+        _contracts: &[OpTypeContract],
+    ) -> Result<ImportReport> {
+        Err(self.refusal())
+    }
+}
+
+impl Transfer for JobQueue {
+    fn copy_rows(
+        &self,
+        _table: &Table,
+        _each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
+    ) -> Result<u64> {
+        Err(self.refusal())
+    }
+
+    fn copy_from(&mut self, _source: &mut RowSource) -> Result<CopyReport> {
+        Err(self.refusal())
+    }
+}

@@ -1,0 +1,203 @@
+//! The open job queue, [`JobQueue`]: a session on the engine's database,
+//! kept read-only (nothing settle runs on it can write the engine's
+//! tables), and the parts of the contract that are about the session
+//! itself. Reads are in [`super::reads`]; what settle cannot write on a
+//! job queue yet is refused in [`super::refuse`].
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::Client;
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::engine::EngineSql;
+use crate::error::{Error, Result};
+use crate::store::backend::Session;
+use crate::store::filter::Statement;
+use crate::store::interrupt::{Interrupt, InterruptHandle};
+use crate::store::postgres::{Cells, foreign_session, pg_error, refs};
+use crate::store::sql::Arg;
+
+/// A job queue's database, read as a ledger in place.
+pub(crate) struct JobQueue {
+    /// Every read takes `&self` while the client needs `&mut`; one thread
+    /// uses a ledger at a time.
+    client: RefCell<Client>,
+    /// The address as given, to connect again after the server closed
+    /// the session.
+    address: PathBuf,
+    /// The engine and the database as shown (never a password).
+    shown: PathBuf,
+    pub(super) sql: &'static EngineSql,
+    wait: Duration,
+    cancel: RefCell<Arc<InterruptHandle>>,
+}
+
+impl std::fmt::Debug for JobQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobQueue")
+            .field("ledger", &self.shown)
+            .finish()
+    }
+}
+
+impl JobQueue {
+    /// The engine's tables at `address`, read through `client` (a
+    /// [`crate::store::postgres::Foreign`] session).
+    pub(super) fn new(
+        address: &Path,
+        session: crate::store::postgres::Foreign,
+        sql: &'static EngineSql,
+        wait: Duration,
+    ) -> JobQueue {
+        JobQueue {
+            client: RefCell::new(session.client),
+            address: address.to_path_buf(),
+            shown: PathBuf::from(format!("{} ({})", session.shown.display(), sql.name)),
+            sql,
+            wait,
+            cancel: RefCell::new(Arc::new(session.cancel)),
+        }
+    }
+
+    pub(super) fn shown(&self) -> &Path {
+        &self.shown
+    }
+
+    pub(super) fn err(&self, doing: &str, e: postgres::Error) -> Error {
+        pg_error(&self.shown, doing, e)
+    }
+
+    /// A new session in place of one the server closed (a restart, a
+    /// failover, an idle timeout); every read starts here.
+    fn fresh(&self) -> Result<()> {
+        if !self.client.borrow().is_closed() {
+            return Ok(());
+        }
+        let session = foreign_session(&self.address, true, self.wait)?;
+        *self.cancel.borrow_mut() = Arc::new(session.cancel);
+        *self.client.borrow_mut() = session.client;
+        Ok(())
+    }
+
+    /// Each row of `sql`, read by `read`; `doing` says what failed.
+    pub(super) fn rows<T>(
+        &self,
+        sql: &str,
+        args: &[Arg],
+        doing: &str,
+        read: impl FnMut(&mut Cells<'_>) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<Vec<T>> {
+        self.fresh()?;
+        let mut read = read;
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(sql, &refs(args))
+            .map_err(|e| self.err(doing, e))?;
+        rows.iter()
+            .map(|row| read(&mut Cells::new(row)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(doing, e))
+    }
+
+    /// Hands each row of `statement` to `each` as the server sends it (the
+    /// driver reads the socket only as fast as the rows are taken), never
+    /// all held in memory; a whole list may take longer than the statement
+    /// timeout a page has.
+    pub(super) fn stream(
+        &self,
+        statement: &Statement,
+        doing: &str,
+        each: &mut dyn FnMut(&mut Cells<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.fresh()?;
+        let failed = |e| self.err(doing, e);
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .read_only(true)
+            .start()
+            .map_err(failed)?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
+            .map_err(failed)?;
+        let mut rows = tx
+            .query_raw(&statement.sql, refs(&statement.args))
+            .map_err(failed)?;
+        while let Some(row) = rows.next().map_err(failed)? {
+            each(&mut Cells::new(&row))?;
+        }
+        drop(rows);
+        tx.commit().map_err(failed)
+    }
+
+    /// Why settle writes nothing here: what every write answers.
+    pub(super) fn refusal(&self) -> Error {
+        Error::ledger(
+            &self.shown,
+            format!(
+                "settle cannot decide on {} jobs yet; nothing was written",
+                self.sql.name
+            ),
+            format!(
+                "settle reads {}'s tables in place; retry, cancel or finish the job with {}'s own tools for now",
+                self.sql.name, self.sql.name
+            ),
+        )
+    }
+}
+
+/// A cancel that reaches the session's current connection.
+struct Shared(Arc<InterruptHandle>);
+
+impl Interrupt for Shared {
+    fn interrupt(&self) {
+        self.0.interrupt();
+    }
+}
+
+impl Session for JobQueue {
+    fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    fn file(&self) -> Option<&Path> {
+        None
+    }
+
+    /// The engine's schema is its own: settle adds none of its tables.
+    fn schema_version(&self) -> i64 {
+        0
+    }
+
+    fn is_read_only(&self) -> bool {
+        true
+    }
+
+    fn data_version(&self) -> Result<i64> {
+        let sql = self.sql.data_version;
+        let version = self.rows(sql, &[], "watching the jobs", |c| {
+            crate::store::cells::CellRead::int(c, 0, "version")
+        })?;
+        Ok(version.first().copied().unwrap_or(0))
+    }
+
+    fn reinspect(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle::new(Shared(self.cancel.borrow().clone()))
+    }
+
+    fn why_not_writable(&self) -> Error {
+        self.refusal()
+    }
+
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
