@@ -1,1 +1,221 @@
-//! Tests.
+//! The job queues read in place, on a throwaway PostgreSQL cluster holding
+//! each engine's schema (`tests/fixtures/jobqueue/`) and one job in each of
+//! its states, put there as the engine puts them.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use chrono::Utc;
+
+use crate::domain::{Outcome, Seek, State};
+use crate::query::Query;
+use crate::store::postgres::testing;
+use crate::store::{Access, Ledger};
+
+const PROCRASTINATE: &str = include_str!("../../../tests/fixtures/jobqueue/procrastinate.sql");
+const PROCRASTINATE_JOBS: &str =
+    include_str!("../../../tests/fixtures/jobqueue/procrastinate-jobs.sql");
+const RIVER: &str = include_str!("../../../tests/fixtures/jobqueue/river.sql");
+const RIVER_JOBS: &str = include_str!("../../../tests/fixtures/jobqueue/river-jobs.sql");
+
+/// A fresh database holding `schema` and `jobs`; None when the machine has
+/// no PostgreSQL (said loudly by the harness).
+fn engine(hint: &str, schema: &str, jobs: &str) -> Option<PathBuf> {
+    let db = testing::fresh_database(hint)?;
+    let mut client = testing::connect(&db);
+    client.batch_execute(schema).unwrap();
+    client.batch_execute(jobs).unwrap();
+    Some(db)
+}
+
+/// Every job as `(id, state, stale)`, in id order.
+fn states(ledger: &Ledger, query: &Query) -> Vec<(i64, String, bool)> {
+    let now = Utc::now();
+    let mut rows = ledger.page(query, Seek::First, 100, now).unwrap();
+    rows.reverse();
+    rows.iter()
+        .map(|r| {
+            let stale = crate::domain::stale_reservation(
+                &r.state,
+                r.lease_expires_at.as_deref(),
+                now,
+            );
+            (r.id.0, r.state.as_str().to_string(), stale)
+        })
+        .collect()
+}
+
+fn owned(expected: &[(i64, &str, bool)]) -> Vec<(i64, String, bool)> {
+    expected
+        .iter()
+        .map(|(id, s, stale)| (*id, s.to_string(), *stale))
+        .collect()
+}
+
+#[test]
+fn procrastinate_is_recognised_and_each_status_maps_to_its_state() {
+    let Some(db) = engine("procrastinate states", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    let (ledger, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert!(ledger.path().to_string_lossy().ends_with("(Procrastinate)"));
+    assert!(ledger.is_read_only());
+    assert!(
+        report
+            .read_only_reason
+            .as_deref()
+            .is_some_and(|r| r.contains("Procrastinate")),
+        "{report:?}"
+    );
+    let all = states(&ledger, &Query::default());
+    assert_eq!(
+        all,
+        owned(&[
+            (1, "exhausted", false),
+            (2, "reserved", true),
+            (3, "reserved", false),
+            (4, "completed", false),
+            (5, "not_applied", false),
+            (6, "not_applied", false),
+            (7, "todo", false),
+        ])
+    );
+    // The queue: the failed job and the one whose worker stopped beating.
+    let queue = states(&ledger, &Query::queue());
+    assert_eq!(
+        queue,
+        owned(&[(1, "exhausted", false), (2, "reserved", true)])
+    );
+    assert_eq!(ledger.count(&Query::queue(), Utc::now()).unwrap(), 2);
+    let counts = ledger.state_counts(Utc::now()).unwrap();
+    assert_eq!((counts.total, counts.stale_reserved), (7, 1));
+    assert!(counts.by_state.contains(&(State::Reserved, 2)));
+}
+
+#[test]
+fn a_procrastinate_job_shows_its_attempts_and_events_from_the_engine() {
+    let Some(db) = engine("procrastinate detail", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    // The queueing lock is the key; a job without one is keyed by its id.
+    assert_eq!(ledger.resolve("payments/charge/charge-1").unwrap().0, 1);
+    assert_eq!(ledger.resolve("payments/refund/2").unwrap().0, 2);
+    let failed = ledger.detail(ledger.resolve("1").unwrap()).unwrap();
+    let op = &failed.operation;
+    assert_eq!((op.account.as_str(), op.op_type.as_str()), ("payments", "charge"));
+    assert_eq!(op.params.as_deref(), Some(r#"{"cents": 500, "order": 1}"#));
+    assert!(op.fingerprint.starts_with("sha256:"), "{}", op.fingerprint);
+    let outcomes: Vec<&Outcome> = failed.attempts.iter().map(|a| &a.outcome).collect();
+    assert_eq!(outcomes, [&Outcome::Error, &Outcome::Error]);
+    let events: Vec<&str> = failed.events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(
+        events,
+        ["deferred", "started", "deferred_for_retry", "started", "failed"]
+    );
+    assert_eq!(failed.events[4].attempt, Some(2));
+    assert!(failed.history_malformed.is_empty(), "{failed:?}");
+    // The stalled job's attempt never ended: in flight.
+    let stalled = ledger.detail(ledger.resolve("2").unwrap()).unwrap();
+    assert_eq!(stalled.attempts.len(), 1);
+    assert_eq!(stalled.attempts[0].outcome, Outcome::InFlight);
+}
+
+#[test]
+fn river_is_recognised_and_each_state_maps_to_its_state() {
+    let Some(db) = engine("river states", RIVER, RIVER_JOBS) else {
+        return;
+    };
+    let (ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert!(ledger.path().to_string_lossy().ends_with("(River)"));
+    assert_eq!(
+        states(&ledger, &Query::default()),
+        owned(&[
+            (1, "exhausted", false),
+            (2, "reserved", true),
+            (3, "reserved", false),
+            (4, "completed", false),
+            (5, "not_applied", false),
+            (6, "available", false),
+            (7, "retryable", false),
+            (8, "scheduled", false),
+            (9, "pending", false),
+        ])
+    );
+    assert_eq!(
+        states(&ledger, &Query::queue()),
+        owned(&[(1, "exhausted", false), (2, "reserved", true)])
+    );
+    // Filters mean what they mean on a ledger: an attempt's error, a type.
+    let timeouts = Query::parse("error:timeout type:charge").unwrap();
+    let ids: Vec<i64> = states(&ledger, &timeouts).iter().map(|r| r.0).collect();
+    assert_eq!(ids, [1, 7]);
+}
+
+#[test]
+fn a_river_job_shows_its_attempts_from_its_errors() {
+    let Some(db) = engine("river detail", RIVER, RIVER_JOBS) else {
+        return;
+    };
+    let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    // The unique key is River's hash, in hex.
+    let id = ledger.resolve("payments/charge/0102abcd").unwrap();
+    let discarded = ledger.detail(id).unwrap();
+    let errors: Vec<Option<&str>> = discarded
+        .attempts
+        .iter()
+        .map(|a| a.error.as_deref())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            Some("connection reset by peer"),
+            Some("timeout after 30s"),
+            Some("timeout after 30s")
+        ]
+    );
+    assert_eq!(discarded.operation.max_attempts, 3);
+    let events: Vec<&str> = discarded.events.iter().map(|e| e.event.as_str()).collect();
+    assert_eq!(
+        events,
+        ["inserted", "errored", "errored", "attempted", "errored", "discarded"]
+    );
+    assert!(discarded.history_malformed.is_empty(), "{discarded:?}");
+    let done = ledger.detail(ledger.resolve("4").unwrap()).unwrap();
+    assert_eq!(done.attempts[0].outcome, Outcome::Success);
+}
+
+#[test]
+fn every_write_on_a_job_queue_is_refused_and_writes_nothing() {
+    let Some(db) = engine("procrastinate refusal", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    let (ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let why = ledger.why_not_writable().to_string();
+    assert!(
+        why.contains("settle cannot decide on Procrastinate jobs yet; nothing was written"),
+        "{why}"
+    );
+    // Opening added nothing to the database: no table of settle's.
+    let mut client = testing::connect(&db);
+    let tables: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+               AND tablename NOT LIKE 'procrastinate%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0);
+}
+
+#[test]
+fn a_settle_ledger_beside_a_job_queue_stays_settle_s() {
+    let Some(db) = engine("ledger beside queue", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    drop(Ledger::create(&db).unwrap());
+    let (ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert!(!ledger.is_read_only());
+    assert!(!ledger.path().to_string_lossy().contains("Procrastinate"));
+}
