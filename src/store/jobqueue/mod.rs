@@ -79,5 +79,7 @@ fn recognise(client: &mut ::postgres::Client, shown: &Path) -> Result<Option<&'s
         )
         .map_err(|e| pg_error(shown, "looking for a job queue's tables", e))?;
     let names: Vec<String> = found.iter().filter_map(|r| r.try_get(0).ok()).collect();
-    Ok(ENGINES.into_iter().find(|e| names.iter().any(|n| n == e.jobs)))
+    Ok(ENGINES
+        .into_iter()
+        .find(|e| names.iter().any(|n| n == e.jobs)))
 }

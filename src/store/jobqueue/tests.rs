@@ -35,11 +35,8 @@ fn states(ledger: &Ledger, query: &Query) -> Vec<(i64, String, bool)> {
     rows.reverse();
     rows.iter()
         .map(|r| {
-            let stale = crate::domain::stale_reservation(
-                &r.state,
-                r.lease_expires_at.as_deref(),
-                now,
-            );
+            let stale =
+                crate::domain::stale_reservation(&r.state, r.lease_expires_at.as_deref(), now);
             (r.id.0, r.state.as_str().to_string(), stale)
         })
         .collect()
@@ -103,7 +100,10 @@ fn a_procrastinate_job_shows_its_attempts_and_events_from_the_engine() {
     assert_eq!(ledger.resolve("payments/refund/2").unwrap().0, 2);
     let failed = ledger.detail(ledger.resolve("1").unwrap()).unwrap();
     let op = &failed.operation;
-    assert_eq!((op.account.as_str(), op.op_type.as_str()), ("payments", "charge"));
+    assert_eq!(
+        (op.account.as_str(), op.op_type.as_str()),
+        ("payments", "charge")
+    );
     assert_eq!(op.params.as_deref(), Some(r#"{"cents": 500, "order": 1}"#));
     assert!(op.fingerprint.starts_with("sha256:"), "{}", op.fingerprint);
     let outcomes: Vec<&Outcome> = failed.attempts.iter().map(|a| &a.outcome).collect();
@@ -111,7 +111,13 @@ fn a_procrastinate_job_shows_its_attempts_and_events_from_the_engine() {
     let events: Vec<&str> = failed.events.iter().map(|e| e.event.as_str()).collect();
     assert_eq!(
         events,
-        ["deferred", "started", "deferred_for_retry", "started", "failed"]
+        [
+            "deferred",
+            "started",
+            "deferred_for_retry",
+            "started",
+            "failed"
+        ]
     );
     assert_eq!(failed.events[4].attempt, Some(2));
     assert!(failed.history_malformed.is_empty(), "{failed:?}");
@@ -178,7 +184,14 @@ fn a_river_job_shows_its_attempts_from_its_errors() {
     let events: Vec<&str> = discarded.events.iter().map(|e| e.event.as_str()).collect();
     assert_eq!(
         events,
-        ["inserted", "errored", "errored", "attempted", "errored", "discarded"]
+        [
+            "inserted",
+            "errored",
+            "errored",
+            "attempted",
+            "errored",
+            "discarded"
+        ]
     );
     assert!(discarded.history_malformed.is_empty(), "{discarded:?}");
     let done = ledger.detail(ledger.resolve("4").unwrap()).unwrap();
