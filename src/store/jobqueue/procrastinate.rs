@@ -13,7 +13,7 @@ use super::engine::EngineSql;
 /// a job whose worker row is gone (pruned as stalled) has none: stale.
 macro_rules! view {
     () => {
-        "(SELECT j.id, j.status::text AS engine_state,
+        "(SELECT j.id, j.status AS engine_state,
             CASE j.status WHEN 'failed' THEN 'exhausted' WHEN 'doing' THEN 'reserved'
                 WHEN 'succeeded' THEN 'completed' WHEN 'cancelled' THEN 'not_applied'
                 WHEN 'aborted' THEN 'not_applied' ELSE j.status::text END AS state,

@@ -63,12 +63,15 @@ impl Reads for JobQueue {
             "counting jobs",
             |c| Ok((c.text(0, "state")?, c.int(1, "count")?)),
         )?;
+        // The engine's word is a constant of this file's engine, never
+        // input: spelled in the SQL so it is compared as the engine's enum.
         let stale = self.rows(
             &format!(
-                "SELECT count(*) FROM {from} WHERE o.engine_state = $1
-                 AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= $2)"
+                "SELECT count(*) FROM {from} WHERE o.engine_state = '{}'
+                 AND (o.lease_expires_at IS NULL OR o.lease_expires_at <= $1)",
+                self.sql.running
             ),
-            &[Arg::Text(self.sql.running.to_string()), Arg::now(now)],
+            &[Arg::now(now)],
             "counting stalled jobs",
             |c| c.int(0, "count"),
         )?;

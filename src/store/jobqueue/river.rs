@@ -13,7 +13,7 @@ use super::engine::EngineSql;
 /// (River keeps a hash there, never text), else the job id.
 macro_rules! view {
     () => {
-        "(SELECT j.id, j.state::text AS engine_state,
+        "(SELECT j.id, j.state AS engine_state,
             CASE j.state WHEN 'discarded' THEN 'exhausted' WHEN 'running' THEN 'reserved'
                 WHEN 'completed' THEN 'completed' WHEN 'cancelled' THEN 'not_applied'
                 ELSE j.state::text END AS state,
