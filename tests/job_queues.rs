@@ -1,8 +1,9 @@
 //! settle on a job queue's own database, end to end: the real binary on a
 //! throwaway cluster holding Procrastinate's or River's schema
 //! (`tests/fixtures/jobqueue/`) and one job in each state. `list` and
-//! `show` read the engine's tables in place, a decision is refused with
-//! nothing written, and the console says which engine it reads.
+//! `show` read the engine's tables in place, a decision on a Procrastinate
+//! job goes through the engine's own functions and is audited in settle's
+//! schema (River's is refused), and the console says which engine it reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -66,19 +67,20 @@ fn list_and_show_read_procrastinate_in_place() {
     }
 }
 
+fn one(db: &std::path::Path, sql: &str) -> String {
+    pg::connect(db).query_one(sql, &[]).unwrap().get(0)
+}
+
 #[test]
-fn a_decision_on_a_job_queue_is_refused_and_writes_nothing() {
-    let Some(db) = engine("cli refusal", PROCRASTINATE) else {
+fn decide_finishes_a_procrastinate_job_through_the_engine_and_audits_it() {
+    let Some(db) = engine("cli decide", PROCRASTINATE) else {
         return;
     };
-    let before = pg::connect(&db)
-        .query_one("SELECT count(*) FROM procrastinate_events", &[])
-        .unwrap()
-        .get::<_, i64>(0);
+    let address = db.to_str().unwrap();
     let out = settle(&[
         "decide",
-        db.to_str().unwrap(),
-        "1",
+        address,
+        "payments/charge/charge-1",
         "--applied",
         "--result-id",
         "ch_1",
@@ -87,26 +89,73 @@ fn a_decision_on_a_job_queue_is_refused_and_writes_nothing() {
         "--operator",
         "ann",
     ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let status = "SELECT status::text FROM procrastinate_jobs WHERE id = 1";
+    assert_eq!(one(&db, status), "succeeded");
+    assert_eq!(
+        one(&db, "SELECT operator FROM settle.decisions WHERE op_id = 1"),
+        "ann"
+    );
+    let verified = settle(&["audit", address, "--verify"]);
+    assert_eq!(code(&verified), 0, "{}", stderr(&verified));
+    assert!(
+        stdout(&verified).contains("chain intact: 1 decision"),
+        "{}",
+        stdout(&verified)
+    );
+    // The job left the queue; the stalled one is still in it.
+    let queue = listed(&db, &["--queue"]);
+    let ids: Vec<i64> = queue.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [2]);
+
+    // An old version is refused with exit 4 and writes nothing.
+    let stale = settle(&[
+        "decide",
+        address,
+        "2",
+        "--not-applied",
+        "--evidence",
+        "never sent",
+        "--expect-version",
+        "1",
+        "--operator",
+        "ann",
+    ]);
+    assert_eq!(code(&stale), 4, "{}", stderr(&stale));
+    assert_eq!(
+        one(
+            &db,
+            "SELECT status::text FROM procrastinate_jobs WHERE id = 2"
+        ),
+        "doing"
+    );
+}
+
+#[test]
+fn a_decision_on_river_is_refused_and_writes_nothing() {
+    let Some(db) = engine("cli river refusal", RIVER) else {
+        return;
+    };
+    let out = settle(&[
+        "decide",
+        db.to_str().unwrap(),
+        "1",
+        "--applied",
+        "--result-id",
+        "ch_1",
+        "--operator",
+        "ann",
+    ]);
     assert_ne!(code(&out), 0);
     assert!(
-        stderr(&out)
-            .contains("settle cannot decide on Procrastinate jobs yet; nothing was written"),
+        stderr(&out).contains("settle cannot decide on River jobs yet; nothing was written"),
         "{}",
         stderr(&out)
     );
-    let mut client = pg::connect(&db);
-    let after: i64 = client
-        .query_one("SELECT count(*) FROM procrastinate_events", &[])
-        .unwrap()
-        .get(0);
-    let status: String = client
-        .query_one(
-            "SELECT status::text FROM procrastinate_jobs WHERE id = 1",
-            &[],
-        )
-        .unwrap()
-        .get(0);
-    assert_eq!((after, status.as_str()), (before, "failed"));
+    assert_eq!(
+        one(&db, "SELECT state::text FROM river_job WHERE id = 1"),
+        "discarded"
+    );
 }
 
 #[test]
@@ -128,11 +177,7 @@ fn the_console_says_which_engine_it_reads() {
     let dir = tempfile::tempdir().unwrap();
     let mut screen = Screen::console(&db, dir.path(), &[], (120, 32));
     let shown = screen.wait_for("charge-1", Duration::from_secs(20));
-    for seen in [
-        "(Procrastinate)",
-        "reserved (stale)",
-        "read-only: Procrastinate's jobs, read in place",
-    ] {
+    for seen in ["(Procrastinate)", "reserved (stale)", "exhausted"] {
         assert!(shown.contains(seen), "{seen} missing from:\n{shown}");
     }
     screen.send("q");

@@ -115,26 +115,40 @@ pub(super) fn load_detail<R: Reader>(
         retry_requests: Vec::new(),
         probes: Vec::new(),
         contract: None,
-        history_malformed: Vec::new(),
+        history_malformed: malformed,
     };
+    settle_history(r, &mut detail, tables)?;
+    Ok(Some(detail))
+}
+
+/// What settle itself keeps about an operation read into `detail`: its
+/// decisions, retry requests, probes and its type's contract, each where
+/// `tables` says the ledger has it; malformed cells join the detail's. A
+/// ledger's operations, or a job queue's jobs, are read by the caller.
+pub(super) fn settle_history<R: Reader>(
+    r: &mut R,
+    detail: &mut OperationDetail,
+    tables: Tables,
+) -> std::result::Result<(), R::Error> {
+    let worker_columns = tables.console && tables.worker;
+    let sql = HistorySql::new(r.dialect(), worker_columns);
+    let key = [Arg::Int(detail.operation.id.0)];
+    let malformed = &mut detail.history_malformed;
     if tables.console {
         let decisions = r.rows(&sql.decisions, &key, &mut |c| rows::decision(c))?;
-        detail.decisions = flagged(decisions, &mut malformed, |d| format!("decision {}", d.id));
+        detail.decisions = flagged(decisions, malformed, |d| format!("decision {}", d.id));
         let requests = r.rows(&sql.retry_requests, &key, &mut |c| rows::retry_request(c))?;
-        detail.retry_requests = flagged(requests, &mut malformed, |r| {
-            format!("retry request {}", r.id)
-        });
+        detail.retry_requests = flagged(requests, malformed, |r| format!("retry request {}", r.id));
         let op_type = [Arg::Text(detail.operation.op_type.clone())];
         let contract = r.row(&sql.contract, &op_type, &mut |c| rows::contract(c))?;
-        detail.contract = contract
-            .and_then(|one| flagged(vec![one], &mut malformed, |_| "op_types row".into()).pop());
+        detail.contract =
+            contract.and_then(|one| flagged(vec![one], malformed, |_| "op_types row".into()).pop());
     }
     if worker_columns {
         let probes = r.rows(&sql.probes, &key, &mut |c| rows::probe(c))?;
-        detail.probes = flagged(probes, &mut malformed, |p| format!("probe {}", p.id));
+        detail.probes = flagged(probes, malformed, |p| format!("probe {}", p.id));
     }
-    detail.history_malformed = malformed;
-    Ok(Some(detail))
+    Ok(())
 }
 
 /// How many decisions lie beyond `seek` in the trail's order (newest

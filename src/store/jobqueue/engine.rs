@@ -35,6 +35,27 @@ pub(crate) struct EngineSql {
     pub running: &'static str,
     /// A number that moves whenever a job changes.
     pub data_version: &'static str,
+    /// How a decision changes a job, where settle decides on this engine.
+    pub writes: Option<&'static EngineWrites>,
+}
+
+/// A decision's change to a job in the engine's own terms: its functions,
+/// each statement taking the job's id as `$1`, run in order inside the
+/// decision's transaction.
+#[derive(Debug)]
+pub(crate) struct EngineWrites {
+    /// Locks the job: against other deciders, and against the engine's
+    /// workers, which skip a locked job.
+    pub lock: &'static str,
+    /// Finishes the job as succeeded (`applied`).
+    pub completed: &'static [&'static str],
+    /// Takes the job out of the queue as "will not run" (`not_applied`).
+    pub not_applied: &'static [&'static str],
+    /// The job's state word and version after the statements.
+    pub after: &'static str,
+    /// The engine's words the two must leave the job in.
+    pub completed_word: &'static str,
+    pub not_applied_word: &'static str,
 }
 
 impl Dialect for EngineSql {

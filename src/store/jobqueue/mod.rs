@@ -1,16 +1,21 @@
 //! Job queues read as ledgers: a PostgreSQL database holding Procrastinate's
 //! or River's tables and none of settle's is opened in place, its jobs
 //! listed, filtered, counted and shown through the same contract as a
-//! ledger-v1 ledger ([`crate::store::backend`]), nothing copied. The engine
-//! is recognised from its jobs table when the address is opened; every
-//! other database goes on to [`crate::store::postgres`]. Each engine's SQL
-//! is in its own file; the mapping is written in `docs/job-queues.md`.
+//! ledger-v1 ledger ([`crate::store::backend`]), nothing copied, and a
+//! decision on a Procrastinate job is carried out by the engine's own
+//! functions and audited in settle's own schema. The engine is recognised
+//! from its jobs table when the address is opened; every other database
+//! goes on to [`crate::store::postgres`]. Each engine's SQL is in its own
+//! file; the mapping is written in `docs/job-queues.md`.
 
+mod decide;
 mod engine;
+mod history;
 mod procrastinate;
 mod reads;
 mod refuse;
 mod river;
+mod schema;
 mod session;
 #[cfg(test)]
 mod tests;
@@ -50,19 +55,22 @@ fn open(
     wait: Duration,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Opened> {
-    let mut session = foreign_session(path, true, wait)?;
+    let read_only = access == Access::ReadOnly;
+    let mut session = foreign_session(path, read_only, wait)?;
     let Some(sql) = recognise(&mut session.client, &session.shown)? else {
         drop(session);
         return (postgres::KIND.open)(path, access, wait, progress);
     };
+    let queue = JobQueue::new(path, session, sql, read_only, wait)?;
     let report = OpenReport {
-        read_only_reason: Some(format!(
-            "{}'s jobs, read in place: settle decides nothing on them yet",
-            sql.name
-        )),
+        read_only_reason: sql.writes.is_none().then(|| {
+            format!(
+                "{}'s jobs, read in place: settle decides nothing on them yet",
+                sql.name
+            )
+        }),
         ..OpenReport::default()
     };
-    let queue = JobQueue::new(path, session, sql, wait);
     Ok((Box::new(queue), report))
 }
 

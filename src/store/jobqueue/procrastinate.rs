@@ -3,7 +3,7 @@
 //! every list, count and filter runs over, and one job's attempts and
 //! events. What each column means is written in `docs/job-queues.md`.
 
-use super::engine::EngineSql;
+use super::engine::{EngineSql, EngineWrites};
 
 /// One job as an operation, column by column. Each column the outer query
 /// does not use is never computed (PostgreSQL pulls the subquery up, and
@@ -93,4 +93,27 @@ pub(super) static SQL: EngineSql = EngineSql {
     // Every change of a job's status writes an event (the engine's own
     // triggers): the newest event's id moves with each.
     data_version: "SELECT coalesce(max(id), 0) FROM procrastinate_events",
+    writes: Some(&WRITES),
+};
+
+/// Procrastinate's own functions, as its admin and its worker call them.
+/// Only a waiting or running job can be finished or cancelled, so a
+/// `failed` one goes back to `todo` first (`procrastinate_retry_job_v2`)
+/// under the decision's row lock, which the workers' fetch skips: no
+/// worker takes it before the transaction ends it. Each step writes its
+/// event through the engine's triggers.
+static WRITES: EngineWrites = EngineWrites {
+    lock: "SELECT 1 FROM procrastinate_jobs WHERE id = $1 FOR UPDATE",
+    completed: &[
+        "SELECT procrastinate_retry_job_v2(id, NULL, NULL, NULL, NULL)
+         FROM procrastinate_jobs WHERE id = $1 AND status = 'failed'",
+        "SELECT procrastinate_finish_job_v1($1, 'succeeded', false)",
+    ],
+    not_applied: &[
+        "SELECT procrastinate_retry_job_v2($1, NULL, NULL, NULL, NULL)",
+        "SELECT procrastinate_cancel_job_v1($1, false, false)",
+    ],
+    after: "SELECT status::text, xmin::text::bigint FROM procrastinate_jobs WHERE id = $1",
+    completed_word: "succeeded",
+    not_applied_word: "cancelled",
 };

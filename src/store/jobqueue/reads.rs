@@ -1,23 +1,19 @@
 //! The job queue's part of [`Reads`] and [`History`]: the shared
 //! statements of [`crate::store::filter`] run over the engine's view
 //! ([`super::engine`]), so filters, keyset pages and counts mean what they
-//! mean on a ledger-v1 ledger; one job's history from the engine's own
-//! record. settle keeps no decision here yet, so the audit trail is empty.
+//! mean on a ledger-v1 ledger. One job's history is [`super::history`].
 //! Reads only.
 
 use chrono::{DateTime, Utc};
 
 use super::session::JobQueue;
-use crate::domain::{
-    Clusters, Decision, DecisionId, OperationDetail, OperationId, OperationRow, Seek, StateCounts,
-};
-use crate::error::{Error, Result};
+use crate::domain::{Clusters, OperationRow, StateCounts};
+use crate::error::Result;
 use crate::query::Query;
-use crate::store::backend::{History, Reads};
+use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
-use crate::store::chain::ChainVerdict;
 use crate::store::filter::{Statement, clusters_sql};
-use crate::store::rows::{self, flagged};
+use crate::store::rows;
 use crate::store::sql::{Arg, Dialect};
 use crate::store::tally::Tally;
 
@@ -95,52 +91,5 @@ impl Reads for JobQueue {
             Ok(())
         })?;
         Ok(tally.into_clusters(top))
-    }
-}
-
-impl History for JobQueue {
-    fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        let doing = format!("reading job {id}");
-        let key = [Arg::Int(id.0)];
-        let operation = self
-            .rows(self.sql.operation, &key, &doing, |c| rows::operation(c))?
-            .pop()
-            .ok_or_else(|| Error::NotFound {
-                path: self.shown().to_path_buf(),
-                what: id.to_string(),
-            })?;
-        let mut malformed = Vec::new();
-        let attempts = self.rows(self.sql.attempts, &key, &doing, |c| rows::attempt(c))?;
-        let attempts = flagged(attempts, &mut malformed, |a| {
-            format!("attempt {}", a.attempt)
-        });
-        let events = self.rows(self.sql.events, &key, &doing, |c| rows::event(c))?;
-        let events = flagged(events, &mut malformed, |e| format!("event {}", e.id));
-        Ok(OperationDetail {
-            operation,
-            attempts,
-            events,
-            decisions: Vec::new(),
-            retry_requests: Vec::new(),
-            probes: Vec::new(),
-            contract: None,
-            history_malformed: malformed,
-        })
-    }
-
-    fn audit_count(&self, _seek: Seek<DecisionId>) -> Result<usize> {
-        Ok(0)
-    }
-
-    fn audit_page(&self, _seek: Seek<DecisionId>, _limit: usize) -> Result<Vec<Decision>> {
-        Ok(Vec::new())
-    }
-
-    /// No decision is kept on a job queue yet: an empty chain holds.
-    fn verify_chain(&self) -> Result<ChainVerdict> {
-        Ok(ChainVerdict::Intact {
-            decisions: 0,
-            head: None,
-        })
     }
 }

@@ -1,9 +1,7 @@
-//! What settle cannot write on a job queue yet, refused before anything is
-//! written: a decision must change the job through the engine's own
-//! functions and keep its audit row in settle's own schema, in one
-//! transaction, and until that is built every write answers why, naming
-//! the engine ([`JobQueue::refusal`]). The session is read-only besides,
-//! so no statement here could write the engine's tables.
+//! What settle does not write on a job queue, refused before anything is
+//! written: probes, imports and copies answer why, naming the engine
+//! ([`JobQueue::refusal`]); settle's worker never runs a job (the engine's
+//! own does).
 
 use std::time::Duration;
 
@@ -11,33 +9,11 @@ use chrono::{DateTime, Utc};
 
 use super::session::JobQueue;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
-use crate::domain::{DecisionDraft, DecisionReceipt, NewOperation, NewProbe, OpTypeContract};
+use crate::domain::{NewOperation, NewProbe, OpTypeContract};
 use crate::error::Result;
-use crate::store::backend::{Decisions, Import, Probes, Retries, Transfer};
+use crate::store::backend::{Import, Probes, Retries, Transfer};
 use crate::store::copy::{CopyReport, RowSource, Table, Value};
 use crate::store::import_report::ImportReport;
-
-impl Decisions for JobQueue {
-    fn record_decision(
-        &mut self,
-        _draft: &DecisionDraft,
-        _now: DateTime<Utc>,
-    ) -> Result<DecisionReceipt> {
-        Err(self.refusal())
-    }
-
-    fn record_decisions(
-        &mut self,
-        _drafts: &[DecisionDraft],
-        _now: DateTime<Utc>,
-    ) -> Result<Vec<Result<DecisionReceipt>>> {
-        Err(self.refusal())
-    }
-
-    fn judge_decision(&self, _draft: &DecisionDraft, _now: DateTime<Utc>) -> Result<()> {
-        Err(self.refusal())
-    }
-}
 
 impl Probes for JobQueue {
     fn record_probe(&mut self, _probe: &NewProbe) -> Result<i64> {

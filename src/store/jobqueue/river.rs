@@ -106,4 +106,5 @@ pub(super) static SQL: EngineSql = EngineSql {
     // row written (they lag the commit by up to a second).
     data_version: "SELECT coalesce((SELECT n_tup_ins + n_tup_upd + n_tup_del
         FROM pg_stat_user_tables WHERE relid = to_regclass('river_job')), 0)",
+    writes: None,
 };

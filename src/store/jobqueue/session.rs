@@ -4,7 +4,7 @@
 //! itself. Reads are in [`super::reads`]; what settle cannot write on a
 //! job queue yet is refused in [`super::refuse`].
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell, RefMut};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,8 +17,9 @@ use crate::error::{Error, Result};
 use crate::store::backend::Session;
 use crate::store::filter::Statement;
 use crate::store::interrupt::{Interrupt, InterruptHandle};
-use crate::store::postgres::{Cells, foreign_session, pg_error, refs};
+use crate::store::postgres::{Cells, Foreign, foreign_session, pg_error, refs};
 use crate::store::sql::Arg;
+use crate::store::tables::Tables;
 
 /// A job queue's database, read as a ledger in place.
 pub(crate) struct JobQueue {
@@ -31,8 +32,13 @@ pub(crate) struct JobQueue {
     /// The engine and the database as shown (never a password).
     shown: PathBuf,
     pub(super) sql: &'static EngineSql,
-    wait: Duration,
+    /// Opened read-only, or an engine settle does not decide on yet.
+    read_only: bool,
+    pub(super) wait: Duration,
     cancel: RefCell<Arc<InterruptHandle>>,
+    /// Whether settle's own schema is there yet (its first decision makes
+    /// it): reads of decisions need it.
+    tables: Cell<Tables>,
 }
 
 impl std::fmt::Debug for JobQueue {
@@ -48,18 +54,78 @@ impl JobQueue {
     /// [`crate::store::postgres::Foreign`] session).
     pub(super) fn new(
         address: &Path,
-        session: crate::store::postgres::Foreign,
+        session: Foreign,
         sql: &'static EngineSql,
+        read_only: bool,
         wait: Duration,
-    ) -> JobQueue {
-        JobQueue {
+    ) -> Result<JobQueue> {
+        let mut queue = JobQueue {
             client: RefCell::new(session.client),
             address: address.to_path_buf(),
             shown: PathBuf::from(format!("{} ({})", session.shown.display(), sql.name)),
             sql,
+            read_only: read_only || sql.writes.is_none(),
             wait,
             cancel: RefCell::new(Arc::new(session.cancel)),
+            tables: Cell::new(Tables {
+                console: false,
+                worker: false,
+            }),
+        };
+        settle_first(queue.client.get_mut(), &queue.shown)?;
+        if queue.read_only && !read_only {
+            // An engine settle does not decide on: nothing it runs writes.
+            queue
+                .client
+                .get_mut()
+                .batch_execute("SET default_transaction_read_only = on")
+                .map_err(|e| pg_error(&queue.shown, "setting up the session", e))?;
         }
+        queue.inspect()?;
+        Ok(queue)
+    }
+
+    /// Which of settle's tables are there: its schema, once its first
+    /// decision made it. settle keeps no probes or worker columns here.
+    pub(super) fn inspect(&mut self) -> Result<()> {
+        let shown = self.shown.clone();
+        let there: bool = self
+            .client
+            .get_mut()
+            .query_one("SELECT to_regclass('settle.decisions') IS NOT NULL", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| pg_error(&shown, "looking for settle's schema", e))?;
+        self.tables.set(Tables {
+            console: there,
+            worker: false,
+        });
+        Ok(())
+    }
+
+    pub(super) fn tables(&self) -> Tables {
+        self.tables.get()
+    }
+
+    /// The session, reconnected first when the server closed it.
+    pub(super) fn client(&self) -> Result<RefMut<'_, Client>> {
+        self.fresh()?;
+        Ok(self.client.borrow_mut())
+    }
+
+    /// Runs `f` on the session; `doing` says what failed.
+    pub(super) fn with_client<T>(
+        &self,
+        doing: &str,
+        f: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<T> {
+        f(&mut *self.client()?).map_err(|e| self.err(doing, e))
+    }
+
+    pub(super) fn ensure_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(self.why_not_writable());
+        }
+        Ok(())
     }
 
     pub(super) fn shown(&self) -> &Path {
@@ -76,7 +142,8 @@ impl JobQueue {
         if !self.client.borrow().is_closed() {
             return Ok(());
         }
-        let session = foreign_session(&self.address, true, self.wait)?;
+        let mut session = foreign_session(&self.address, self.read_only, self.wait)?;
+        settle_first(&mut session.client, &self.shown)?;
         *self.cancel.borrow_mut() = Arc::new(session.cancel);
         *self.client.borrow_mut() = session.client;
         Ok(())
@@ -149,6 +216,19 @@ impl JobQueue {
     }
 }
 
+/// Puts settle's own schema first on the session's search path, the
+/// engine's tables staying where the path found them: the shared
+/// statements that name `decisions`, `retry_requests` and `op_types` then
+/// read and write settle's, never a table of the application's that has
+/// the same name.
+fn settle_first(client: &mut Client, shown: &Path) -> Result<()> {
+    client
+        .batch_execute(
+            "SELECT set_config('search_path', 'settle, ' || current_setting('search_path'), false)",
+        )
+        .map_err(|e| pg_error(shown, "setting up the session", e))
+}
+
 /// A cancel that reaches the session's current connection.
 struct Shared(Arc<InterruptHandle>);
 
@@ -173,7 +253,7 @@ impl Session for JobQueue {
     }
 
     fn is_read_only(&self) -> bool {
-        true
+        self.read_only
     }
 
     fn data_version(&self) -> Result<i64> {
@@ -185,7 +265,8 @@ impl Session for JobQueue {
     }
 
     fn reinspect(&mut self) -> Result<()> {
-        Ok(())
+        self.fresh()?;
+        self.inspect()
     }
 
     fn interrupt_handle(&self) -> InterruptHandle {
@@ -193,7 +274,14 @@ impl Session for JobQueue {
     }
 
     fn why_not_writable(&self) -> Error {
-        self.refusal()
+        if self.sql.writes.is_none() {
+            return self.refusal();
+        }
+        Error::ledger(
+            &self.shown,
+            "opened read-only",
+            "open it without --read-only, as a role that may write the engine's jobs and create the settle schema",
+        )
     }
 
     #[cfg(test)]

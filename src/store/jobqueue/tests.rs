@@ -7,10 +7,12 @@ use std::path::PathBuf;
 
 use chrono::Utc;
 
-use crate::domain::{Outcome, Seek, State};
+use crate::domain::{DecisionDraft, DecisionKind, OperationId, Outcome, Seek, State};
+use crate::error::Error;
 use crate::query::Query;
+use crate::store::ChainVerdict;
 use crate::store::postgres::testing;
-use crate::store::{Access, Ledger};
+use crate::store::{Access, Ledger, OpenReport};
 
 const PROCRASTINATE: &str = include_str!("../../../tests/fixtures/jobqueue/procrastinate.sql");
 const PROCRASTINATE_JOBS: &str =
@@ -56,14 +58,7 @@ fn procrastinate_is_recognised_and_each_status_maps_to_its_state() {
     };
     let (ledger, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
     assert!(ledger.path().to_string_lossy().ends_with("(Procrastinate)"));
-    assert!(ledger.is_read_only());
-    assert!(
-        report
-            .read_only_reason
-            .as_deref()
-            .is_some_and(|r| r.contains("Procrastinate")),
-        "{report:?}"
-    );
+    assert_eq!(report, OpenReport::default());
     let all = states(&ledger, &Query::default());
     assert_eq!(
         all,
@@ -199,27 +194,120 @@ fn a_river_job_shows_its_attempts_from_its_errors() {
 }
 
 #[test]
-fn every_write_on_a_job_queue_is_refused_and_writes_nothing() {
-    let Some(db) = engine("procrastinate refusal", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+fn river_refuses_every_write_and_opening_adds_nothing() {
+    let Some(db) = engine("river refusal", RIVER, RIVER_JOBS) else {
         return;
     };
-    let (ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
-    let why = ledger.why_not_writable().to_string();
+    let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert!(ledger.is_read_only());
+    let refused = ledger
+        .record_decision(&draft(1, DecisionKind::Applied, 0), Utc::now())
+        .unwrap_err()
+        .to_string();
     assert!(
-        why.contains("settle cannot decide on Procrastinate jobs yet; nothing was written"),
-        "{why}"
+        refused.contains("settle cannot decide on River jobs yet; nothing was written"),
+        "{refused}"
     );
-    // Opening added nothing to the database: no table of settle's.
-    let mut client = testing::connect(&db);
-    let tables: i64 = client
+    assert_eq!(other_schemas(&db), 0);
+}
+
+/// Tables outside the engine's and the catalogs: what settle added.
+fn other_schemas(db: &std::path::Path) -> i64 {
+    testing::connect(db)
         .query_one(
-            "SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
-               AND tablename NOT LIKE 'procrastinate%'",
+            "SELECT count(*) FROM pg_tables
+             WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+               AND tablename NOT LIKE 'procrastinate%' AND tablename NOT LIKE 'river%'",
             &[],
         )
         .unwrap()
+        .get(0)
+}
+
+fn draft(id: i64, kind: DecisionKind, version: i64) -> DecisionDraft {
+    DecisionDraft {
+        op_id: OperationId(id),
+        kind,
+        result_id: (kind == DecisionKind::Applied).then(|| "ch_1".to_string()),
+        evidence: Some("the bank shows it".to_string()),
+        note: None,
+        override_committed: false,
+        operator: "ann".to_string(),
+        expected_version: version,
+        undoes: None,
+    }
+}
+
+fn status(db: &std::path::Path, id: i64) -> String {
+    testing::connect(db)
+        .query_one(
+            "SELECT status::text FROM procrastinate_jobs WHERE id = $1",
+            &[&id],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn a_decision_on_a_procrastinate_job_goes_through_the_engine_and_is_audited() {
+    let Some(db) = engine("procrastinate decide", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    assert!(!ledger.is_read_only());
+    assert_eq!(other_schemas(&db), 0, "opening adds nothing");
+    let now = Utc::now();
+    let failed = ledger.detail(OperationId(1)).unwrap().operation;
+
+    // A version the operator did not see: refused, nothing written.
+    let stale = ledger.record_decision(&draft(1, DecisionKind::Applied, failed.version + 1), now);
+    assert!(
+        matches!(stale, Err(Error::VersionConflict { .. })),
+        "{stale:?}"
+    );
+    assert_eq!(status(&db, 1), "failed");
+
+    let applied = ledger
+        .record_decision(&draft(1, DecisionKind::Applied, failed.version), now)
+        .unwrap();
+    assert_eq!(applied.to_state, State::Completed);
+    assert_eq!(status(&db, 1), "succeeded");
+
+    let stalled = ledger.detail(OperationId(2)).unwrap().operation;
+    ledger
+        .record_decision(&draft(2, DecisionKind::NotApplied, stalled.version), now)
+        .unwrap();
+    assert_eq!(status(&db, 2), "cancelled");
+
+    // Neither engine says whether a task is idempotent: no retry.
+    let retry = ledger.record_decision(&draft(6, DecisionKind::RetrySameKey, 0), now);
+    assert!(retry.is_err(), "{retry:?}");
+
+    let shown = ledger.detail(OperationId(1)).unwrap();
+    assert_eq!(shown.operation.state, State::Completed);
+    assert_eq!(shown.decisions.len(), 1);
+    assert_eq!(shown.decisions[0].result_id.as_deref(), Some("ch_1"));
+    assert_eq!(ledger.audit_count(Seek::First).unwrap(), 2);
+    assert!(matches!(
+        ledger.verify_chain().unwrap(),
+        ChainVerdict::Intact { decisions: 2, .. }
+    ));
+    // settle's rows are in its own schema, none among the engine's, and
+    // the jobs left alone are as they were.
+    let mut client = testing::connect(&db);
+    let in_settle: i64 = client
+        .query_one("SELECT count(*) FROM settle.decisions", &[])
+        .unwrap()
         .get(0);
-    assert_eq!(tables, 0);
+    assert_eq!(in_settle, 2);
+    assert_eq!(status(&db, 3), "doing");
+    assert_eq!(status(&db, 7), "todo");
+    // The trail is append-only.
+    assert!(
+        client
+            .batch_execute("DELETE FROM settle.decisions")
+            .is_err()
+    );
 }
 
 #[test]

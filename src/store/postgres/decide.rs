@@ -307,28 +307,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     }
 
     fn insert_decision(&mut self, row: &DecisionRow) -> Fallible<()> {
-        self.tx
-            .execute(
-                &decide::insert_decision_sql('$'),
-                &[
-                    &row.id,
-                    &row.op_id.0,
-                    &row.kind.as_str(),
-                    &row.from_state.as_str(),
-                    &row.to_state.as_str(),
-                    &row.result_id,
-                    &row.evidence,
-                    &row.note,
-                    &row.operator,
-                    &row.decided,
-                    &row.op_version,
-                    &row.undoes.map(|d| d.0),
-                    &row.extra_attempt,
-                    &row.chain_hash,
-                ],
-            )
-            .map_err(pg("writing the decision"))?;
-        Ok(())
+        insert_decision(self.tx, row).map_err(pg("writing the decision"))
     }
 
     fn change_state(&mut self, change: &StateChange) -> Fallible<Option<i64>> {
@@ -386,10 +365,38 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     }
 }
 
+/// Inserts the decision row into `decisions` (a job queue's session finds
+/// settle's own there).
+pub(crate) fn insert_decision(
+    tx: &mut impl GenericClient,
+    row: &DecisionRow,
+) -> std::result::Result<(), postgres::Error> {
+    tx.execute(
+        &decide::insert_decision_sql('$'),
+        &[
+            &row.id,
+            &row.op_id.0,
+            &row.kind.as_str(),
+            &row.from_state.as_str(),
+            &row.to_state.as_str(),
+            &row.result_id,
+            &row.evidence,
+            &row.note,
+            &row.operator,
+            &row.decided,
+            &row.op_version,
+            &row.undoes.map(|d| d.0),
+            &row.extra_attempt,
+            &row.chain_hash,
+        ],
+    )?;
+    Ok(())
+}
+
 /// The chain hash of the newest decision, where the next one links on. A
 /// newest row without a hash (written with plain SQL) restarts the chain
 /// from the genesis, as on SQLite; `--verify` reports it.
-pub(super) fn head(tx: &mut impl GenericClient) -> std::result::Result<String, postgres::Error> {
+pub(crate) fn head(tx: &mut impl GenericClient) -> std::result::Result<String, postgres::Error> {
     let newest = tx.query_opt(
         "SELECT chain_hash FROM decisions ORDER BY id DESC LIMIT 1",
         &[],

@@ -49,9 +49,12 @@ use crate::store::interrupt::InterruptHandle;
 
 pub use address::{Address, is_address};
 pub(crate) use cells::Cells;
+pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
+pub(crate) use decide::{head, insert_decision};
 pub(crate) use error::pg_error;
 pub(crate) use filter::{PgSql, refs};
+pub(crate) use objects::console_objects;
 
 /// A session on a database settle reads without owning its tables (a job
 /// queue's, [`crate::store::jobqueue`]): connected through settle's

@@ -175,6 +175,17 @@ fn append_only() -> Vec<(&'static str, &'static str, String)> {
     ]
 }
 
+/// The functions and append-only triggers of settle's own tables, for a
+/// schema of settle's beside another application's tables (a job queue's),
+/// where nothing else of a ledger's objects applies.
+pub(crate) fn console_objects() -> String {
+    let mut sql = FUNCTIONS.to_string();
+    for (name, _table, body) in append_only() {
+        sql.push_str(&format!("CREATE TRIGGER {name} {body};\n"));
+    }
+    sql
+}
+
 /// The NOTIFY triggers, one per table the console hears.
 fn notify() -> Vec<(String, &'static str, String)> {
     NOTIFYING_TABLES
