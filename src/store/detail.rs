@@ -96,16 +96,28 @@ pub(super) fn load_detail<R: Reader>(
     // ledger has neither.
     let worker_columns = tables.console && tables.worker;
     let sql = HistorySql::new(r.dialect(), worker_columns);
+    load_history(r, [&sql.operation, &sql.attempts, &sql.events], id, tables)
+}
+
+/// [`load_detail`] with the operation, its attempts and its events read by
+/// `[operation, attempts, events]`, each keyed by the id as the first
+/// placeholder (a job queue reads them from the engine's own record).
+pub(super) fn load_history<R: Reader>(
+    r: &mut R,
+    [operation, attempts, events]: [&str; 3],
+    id: OperationId,
+    tables: Tables,
+) -> std::result::Result<Option<OperationDetail>, R::Error> {
     let key = [Arg::Int(id.0)];
-    let Some(operation) = r.row(&sql.operation, &key, &mut |c| rows::operation(c))? else {
+    let Some(operation) = r.row(operation, &key, &mut |c| rows::operation(c))? else {
         return Ok(None);
     };
     let mut malformed = Vec::new();
-    let attempts = r.rows(&sql.attempts, &key, &mut |c| rows::attempt(c))?;
+    let attempts = r.rows(attempts, &key, &mut |c| rows::attempt(c))?;
     let attempts = flagged(attempts, &mut malformed, |a| {
         format!("attempt {}", a.attempt)
     });
-    let events = r.rows(&sql.events, &key, &mut |c| rows::event(c))?;
+    let events = r.rows(events, &key, &mut |c| rows::event(c))?;
     let events = flagged(events, &mut malformed, |e| format!("event {}", e.id));
     let mut detail = OperationDetail {
         operation,
@@ -125,7 +137,7 @@ pub(super) fn load_detail<R: Reader>(
 /// decisions, retry requests, probes and its type's contract, each where
 /// `tables` says the ledger has it; malformed cells join the detail's. A
 /// ledger's operations, or a job queue's jobs, are read by the caller.
-pub(super) fn settle_history<R: Reader>(
+fn settle_history<R: Reader>(
     r: &mut R,
     detail: &mut OperationDetail,
     tables: Tables,

@@ -27,13 +27,8 @@ impl Decisions for JobQueue {
         draft: &DecisionDraft,
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
-        let mut outcomes = self.decide(std::slice::from_ref(draft), now, false)?;
-        outcomes.pop().unwrap_or_else(|| {
-            Err(Error::NotFound {
-                path: self.shown().to_path_buf(),
-                what: draft.op_id.to_string(),
-            })
-        })
+        let outcomes = self.decide(std::slice::from_ref(draft), now, false)?;
+        decide::only_outcome(outcomes, self.shown(), draft)
     }
 
     fn record_decisions(

@@ -13,10 +13,8 @@ use crate::domain::{Decision, DecisionId, OperationDetail, OperationId, Seek};
 use crate::error::{Error, Result};
 use crate::store::backend::History;
 use crate::store::chain::ChainVerdict;
-use crate::store::detail::{self, settle_history};
+use crate::store::detail;
 use crate::store::postgres::verify_on;
-use crate::store::rows::{self, flagged};
-use crate::store::sql::{Arg, Reader};
 use crate::store::tables::Tables;
 
 /// Reads one job with its attempts and events as the engine recorded them,
@@ -28,30 +26,8 @@ pub(super) fn load_job<C: GenericClient>(
     id: OperationId,
     tables: Tables,
 ) -> std::result::Result<Option<OperationDetail>, postgres::Error> {
-    let r = &mut client;
-    let key = [Arg::Int(id.0)];
-    let Some(operation) = r.row(sql.operation, &key, &mut |c| rows::operation(c))? else {
-        return Ok(None);
-    };
-    let mut malformed = Vec::new();
-    let attempts = r.rows(sql.attempts, &key, &mut |c| rows::attempt(c))?;
-    let attempts = flagged(attempts, &mut malformed, |a| {
-        format!("attempt {}", a.attempt)
-    });
-    let events = r.rows(sql.events, &key, &mut |c| rows::event(c))?;
-    let events = flagged(events, &mut malformed, |e| format!("event {}", e.id));
-    let mut detail = OperationDetail {
-        operation,
-        attempts,
-        events,
-        decisions: Vec::new(),
-        retry_requests: Vec::new(),
-        probes: Vec::new(),
-        contract: None,
-        history_malformed: malformed,
-    };
-    settle_history(r, &mut detail, tables)?;
-    Ok(Some(detail))
+    let statements = [sql.operation, sql.attempts, sql.events];
+    detail::load_history(&mut client, statements, id, tables)
 }
 
 impl History for JobQueue {

@@ -69,13 +69,8 @@ impl Decisions for Pg {
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
         self.ensure_writable()?;
-        let mut outcomes = self.decide(std::slice::from_ref(draft), now, Batch::One)?;
-        outcomes.pop().unwrap_or_else(|| {
-            Err(Error::NotFound {
-                path: self.shown.clone(),
-                what: draft.op_id.to_string(),
-            })
-        })
+        let outcomes = self.decide(std::slice::from_ref(draft), now, Batch::One)?;
+        decide::only_outcome(outcomes, &self.shown, draft)
     }
 
     /// Each row in its own savepoint, so a refused or conflicted row is
