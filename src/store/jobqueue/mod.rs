@@ -24,7 +24,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::error::Result;
-use crate::store::backend::{Kind, Opened};
+use crate::store::backend::{Kind, Opened, Session};
 use crate::store::open::{Access, OpenReport, Progress};
 use crate::store::postgres::{self, foreign_session, is_address, pg_error};
 use engine::EngineSql;
@@ -61,8 +61,8 @@ fn open(
         drop(session);
         return (postgres::KIND.open)(path, access, wait, progress);
     };
-    let queue = JobQueue::new(path, session, sql, read_only, wait)?;
-    let report = OpenReport {
+    let mut queue = JobQueue::new(path, session, sql, read_only, wait)?;
+    let mut report = OpenReport {
         read_only_reason: sql.writes.is_none().then(|| {
             format!(
                 "{}'s jobs, read in place: settle decides nothing on them yet",
@@ -71,6 +71,14 @@ fn open(
         }),
         ..OpenReport::default()
     };
+    // Adopting a job queue's database is making settle's own schema there,
+    // as a writable open adopts a service's ledger.
+    if !queue.is_read_only() && queue.ensure_settle_schema()? {
+        report.upgraded = Some(format!(
+            "made the settle schema (decisions, retry requests, contracts) beside {}'s tables",
+            sql.name
+        ));
+    }
     Ok((Box::new(queue), report))
 }
 

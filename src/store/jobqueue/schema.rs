@@ -1,7 +1,8 @@
 //! settle's own schema beside a job queue's tables: `settle.decisions`
 //! (append-only, hash-chained), `settle.retry_requests`, `settle.op_types`
 //! and `settle.settle_probes`, the same tables and append-only triggers as
-//! a ledger's, made by the first decision. Never a table, index, trigger
+//! a ledger's, made when the database is first opened to write (adopted).
+//! Never a table, index, trigger
 //! or function on the engine's side: the engine's migrations, run later,
 //! find their own objects as they left them.
 
@@ -14,7 +15,8 @@ use crate::store::postgres::schema::CONSOLE_TABLES;
 
 /// Makes settle's schema unless it is there; the session's search path
 /// puts `settle` first, so the shared DDL creates its tables there.
-fn create(client: &mut Client) -> std::result::Result<(), postgres::Error> {
+/// Whether this call made it.
+fn create(client: &mut Client) -> std::result::Result<bool, postgres::Error> {
     let mut tx = client.transaction()?;
     // Two first decisions at once: the second waits, then finds it made.
     tx.batch_execute("SELECT pg_advisory_xact_lock(hashtext('settle schema'))")?;
@@ -30,16 +32,18 @@ fn create(client: &mut Client) -> std::result::Result<(), postgres::Error> {
              CREATE INDEX settle_retry_requests_op_id ON settle.retry_requests (op_id, id)",
         )?;
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(!there)
 }
 
 impl JobQueue {
-    /// settle's schema, made now when this is the first decision.
-    pub(super) fn ensure_settle_schema(&mut self) -> Result<()> {
+    /// settle's schema, made now unless it is there; whether this made it.
+    pub(super) fn ensure_settle_schema(&mut self) -> Result<bool> {
         if self.tables().console {
-            return Ok(());
+            return Ok(false);
         }
-        self.with_client("making settle's schema", create)?;
-        self.inspect()
+        let made = self.with_client("making settle's schema", create)?;
+        self.inspect()?;
+        Ok(made)
     }
 }

@@ -56,7 +56,7 @@ fn procrastinate_is_recognised_and_each_status_maps_to_its_state() {
     let Some(db) = engine("procrastinate states", PROCRASTINATE, PROCRASTINATE_JOBS) else {
         return;
     };
-    let (ledger, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let (ledger, report) = Ledger::open(&db, Access::ReadOnly).unwrap();
     assert!(ledger.path().to_string_lossy().ends_with("(Procrastinate)"));
     assert_eq!(report, OpenReport::default());
     let all = states(&ledger, &Query::default());
@@ -253,9 +253,24 @@ fn a_decision_on_a_procrastinate_job_goes_through_the_engine_and_is_audited() {
     let Some(db) = engine("procrastinate decide", PROCRASTINATE, PROCRASTINATE_JOBS) else {
         return;
     };
-    let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let (looked, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    drop(looked);
+    assert_eq!(other_schemas(&db), 0, "reading adds nothing");
+    let (mut ledger, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
     assert!(!ledger.is_read_only());
-    assert_eq!(other_schemas(&db), 0, "opening adds nothing");
+    assert!(
+        report.upgraded.is_some_and(|u| u.contains("settle schema")),
+        "adopting makes settle's schema"
+    );
+    let outside_settle: i64 = testing::connect(&db)
+        .query_one(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
+               AND tablename NOT LIKE 'procrastinate%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(outside_settle, 0, "nothing of settle's beside the engine's");
     let now = Utc::now();
     let failed = ledger.detail(OperationId(1)).unwrap().operation;
 
