@@ -3,7 +3,8 @@
 //! (`tests/fixtures/jobqueue/`) and one job in each state. `list` and
 //! `show` read the engine's tables in place, a decision on a Procrastinate
 //! job goes through the engine's own functions and is audited in settle's
-//! schema (River's is refused), and the console says which engine it reads.
+//! schema (River's through its own updates), and the console says which
+//! engine it reads.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -132,29 +133,33 @@ fn decide_finishes_a_procrastinate_job_through_the_engine_and_audits_it() {
 }
 
 #[test]
-fn a_decision_on_river_is_refused_and_writes_nothing() {
-    let Some(db) = engine("cli river refusal", RIVER) else {
+fn decide_on_river_completes_the_job_with_settle_s_result_id() {
+    let Some(db) = engine("cli river decide", RIVER) else {
         return;
     };
     let out = settle(&[
         "decide",
         db.to_str().unwrap(),
-        "1",
+        "payments/charge/0102abcd",
         "--applied",
         "--result-id",
         "ch_1",
         "--operator",
         "ann",
     ]);
-    assert_ne!(code(&out), 0);
-    assert!(
-        stderr(&out).contains("settle cannot decide on River jobs yet; nothing was written"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
-        one(&db, "SELECT state::text FROM river_job WHERE id = 1"),
-        "discarded"
+        one(
+            &db,
+            "SELECT state::text || ' ' || (metadata ->> 'settle_result_id') FROM river_job WHERE id = 1"
+        ),
+        "completed ch_1"
+    );
+    let verified = settle(&["audit", db.to_str().unwrap(), "--verify"]);
+    assert!(
+        stdout(&verified).contains("chain intact: 1 decision"),
+        "{}",
+        stdout(&verified)
     );
 }
 

@@ -3,12 +3,14 @@
 //! in which [`crate::store::decide`] rereads it, checks the version the
 //! operator saw (the row's `xmin`), judges the rules and writes settle's
 //! audit row in `settle.decisions`, as on every ledger. The job itself
-//! changes only through the engine's own functions ([`EngineWrites`]);
+//! changes only through the engine's own functions or documented updates
+//! ([`EngineWrites`]);
 //! what the engine cannot be asked for yet (a same-key retry, a reopen) is
 //! refused with nothing written.
 
 use chrono::{DateTime, Utc};
 use postgres::GenericClient;
+use postgres::types::ToSql;
 
 use super::engine::{EngineSql, EngineWrites};
 use super::history::load_job;
@@ -118,7 +120,7 @@ struct Tx<'a, C: GenericClient> {
 }
 
 impl<C: GenericClient> Tx<'_, C> {
-    fn err(&self, doing: &str) -> impl Fn(postgres::Error) -> Error {
+    fn err(&self, doing: &str) -> impl Fn(postgres::Error) -> Error + use<C> {
         let shown = self.shown.to_path_buf();
         let doing = doing.to_string();
         move |e| pg_error(&shown, &doing, e)
@@ -180,10 +182,12 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
                 return Err(self.not_yet(change.op, &format!("move to {other}")));
             }
         };
+        let args: [&(dyn ToSql + Sync); 2] = [&change.op.0, &change.result_id];
         for step in steps {
-            self.tx
-                .execute(*step, &[&change.op.0])
-                .map_err(self.err("changing the job through the engine"))?;
+            let failed = self.err("changing the job through the engine");
+            let statement = self.tx.prepare(step).map_err(&failed)?;
+            let bound = &args[..statement.params().len().min(args.len())];
+            self.tx.execute(&statement, bound).map_err(&failed)?;
         }
         let after = self
             .tx

@@ -39,9 +39,10 @@ pub(crate) struct EngineSql {
     pub writes: Option<&'static EngineWrites>,
 }
 
-/// A decision's change to a job in the engine's own terms: its functions,
-/// each statement taking the job's id as `$1`, run in order inside the
-/// decision's transaction.
+/// A decision's change to a job in the engine's own terms: its functions
+/// or its documented updates, run in order inside the decision's
+/// transaction, each statement taking the job's id as `$1` and, where it
+/// has a second placeholder, settle's result id as `$2`.
 #[derive(Debug)]
 pub(crate) struct EngineWrites {
     /// Locks the job: against other deciders, and against the engine's

@@ -4,7 +4,7 @@
 //! `attempted_by`, `errors`). What each column means is written in
 //! `docs/job-queues.md`.
 
-use super::engine::EngineSql;
+use super::engine::{EngineSql, EngineWrites};
 
 /// One job as an operation, column by column (a column the outer query
 /// does not use is never computed). A `running` job's lease ends when
@@ -106,5 +106,24 @@ pub(super) static SQL: EngineSql = EngineSql {
     // row written (they lag the commit by up to a second).
     data_version: "SELECT coalesce((SELECT n_tup_ins + n_tup_upd + n_tup_del
         FROM pg_stat_user_tables WHERE relid = to_regclass('river_job')), 0)",
-    writes: None,
+    writes: Some(&WRITES),
+};
+
+/// River has no functions: its client's own updates, as its executor
+/// completes a job and `JobCancel` cancels one (the state, `finalized_at`
+/// now), with settle's result id kept in `metadata`. River's fetch skips a
+/// locked job, and its executor completes a job only while it is still
+/// `running`, so a rescued or late worker never undoes the decision.
+static WRITES: EngineWrites = EngineWrites {
+    lock: "SELECT 1 FROM river_job WHERE id = $1 FOR UPDATE",
+    completed: &[
+        "UPDATE river_job SET state = 'completed', finalized_at = now(),
+            metadata = CASE WHEN $2::text IS NULL THEN metadata
+                ELSE metadata || jsonb_build_object('settle_result_id', $2::text) END
+         WHERE id = $1",
+    ],
+    not_applied: &["UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1"],
+    after: "SELECT state::text, xmin::text::bigint FROM river_job WHERE id = $1",
+    completed_word: "completed",
+    not_applied_word: "cancelled",
 };

@@ -194,21 +194,40 @@ fn a_river_job_shows_its_attempts_from_its_errors() {
 }
 
 #[test]
-fn river_refuses_every_write_and_opening_adds_nothing() {
-    let Some(db) = engine("river refusal", RIVER, RIVER_JOBS) else {
+fn a_decision_on_a_river_job_is_river_s_own_update_and_is_audited() {
+    let Some(db) = engine("river decide", RIVER, RIVER_JOBS) else {
         return;
     };
     let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
-    assert!(ledger.is_read_only());
-    let refused = ledger
-        .record_decision(&draft(1, DecisionKind::Applied, 0), Utc::now())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        refused.contains("settle cannot decide on River jobs yet; nothing was written"),
-        "{refused}"
-    );
-    assert_eq!(other_schemas(&db), 0);
+    let now = Utc::now();
+    let discarded = ledger.detail(OperationId(1)).unwrap().operation;
+    ledger
+        .record_decision(&draft(1, DecisionKind::Applied, discarded.version), now)
+        .unwrap();
+    let running = ledger.detail(OperationId(2)).unwrap().operation;
+    ledger
+        .record_decision(&draft(2, DecisionKind::NotApplied, running.version), now)
+        .unwrap();
+    let row = |id: i64| -> (String, Option<String>, bool) {
+        let r = testing::connect(&db)
+            .query_one(
+                "SELECT state::text, metadata ->> 'settle_result_id', finalized_at IS NOT NULL
+                 FROM river_job WHERE id = $1",
+                &[&id],
+            )
+            .unwrap();
+        (r.get(0), r.get(1), r.get(2))
+    };
+    assert_eq!(row(1), ("completed".into(), Some("ch_1".into()), true));
+    assert_eq!(row(2), ("cancelled".into(), None, true));
+    assert_eq!(row(3).0, "running", "a job not decided is left alone");
+    let shown = ledger.detail(OperationId(1)).unwrap();
+    assert_eq!(shown.operation.result_id.as_deref(), Some("ch_1"));
+    assert_eq!(shown.decisions.len(), 1);
+    assert!(matches!(
+        ledger.verify_chain().unwrap(),
+        ChainVerdict::Intact { decisions: 2, .. }
+    ));
 }
 
 /// Tables outside the engine's and the catalogs: what settle added.
