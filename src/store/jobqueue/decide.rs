@@ -61,7 +61,7 @@ impl JobQueue {
     ) -> Result<Vec<Result<DecisionReceipt>>> {
         self.ensure_writable()?;
         let Some(writes) = self.sql.writes else {
-            return Err(self.refusal());
+            return Err(self.refusal("decide on"));
         };
         self.ensure_settle_schema()?;
         let shown = self.shown().to_path_buf();

@@ -17,7 +17,7 @@ use crate::store::import_report::ImportReport;
 
 impl Probes for JobQueue {
     fn record_probe(&mut self, _probe: &NewProbe) -> Result<i64> {
-        Err(self.refusal())
+        Err(self.refusal("probe"))
     }
 }
 
@@ -38,7 +38,7 @@ impl Retries for JobQueue {
         _run: &RetryRun,
         _now: DateTime<Utc>,
     ) -> Result<Finish> {
-        Err(self.refusal())
+        Err(self.refusal("run a retry of"))
     }
 }
 
@@ -48,7 +48,7 @@ impl Import for JobQueue {
         _operations: &[NewOperation],
         _contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
-        Err(self.refusal())
+        Err(self.refusal("import operations as"))
     }
 }
 
@@ -58,10 +58,10 @@ impl Transfer for JobQueue {
         _table: &Table,
         _each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
     ) -> Result<u64> {
-        Err(self.refusal())
+        Err(self.refusal("copy"))
     }
 
     fn copy_from(&mut self, _source: &mut RowSource) -> Result<CopyReport> {
-        Err(self.refusal())
+        Err(self.refusal("copy"))
     }
 }

@@ -200,17 +200,15 @@ impl JobQueue {
         tx.commit().map_err(failed)
     }
 
-    /// Why settle writes nothing here: what every write answers.
-    pub(super) fn refusal(&self) -> Error {
+    /// Why settle does not `what` (a verb: `probe`, `copy`) this engine's
+    /// jobs: nothing was written.
+    pub(super) fn refusal(&self, what: &str) -> Error {
+        let name = self.sql.name;
         Error::ledger(
             &self.shown,
+            format!("settle cannot {what} {name} jobs yet; nothing was written"),
             format!(
-                "settle cannot decide on {} jobs yet; nothing was written",
-                self.sql.name
-            ),
-            format!(
-                "settle reads {}'s tables in place; retry, cancel or finish the job with {}'s own tools for now",
-                self.sql.name, self.sql.name
+                "settle reads {name}'s tables in place and decides on its jobs; do this with {name}'s own tools for now"
             ),
         )
     }
@@ -275,7 +273,7 @@ impl Session for JobQueue {
 
     fn why_not_writable(&self) -> Error {
         if self.sql.writes.is_none() {
-            return self.refusal();
+            return self.refusal("decide on");
         }
         Error::ledger(
             &self.shown,
