@@ -5,8 +5,8 @@
 //! audit row in `settle.decisions`, as on every ledger. The job itself
 //! changes only through the engine's own functions or documented updates
 //! ([`EngineWrites`]);
-//! what the engine cannot be asked for yet (a same-key retry, a reopen) is
-//! refused with nothing written.
+//! what the engine cannot be asked for yet (a reopen, cancelling a retry
+//! the engine already holds) is refused with nothing written.
 
 use chrono::{DateTime, Utc};
 use postgres::GenericClient;
@@ -20,7 +20,7 @@ use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId
 use crate::error::{Error, Result};
 use crate::store::backend::Decisions;
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange, is_row_outcome};
-use crate::store::postgres::{head, insert_decision, pg_error};
+use crate::store::postgres::{head, insert_decision, pg_error, queue_retry};
 use crate::store::tables::Tables;
 
 impl Decisions for JobQueue {
@@ -150,11 +150,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         if locked.is_none() {
             return Ok(None);
         }
-        let tables = Tables {
-            console: true,
-            worker: false,
-        };
-        load_job(self.tx, self.sql, op, tables).map_err(self.err("reading the job"))
+        load_job(self.tx, self.sql, op, Tables::ALL).map_err(self.err("reading the job"))
     }
 
     fn chain_head(&mut self) -> Result<String> {
@@ -178,6 +174,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         let (steps, word) = match change.to_state {
             State::Completed => (self.writes.completed, self.writes.completed_word),
             State::NotApplied => (self.writes.not_applied, self.writes.not_applied_word),
+            State::RetryPending => (self.writes.retry, self.writes.retry_word),
             other => {
                 return Err(self.not_yet(change.op, &format!("move to {other}")));
             }
@@ -210,8 +207,20 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         Ok(Some(version))
     }
 
-    fn queue_retry(&mut self, row: &DecisionRow, _idem_key: &str) -> Result<i64> {
-        Err(self.not_yet(row.op_id, "retry"))
+    /// The request records the hand-over: the engine's own worker holds
+    /// the job now (settle's worker never claims it), and the job's events
+    /// show the new attempt as it runs.
+    fn queue_retry(&mut self, row: &DecisionRow, idem_key: &str) -> Result<i64> {
+        let failed = self.err("recording the retry request");
+        let id = queue_retry(self.tx, row, idem_key).map_err(&failed)?;
+        let holder = format!("{}'s worker", self.sql.name);
+        self.tx
+            .execute(
+                "UPDATE retry_requests SET status = 'claimed', claimed_by = $2 WHERE id = $1",
+                &[&id, &holder],
+            )
+            .map_err(&failed)?;
+        Ok(id)
     }
 
     fn cancel_retry(&mut self, _request: Option<i64>) -> Result<bool> {

@@ -52,11 +52,15 @@ pub(crate) struct EngineWrites {
     pub completed: &'static [&'static str],
     /// Takes the job out of the queue as "will not run" (`not_applied`).
     pub not_applied: &'static [&'static str],
+    /// Puts the job back in the engine's queue to run now, under its key
+    /// (`retry_same_key`): the engine's worker runs it again.
+    pub retry: &'static [&'static str],
     /// The job's state word and version after the statements.
     pub after: &'static str,
     /// The engine's words the two must leave the job in.
     pub completed_word: &'static str,
     pub not_applied_word: &'static str,
+    pub retry_word: &'static str,
 }
 
 impl Dialect for EngineSql {

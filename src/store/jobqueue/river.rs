@@ -110,8 +110,8 @@ pub(super) static SQL: EngineSql = EngineSql {
 };
 
 /// River has no functions: its client's own updates, as its executor
-/// completes a job and `JobCancel` cancels one (the state, `finalized_at`
-/// now), with settle's result id kept in `metadata`. River's fetch skips a
+/// completes a job, `JobCancel` cancels one and `JobRetry` makes one
+/// available again, with settle's result id kept in `metadata`. River's fetch skips a
 /// locked job, and its executor completes a job only while it is still
 /// `running`, so a rescued or late worker never undoes the decision.
 static WRITES: EngineWrites = EngineWrites {
@@ -123,7 +123,15 @@ static WRITES: EngineWrites = EngineWrites {
          WHERE id = $1",
     ],
     not_applied: &["UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1"],
+    // As River's `JobRetry`: available now, unfinalised, with room for one
+    // more attempt where it had none left.
+    retry: &[
+        "UPDATE river_job SET state = 'available', scheduled_at = now(),
+            finalized_at = NULL, max_attempts = greatest(max_attempts, attempt + 1)
+         WHERE id = $1",
+    ],
     after: "SELECT state::text, xmin::text::bigint FROM river_job WHERE id = $1",
     completed_word: "completed",
     not_applied_word: "cancelled",
+    retry_word: "available",
 };

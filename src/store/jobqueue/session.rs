@@ -85,8 +85,8 @@ impl JobQueue {
         Ok(queue)
     }
 
-    /// Which of settle's tables are there: its schema, once its first
-    /// decision made it. settle keeps no probes or worker columns here.
+    /// Which of settle's tables are there: its schema, all of them, once
+    /// adoption made it.
     pub(super) fn inspect(&mut self) -> Result<()> {
         let shown = self.shown.clone();
         let there: bool = self
@@ -97,7 +97,7 @@ impl JobQueue {
             .map_err(|e| pg_error(&shown, "looking for settle's schema", e))?;
         self.tables.set(Tables {
             console: there,
-            worker: false,
+            worker: there,
         });
         Ok(())
     }

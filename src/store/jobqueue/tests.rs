@@ -313,10 +313,6 @@ fn a_decision_on_a_procrastinate_job_goes_through_the_engine_and_is_audited() {
         .unwrap();
     assert_eq!(status(&db, 2), "cancelled");
 
-    // Neither engine says whether a task is idempotent: no retry.
-    let retry = ledger.record_decision(&draft(6, DecisionKind::RetrySameKey, 0), now);
-    assert!(retry.is_err(), "{retry:?}");
-
     let shown = ledger.detail(OperationId(1)).unwrap();
     assert_eq!(shown.operation.state, State::Completed);
     assert_eq!(shown.decisions.len(), 1);
@@ -353,4 +349,51 @@ fn a_settle_ledger_beside_a_job_queue_stays_settle_s() {
     let (ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
     assert!(!ledger.is_read_only());
     assert!(!ledger.path().to_string_lossy().contains("Procrastinate"));
+}
+
+#[test]
+fn a_same_key_retry_goes_back_to_the_engine_s_queue_and_its_worker_runs_it() {
+    let Some(db) = engine("procrastinate retry", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let now = Utc::now();
+    let version = ledger.detail(OperationId(1)).unwrap().operation.version;
+    // Procrastinate does not say whether `charge` is idempotent: refused.
+    let unknown = ledger.record_decision(&draft(1, DecisionKind::RetrySameKey, version), now);
+    assert!(matches!(unknown, Err(Error::Refused { .. })), "{unknown:?}");
+    assert_eq!(status(&db, 1), "failed");
+
+    let mut client = testing::connect(&db);
+    client
+        .batch_execute(
+            "INSERT INTO settle.op_types (op_type, idempotent, description)
+             VALUES ('charge', true, 'the bank dedupes on the queueing lock')",
+        )
+        .unwrap();
+    let receipt = ledger
+        .record_decision(&draft(1, DecisionKind::RetrySameKey, version), now)
+        .unwrap();
+    assert_eq!(receipt.to_state, State::RetryPending);
+    assert_eq!(status(&db, 1), "todo");
+
+    // The engine's worker takes it and it succeeds: the detail shows the
+    // third attempt from the engine's events.
+    client
+        .batch_execute(
+            "SELECT procrastinate_fetch_job_v2(NULL, 1);
+             SELECT procrastinate_finish_job_v1(1, 'succeeded', false);",
+        )
+        .unwrap();
+    let shown = ledger.detail(OperationId(1)).unwrap();
+    assert_eq!(shown.operation.state, State::Completed);
+    let outcomes: Vec<&Outcome> = shown.attempts.iter().map(|a| &a.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [&Outcome::Error, &Outcome::Error, &Outcome::Success]
+    );
+    assert_eq!(
+        shown.retry_requests[0].progress.claimed_by.as_deref(),
+        Some("Procrastinate's worker")
+    );
 }

@@ -329,22 +329,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     }
 
     fn queue_retry(&mut self, row: &DecisionRow, idem_key: &str) -> Fallible<i64> {
-        self.tx
-            .query_one(
-                "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
-                     status, decision_id)
-                 VALUES ($1, $2, $3, $4, 'queued', $5)
-                 RETURNING id",
-                &[
-                    &row.op_id.0,
-                    &idem_key,
-                    &row.decided,
-                    &row.operator,
-                    &row.id,
-                ],
-            )
-            .and_then(|r| r.try_get(0))
-            .map_err(pg("queueing the retry request"))
+        queue_retry(self.tx, row, idem_key).map_err(pg("queueing the retry request"))
     }
 
     fn cancel_retry(&mut self, request: Option<i64>) -> Fallible<bool> {
@@ -386,6 +371,29 @@ pub(crate) fn insert_decision(
         ],
     )?;
     Ok(())
+}
+
+/// Queues the retry request of the decision `row` in `retry_requests` (a
+/// job queue's session finds settle's own there); the request's id.
+pub(crate) fn queue_retry(
+    tx: &mut impl GenericClient,
+    row: &DecisionRow,
+    idem_key: &str,
+) -> std::result::Result<i64, postgres::Error> {
+    tx.query_one(
+        "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
+             status, decision_id)
+         VALUES ($1, $2, $3, $4, 'queued', $5)
+         RETURNING id",
+        &[
+            &row.op_id.0,
+            &idem_key,
+            &row.decided,
+            &row.operator,
+            &row.id,
+        ],
+    )?
+    .try_get(0)
 }
 
 /// The chain hash of the newest decision, where the next one links on. A

@@ -51,7 +51,7 @@ pub use address::{Address, is_address};
 pub(crate) use cells::Cells;
 pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
-pub(crate) use decide::{head, insert_decision};
+pub(crate) use decide::{head, insert_decision, queue_retry};
 pub(crate) use error::pg_error;
 pub(crate) use filter::{PgSql, refs};
 pub(crate) use objects::console_objects;
