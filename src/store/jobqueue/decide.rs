@@ -126,13 +126,14 @@ impl<C: GenericClient> Tx<'_, C> {
         move |e| pg_error(&shown, &doing, e)
     }
 
-    /// Why the engine is not asked to do this: nothing is written.
-    fn not_yet(&self, op: OperationId, what: &str) -> Error {
+    /// A state the engine has no way to put a job back in (a reopen's):
+    /// nothing is written.
+    fn not_yet(&self, op: OperationId, state: &State) -> Error {
         Error::Refused {
             op,
             rule: Rule::StateAllows,
             reason: format!(
-                "settle cannot {what} a {} job yet; nothing was written",
+                "settle cannot return a {} job to {state} yet; nothing was written",
                 self.sql.name
             ),
         }
@@ -176,7 +177,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
             State::NotApplied => (self.writes.not_applied, self.writes.not_applied_word),
             State::RetryPending => (self.writes.retry, self.writes.retry_word),
             other => {
-                return Err(self.not_yet(change.op, &format!("move to {other}")));
+                return Err(self.not_yet(change.op, other));
             }
         };
         let args: [&(dyn ToSql + Sync); 2] = [&change.op.0, &change.result_id];

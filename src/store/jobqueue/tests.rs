@@ -397,3 +397,28 @@ fn a_same_key_retry_goes_back_to_the_engine_s_queue_and_its_worker_runs_it() {
         Some("Procrastinate's worker")
     );
 }
+
+#[test]
+fn a_same_key_retry_makes_a_river_job_available_with_room_for_an_attempt() {
+    let Some(db) = engine("river retry", RIVER, RIVER_JOBS) else {
+        return;
+    };
+    let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let mut client = testing::connect(&db);
+    client
+        .batch_execute("INSERT INTO settle.op_types (op_type, idempotent) VALUES ('charge', true)")
+        .unwrap();
+    let version = ledger.detail(OperationId(1)).unwrap().operation.version;
+    ledger
+        .record_decision(&draft(1, DecisionKind::RetrySameKey, version), Utc::now())
+        .unwrap();
+    let row = client
+        .query_one(
+            "SELECT state::text, attempt::int, max_attempts::int, finalized_at IS NULL
+             FROM river_job WHERE id = 1",
+            &[],
+        )
+        .unwrap();
+    let got: (String, i32, i32, bool) = (row.get(0), row.get(1), row.get(2), row.get(3));
+    assert_eq!(got, ("available".to_string(), 3, 4, true));
+}
