@@ -211,6 +211,21 @@ fn write_retry_request<T: DecisionTx>(
     }
 }
 
+/// The one answer of a batch of one draft (`draft`), in a ledger `path`
+/// names: what deciding it alone answers.
+pub(crate) fn only_outcome(
+    mut outcomes: Vec<crate::error::Result<DecisionReceipt>>,
+    path: &Path,
+    draft: &DecisionDraft,
+) -> crate::error::Result<DecisionReceipt> {
+    outcomes.pop().unwrap_or_else(|| {
+        Err(Error::NotFound {
+            path: path.to_path_buf(),
+            what: draft.op_id.to_string(),
+        })
+    })
+}
+
 /// What [`decide`] would refuse on `detail` (the operation as it is now),
 /// writing nothing: for a preview of many rows.
 pub(crate) fn judge_only(

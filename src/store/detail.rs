@@ -96,16 +96,28 @@ pub(super) fn load_detail<R: Reader>(
     // ledger has neither.
     let worker_columns = tables.console && tables.worker;
     let sql = HistorySql::new(r.dialect(), worker_columns);
+    load_history(r, [&sql.operation, &sql.attempts, &sql.events], id, tables)
+}
+
+/// [`load_detail`] with the operation, its attempts and its events read by
+/// `[operation, attempts, events]`, each keyed by the id as the first
+/// placeholder (a job queue reads them from the engine's own record).
+pub(super) fn load_history<R: Reader>(
+    r: &mut R,
+    [operation, attempts, events]: [&str; 3],
+    id: OperationId,
+    tables: Tables,
+) -> std::result::Result<Option<OperationDetail>, R::Error> {
     let key = [Arg::Int(id.0)];
-    let Some(operation) = r.row(&sql.operation, &key, &mut |c| rows::operation(c))? else {
+    let Some(operation) = r.row(operation, &key, &mut |c| rows::operation(c))? else {
         return Ok(None);
     };
     let mut malformed = Vec::new();
-    let attempts = r.rows(&sql.attempts, &key, &mut |c| rows::attempt(c))?;
+    let attempts = r.rows(attempts, &key, &mut |c| rows::attempt(c))?;
     let attempts = flagged(attempts, &mut malformed, |a| {
         format!("attempt {}", a.attempt)
     });
-    let events = r.rows(&sql.events, &key, &mut |c| rows::event(c))?;
+    let events = r.rows(events, &key, &mut |c| rows::event(c))?;
     let events = flagged(events, &mut malformed, |e| format!("event {}", e.id));
     let mut detail = OperationDetail {
         operation,
@@ -116,27 +128,41 @@ pub(super) fn load_detail<R: Reader>(
         probes: Vec::new(),
         contract: None,
         drill: None,
-        history_malformed: Vec::new(),
+        history_malformed: malformed,
     };
+    settle_history(r, &mut detail, tables)?;
+    Ok(Some(detail))
+}
+
+/// What settle itself keeps about an operation read into `detail`: its
+/// decisions, retry requests, probes and its type's contract, each where
+/// `tables` says the ledger has it; malformed cells join the detail's. A
+/// ledger's operations, or a job queue's jobs, are read by the caller.
+fn settle_history<R: Reader>(
+    r: &mut R,
+    detail: &mut OperationDetail,
+    tables: Tables,
+) -> std::result::Result<(), R::Error> {
+    let worker_columns = tables.console && tables.worker;
+    let sql = HistorySql::new(r.dialect(), worker_columns);
+    let key = [Arg::Int(detail.operation.id.0)];
+    let malformed = &mut detail.history_malformed;
     if tables.console {
         let decisions = r.rows(&sql.decisions, &key, &mut |c| rows::decision(c))?;
-        detail.decisions = flagged(decisions, &mut malformed, |d| format!("decision {}", d.id));
+        detail.decisions = flagged(decisions, malformed, |d| format!("decision {}", d.id));
         let requests = r.rows(&sql.retry_requests, &key, &mut |c| rows::retry_request(c))?;
-        detail.retry_requests = flagged(requests, &mut malformed, |r| {
-            format!("retry request {}", r.id)
-        });
+        detail.retry_requests = flagged(requests, malformed, |r| format!("retry request {}", r.id));
         let op_type = [Arg::Text(detail.operation.op_type.clone())];
         let contract = r.row(&sql.contract, &op_type, &mut |c| rows::contract(c))?;
-        detail.contract = contract
-            .and_then(|one| flagged(vec![one], &mut malformed, |_| "op_types row".into()).pop());
+        detail.contract =
+            contract.and_then(|one| flagged(vec![one], malformed, |_| "op_types row".into()).pop());
         detail.drill = super::drills::latest(r, &detail.operation.op_type)?;
     }
     if worker_columns {
         let probes = r.rows(&sql.probes, &key, &mut |c| rows::probe(c))?;
-        detail.probes = flagged(probes, &mut malformed, |p| format!("probe {}", p.id));
+        detail.probes = flagged(probes, malformed, |p| format!("probe {}", p.id));
     }
-    detail.history_malformed = malformed;
-    Ok(Some(detail))
+    Ok(())
 }
 
 /// How many decisions lie beyond `seek` in the trail's order (newest
@@ -212,7 +238,7 @@ pub(super) fn resolve(
     let p = d.param_prefix();
     if let Ok(id) = spec.trim().parse::<i64>() {
         let found = ids(&Statement {
-            sql: format!("SELECT id FROM operations WHERE id = {p}1"),
+            sql: format!("SELECT id FROM {} WHERE id = {p}1", d.operations()),
             args: vec![Arg::Int(id)],
         })?;
         return found.first().map(|_| OperationId(id)).ok_or_else(not_found);
@@ -228,8 +254,9 @@ pub(super) fn resolve(
     // constraint may hold two, and guessing would decide on the wrong one.
     let ids = ids(&Statement {
         sql: format!(
-            "SELECT id FROM operations
-             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id"
+            "SELECT id FROM {}
+             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id",
+            d.operations()
         ),
         args: natural_key(account, op_type, key),
     })?;
@@ -256,8 +283,9 @@ pub(super) fn operation_by_key(
     let p = d.param_prefix();
     let found = ids(&Statement {
         sql: format!(
-            "SELECT id FROM operations
-             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id LIMIT 1"
+            "SELECT id FROM {}
+             WHERE account = {p}1 AND op_type = {p}2 AND idem_key = {p}3 ORDER BY id LIMIT 1",
+            d.operations()
         ),
         args: natural_key(account, op_type, key),
     })?;

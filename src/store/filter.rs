@@ -70,7 +70,8 @@ pub(super) fn where_clause(
     for text in &query.errors {
         let p = args.text(like_contains(text));
         clause.push(format!(
-            "EXISTS (SELECT 1 FROM attempts a WHERE a.op_id = o.id AND {})",
+            "EXISTS (SELECT 1 FROM {} WHERE a.op_id = o.id AND {})",
+            d.attempt_errors(),
             d.contains("a.error", &p)
         ));
     }

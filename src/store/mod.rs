@@ -18,6 +18,7 @@ mod filter;
 mod import;
 mod import_report;
 mod interrupt;
+mod jobqueue;
 mod open;
 #[cfg(test)]
 mod parity;

@@ -109,6 +109,18 @@ pub(crate) trait Dialect {
     /// The operation's attempt count, in a condition on `o`.
     fn attempts(&self) -> &'static str;
 
+    /// The operations as one relation, for a lookup by id or natural key
+    /// (a job queue's view in place of the table).
+    fn operations(&self) -> &'static str {
+        "operations"
+    }
+
+    /// Each attempt's error, as a FROM item `a` with `op_id` and `error`
+    /// (a job queue keeps its errors elsewhere than `attempts`).
+    fn attempt_errors(&self) -> &'static str {
+        "attempts a"
+    }
+
     /// The operation's last error, in a statement over [`Dialect::from`].
     fn last_error(&self) -> &'static str;
 

@@ -135,7 +135,7 @@ fn real(x: f64) -> Value {
 }
 
 /// One row being read, and the malformed cells met so far.
-pub(super) struct Cells<'r> {
+pub(crate) struct Cells<'r> {
     row: &'r Row,
     malformed: Vec<Malformed>,
 }

@@ -4,8 +4,10 @@
 //! are the ones [`crate::store::chain`] computes on either backend. Reads
 //! only.
 
-use postgres::Row;
+use std::path::Path;
+
 use postgres::fallible_iterator::FallibleIterator;
+use postgres::{Client, Row};
 
 use super::conn::Pg;
 use crate::domain::format_time;
@@ -16,8 +18,13 @@ use crate::store::chain::{CHAIN_COLUMNS, ChainVerdict, OwnedCell, Walked, walk};
 /// database without settle's tables has no decision to chain.
 pub(super) fn verify(pg: &Pg) -> Result<ChainVerdict> {
     pg.fresh()?;
-    let mut client = pg.client.borrow_mut();
-    let err = |e| super::error::pg_error(&pg.shown, "reading the audit trail", e);
+    verify_on(&mut pg.client.borrow_mut(), &pg.shown)
+}
+
+/// [`verify`] on `client`, whose `decisions` is the trail (a job queue's
+/// session finds settle's own there); `shown` names the ledger in errors.
+pub(crate) fn verify_on(client: &mut Client, shown: &Path) -> Result<ChainVerdict> {
+    let err = |e| super::error::pg_error(shown, "reading the audit trail", e);
     let adopted: bool = client
         .query_one("SELECT to_regclass('decisions') IS NOT NULL", &[])
         .and_then(|r| r.try_get(0))

@@ -69,13 +69,8 @@ impl Decisions for Pg {
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
         self.ensure_writable()?;
-        let mut outcomes = self.decide(std::slice::from_ref(draft), now, Batch::One)?;
-        outcomes.pop().unwrap_or_else(|| {
-            Err(Error::NotFound {
-                path: self.shown.clone(),
-                what: draft.op_id.to_string(),
-            })
-        })
+        let outcomes = self.decide(std::slice::from_ref(draft), now, Batch::One)?;
+        decide::only_outcome(outcomes, &self.shown, draft)
     }
 
     /// Each row in its own savepoint, so a refused or conflicted row is
@@ -307,28 +302,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     }
 
     fn insert_decision(&mut self, row: &DecisionRow) -> Fallible<()> {
-        self.tx
-            .execute(
-                &decide::insert_decision_sql('$'),
-                &[
-                    &row.id,
-                    &row.op_id.0,
-                    &row.kind.as_str(),
-                    &row.from_state.as_str(),
-                    &row.to_state.as_str(),
-                    &row.result_id,
-                    &row.evidence,
-                    &row.note,
-                    &row.operator,
-                    &row.decided,
-                    &row.op_version,
-                    &row.undoes.map(|d| d.0),
-                    &row.extra_attempt,
-                    &row.chain_hash,
-                ],
-            )
-            .map_err(pg("writing the decision"))?;
-        Ok(())
+        insert_decision(self.tx, row).map_err(pg("writing the decision"))
     }
 
     fn change_state(&mut self, change: &StateChange) -> Fallible<Option<i64>> {
@@ -355,22 +329,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     }
 
     fn queue_retry(&mut self, row: &DecisionRow, idem_key: &str) -> Fallible<i64> {
-        self.tx
-            .query_one(
-                "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
-                     status, decision_id)
-                 VALUES ($1, $2, $3, $4, 'queued', $5)
-                 RETURNING id",
-                &[
-                    &row.op_id.0,
-                    &idem_key,
-                    &row.decided,
-                    &row.operator,
-                    &row.id,
-                ],
-            )
-            .and_then(|r| r.try_get(0))
-            .map_err(pg("queueing the retry request"))
+        queue_retry(self.tx, row, idem_key).map_err(pg("queueing the retry request"))
     }
 
     fn cancel_retry(&mut self, request: Option<i64>) -> Fallible<bool> {
@@ -386,10 +345,61 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     }
 }
 
+/// Inserts the decision row into `decisions` (a job queue's session finds
+/// settle's own there).
+pub(crate) fn insert_decision(
+    tx: &mut impl GenericClient,
+    row: &DecisionRow,
+) -> std::result::Result<(), postgres::Error> {
+    tx.execute(
+        &decide::insert_decision_sql('$'),
+        &[
+            &row.id,
+            &row.op_id.0,
+            &row.kind.as_str(),
+            &row.from_state.as_str(),
+            &row.to_state.as_str(),
+            &row.result_id,
+            &row.evidence,
+            &row.note,
+            &row.operator,
+            &row.decided,
+            &row.op_version,
+            &row.undoes.map(|d| d.0),
+            &row.extra_attempt,
+            &row.chain_hash,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Queues the retry request of the decision `row` in `retry_requests` (a
+/// job queue's session finds settle's own there); the request's id.
+pub(crate) fn queue_retry(
+    tx: &mut impl GenericClient,
+    row: &DecisionRow,
+    idem_key: &str,
+) -> std::result::Result<i64, postgres::Error> {
+    tx.query_one(
+        "INSERT INTO retry_requests (op_id, idem_key, requested_at, requested_by,
+             status, decision_id)
+         VALUES ($1, $2, $3, $4, 'queued', $5)
+         RETURNING id",
+        &[
+            &row.op_id.0,
+            &idem_key,
+            &row.decided,
+            &row.operator,
+            &row.id,
+        ],
+    )?
+    .try_get(0)
+}
+
 /// The chain hash of the newest decision, where the next one links on. A
 /// newest row without a hash (written with plain SQL) restarts the chain
 /// from the genesis, as on SQLite; `--verify` reports it.
-pub(super) fn head(tx: &mut impl GenericClient) -> std::result::Result<String, postgres::Error> {
+pub(crate) fn head(tx: &mut impl GenericClient) -> std::result::Result<String, postgres::Error> {
     let newest = tx.query_opt(
         "SELECT chain_hash FROM decisions ORDER BY id DESC LIMIT 1",
         &[],

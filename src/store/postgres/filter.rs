@@ -13,7 +13,7 @@ use crate::store::sql::{Arg, Dialect};
 
 /// The arguments as the client binds them: each in its value's own type
 /// (an instant as a `timestamptz`).
-pub(super) fn refs(values: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
+pub(crate) fn refs(values: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
     values
         .iter()
         .map(|v| match v {
@@ -107,14 +107,14 @@ const ROW_SOURCES: [[&str; 2]; 2] = [
 /// read-only look at a service's unadopted database has none);
 /// `events_by_op`: an index leads with `events.op_id` (adoption adds one).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct PgSql {
+pub(crate) struct PgSql {
     pub console: bool,
     pub events_by_op: bool,
 }
 
 impl PgSql {
     /// Everything there: a ledger settle created or adopted.
-    pub(super) const ALL: PgSql = PgSql {
+    pub(crate) const ALL: PgSql = PgSql {
         console: true,
         events_by_op: true,
     };

@@ -44,10 +44,44 @@ mod tls;
 #[cfg(test)]
 mod tls_tests;
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::Result;
 use crate::store::backend::{Backend, Kind};
+use crate::store::interrupt::InterruptHandle;
 
 pub use address::{Address, is_address};
+pub(crate) use cells::Cells;
+pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
+pub(crate) use decide::{head, insert_decision, queue_retry};
+pub(crate) use error::pg_error;
+pub(crate) use filter::{PgSql, refs};
+pub(crate) use objects::console_objects;
+
+/// A session on a database settle reads without owning its tables (a job
+/// queue's, [`crate::store::jobqueue`]): connected through settle's
+/// addressing and TLS, with its timeouts and read-only mode, the schema
+/// left alone.
+pub(crate) struct Foreign {
+    pub client: postgres::Client,
+    /// The database as shown (`user@host:port/db`), never a password.
+    pub shown: PathBuf,
+    /// Cancels the statement running on `client`.
+    pub cancel: InterruptHandle,
+}
+
+/// Connects a [`Foreign`] session to the database at `path`.
+pub(crate) fn foreign_session(path: &Path, read_only: bool, wait: Duration) -> Result<Foreign> {
+    let mut pg = Pg::connect(&Address::parse(path)?, read_only, wait)?;
+    schema::configure(pg.client.get_mut(), &pg.shown, read_only, wait)?;
+    Ok(Foreign {
+        cancel: pg.cancel_handle(),
+        shown: pg.shown.clone(),
+        client: pg.client.into_inner(),
+    })
+}
 
 /// A PostgreSQL address (`postgres://…`, `postgresql://…`).
 pub(crate) const KIND: Kind = Kind {

@@ -170,6 +170,17 @@ fn append_only() -> Vec<(&'static str, &'static str, String)> {
     ]
 }
 
+/// The functions and append-only triggers of settle's own tables, for a
+/// schema of settle's beside another application's tables (a job queue's),
+/// where nothing else of a ledger's objects applies.
+pub(crate) fn console_objects() -> String {
+    let mut sql = FUNCTIONS.to_string();
+    for (name, _table, body) in append_only() {
+        sql.push_str(&format!("CREATE TRIGGER {name} {body};\n"));
+    }
+    sql
+}
+
 /// Every trigger settle installs: its name and the statement that creates
 /// it. Adoption creates only the missing ones: replacing one that exists
 /// (DROP, or CREATE OR REPLACE TRIGGER, which PostgreSQL before 14 lacks)

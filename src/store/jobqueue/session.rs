@@ -1,0 +1,289 @@
+//! The open job queue, [`JobQueue`]: a session on the engine's database,
+//! kept read-only (nothing settle runs on it can write the engine's
+//! tables), and the parts of the contract that are about the session
+//! itself. Reads are in [`super::reads`]; what settle cannot write on a
+//! job queue yet is refused in [`super::refuse`].
+
+use std::cell::{Cell, RefCell, RefMut};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::Client;
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::engine::EngineSql;
+use crate::error::{Error, Result};
+use crate::store::backend::Session;
+use crate::store::filter::Statement;
+use crate::store::interrupt::{Interrupt, InterruptHandle};
+use crate::store::postgres::{Cells, Foreign, foreign_session, pg_error, refs};
+use crate::store::sql::Arg;
+use crate::store::tables::Tables;
+
+/// A job queue's database, read as a ledger in place.
+pub(crate) struct JobQueue {
+    /// Every read takes `&self` while the client needs `&mut`; one thread
+    /// uses a ledger at a time.
+    client: RefCell<Client>,
+    /// The address as given, to connect again after the server closed
+    /// the session.
+    address: PathBuf,
+    /// The engine and the database as shown (never a password).
+    shown: PathBuf,
+    pub(super) sql: &'static EngineSql,
+    /// Opened read-only, or an engine settle does not decide on yet.
+    read_only: bool,
+    pub(super) wait: Duration,
+    cancel: RefCell<Arc<InterruptHandle>>,
+    /// Whether settle's own schema is there yet (its first decision makes
+    /// it): reads of decisions need it.
+    tables: Cell<Tables>,
+}
+
+impl std::fmt::Debug for JobQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobQueue")
+            .field("ledger", &self.shown)
+            .finish()
+    }
+}
+
+impl JobQueue {
+    /// The engine's tables at `address`, read through `client` (a
+    /// [`crate::store::postgres::Foreign`] session).
+    pub(super) fn new(
+        address: &Path,
+        session: Foreign,
+        sql: &'static EngineSql,
+        read_only: bool,
+        wait: Duration,
+    ) -> Result<JobQueue> {
+        let mut queue = JobQueue {
+            client: RefCell::new(session.client),
+            address: address.to_path_buf(),
+            shown: PathBuf::from(format!("{} ({})", session.shown.display(), sql.name)),
+            sql,
+            read_only: read_only || sql.writes.is_none(),
+            wait,
+            cancel: RefCell::new(Arc::new(session.cancel)),
+            tables: Cell::new(Tables {
+                console: false,
+                worker: false,
+            }),
+        };
+        settle_first(queue.client.get_mut(), &queue.shown)?;
+        if queue.read_only && !read_only {
+            // An engine settle does not decide on: nothing it runs writes.
+            queue
+                .client
+                .get_mut()
+                .batch_execute("SET default_transaction_read_only = on")
+                .map_err(|e| pg_error(&queue.shown, "setting up the session", e))?;
+        }
+        queue.inspect()?;
+        Ok(queue)
+    }
+
+    /// Which of settle's tables are there: its schema, all of them, once
+    /// adoption made it.
+    pub(super) fn inspect(&mut self) -> Result<()> {
+        let shown = self.shown.clone();
+        let there: bool = self
+            .client
+            .get_mut()
+            .query_one("SELECT to_regclass('settle.decisions') IS NOT NULL", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| pg_error(&shown, "looking for settle's schema", e))?;
+        self.tables.set(Tables {
+            console: there,
+            worker: there,
+        });
+        Ok(())
+    }
+
+    pub(super) fn tables(&self) -> Tables {
+        self.tables.get()
+    }
+
+    /// The session, reconnected first when the server closed it.
+    pub(super) fn client(&self) -> Result<RefMut<'_, Client>> {
+        self.fresh()?;
+        Ok(self.client.borrow_mut())
+    }
+
+    /// Runs `f` on the session; `doing` says what failed.
+    pub(super) fn with_client<T>(
+        &self,
+        doing: &str,
+        f: impl FnOnce(&mut Client) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<T> {
+        f(&mut *self.client()?).map_err(|e| self.err(doing, e))
+    }
+
+    pub(super) fn ensure_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(self.why_not_writable());
+        }
+        Ok(())
+    }
+
+    pub(super) fn shown(&self) -> &Path {
+        &self.shown
+    }
+
+    pub(super) fn err(&self, doing: &str, e: postgres::Error) -> Error {
+        pg_error(&self.shown, doing, e)
+    }
+
+    /// A new session in place of one the server closed (a restart, a
+    /// failover, an idle timeout); every read starts here.
+    fn fresh(&self) -> Result<()> {
+        if !self.client.borrow().is_closed() {
+            return Ok(());
+        }
+        let mut session = foreign_session(&self.address, self.read_only, self.wait)?;
+        settle_first(&mut session.client, &self.shown)?;
+        *self.cancel.borrow_mut() = Arc::new(session.cancel);
+        *self.client.borrow_mut() = session.client;
+        Ok(())
+    }
+
+    /// Each row of `sql`, read by `read`; `doing` says what failed.
+    pub(super) fn rows<T>(
+        &self,
+        sql: &str,
+        args: &[Arg],
+        doing: &str,
+        read: impl FnMut(&mut Cells<'_>) -> std::result::Result<T, postgres::Error>,
+    ) -> Result<Vec<T>> {
+        self.fresh()?;
+        let mut read = read;
+        let rows = self
+            .client
+            .borrow_mut()
+            .query(sql, &refs(args))
+            .map_err(|e| self.err(doing, e))?;
+        rows.iter()
+            .map(|row| read(&mut Cells::new(row)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| self.err(doing, e))
+    }
+
+    /// Hands each row of `statement` to `each` as the server sends it (the
+    /// driver reads the socket only as fast as the rows are taken), never
+    /// all held in memory; a whole list may take longer than the statement
+    /// timeout a page has.
+    pub(super) fn stream(
+        &self,
+        statement: &Statement,
+        doing: &str,
+        each: &mut dyn FnMut(&mut Cells<'_>) -> Result<()>,
+    ) -> Result<()> {
+        self.fresh()?;
+        let failed = |e| self.err(doing, e);
+        let mut client = self.client.borrow_mut();
+        let mut tx = client
+            .build_transaction()
+            .read_only(true)
+            .start()
+            .map_err(failed)?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
+            .map_err(failed)?;
+        let mut rows = tx
+            .query_raw(&statement.sql, refs(&statement.args))
+            .map_err(failed)?;
+        while let Some(row) = rows.next().map_err(failed)? {
+            each(&mut Cells::new(&row))?;
+        }
+        drop(rows);
+        tx.commit().map_err(failed)
+    }
+
+    /// Why settle does not `what` (a verb: `probe`, `copy`) this engine's
+    /// jobs: nothing was written.
+    pub(super) fn refusal(&self, what: &str) -> Error {
+        let name = self.sql.name;
+        Error::ledger(
+            &self.shown,
+            format!("settle cannot {what} {name} jobs yet; nothing was written"),
+            format!(
+                "settle reads {name}'s tables in place and decides on its jobs; do this with {name}'s own tools for now"
+            ),
+        )
+    }
+}
+
+/// Puts settle's own schema first on the session's search path, the
+/// engine's tables staying where the path found them: the shared
+/// statements that name `decisions`, `retry_requests` and `op_types` then
+/// read and write settle's, never a table of the application's that has
+/// the same name.
+fn settle_first(client: &mut Client, shown: &Path) -> Result<()> {
+    client
+        .batch_execute(
+            "SELECT set_config('search_path', 'settle, ' || current_setting('search_path'), false)",
+        )
+        .map_err(|e| pg_error(shown, "setting up the session", e))
+}
+
+/// A cancel that reaches the session's current connection.
+struct Shared(Arc<InterruptHandle>);
+
+impl Interrupt for Shared {
+    fn interrupt(&self) {
+        self.0.interrupt();
+    }
+}
+
+impl Session for JobQueue {
+    fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    fn file(&self) -> Option<&Path> {
+        None
+    }
+
+    /// The engine's schema is its own: settle adds none of its tables.
+    fn schema_version(&self) -> i64 {
+        0
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn data_version(&self) -> Result<i64> {
+        let sql = self.sql.data_version;
+        let version = self.rows(sql, &[], "watching the jobs", |c| {
+            crate::store::cells::CellRead::int(c, 0, "version")
+        })?;
+        Ok(version.first().copied().unwrap_or(0))
+    }
+
+    fn reinspect(&mut self) -> Result<()> {
+        self.fresh()?;
+        self.inspect()
+    }
+
+    fn interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle::new(Shared(self.cancel.borrow().clone()))
+    }
+
+    fn why_not_writable(&self) -> Error {
+        if self.sql.writes.is_none() {
+            return self.refusal("decide on");
+        }
+        Error::ledger(
+            &self.shown,
+            "opened read-only",
+            "open it without --read-only, as a role that may write the engine's jobs and create the settle schema",
+        )
+    }
+
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
