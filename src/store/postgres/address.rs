@@ -3,20 +3,34 @@
 //! what it leaves out. Parses and connects; shows it as `user@host:port/db`
 //! and never shows the password.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use postgres::config::Host;
 use postgres::{Client, Config};
 
+use super::conninfo::{self, Params, get};
+use super::hosts::{self, Endpoint, Failed, Role, SessionAttrs};
 use super::tls::{Tls, TlsWish, Verify};
-use crate::error::{Error, Result};
+use super::{pgpass, service_file};
+use crate::error::{Error, Fault, Result};
+
+/// How long one host may take to answer when neither the address nor
+/// `PGCONNECT_TIMEOUT` says (libpq waits for ever; a console must not).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A parsed PostgreSQL ledger address.
 #[derive(Clone)]
 pub struct Address {
-    config: Config,
+    /// Everything but the hosts, ports and password, which vary per host.
+    base: Config,
+    endpoints: Vec<Endpoint>,
+    password: Option<String>,
+    /// The password file to look in when the address has no password.
+    passfile: Option<PathBuf>,
+    attrs: SessionAttrs,
+    /// Per host, the whole attempt (None: wait for ever, as `0` asks).
+    timeout: Option<Duration>,
     shown: String,
     tls: TlsWish,
 }
@@ -51,37 +65,150 @@ const LIBPQ_KEYS: &[&str] = &[
     "dbname",
     "user",
     "password",
+    "passfile",
+    "service",
     "sslmode",
     "application_name",
     "connect_timeout",
+    "target_session_attrs",
     "options",
 ];
 
+/// The environment variables libpq reads for what an address leaves out
+/// (after the service file), by keyword.
+const FROM_ENV: &[(&str, &str)] = &[
+    ("host", "PGHOST"),
+    ("hostaddr", "PGHOSTADDR"),
+    ("port", "PGPORT"),
+    ("dbname", "PGDATABASE"),
+    ("user", "PGUSER"),
+    ("password", "PGPASSWORD"),
+    ("passfile", "PGPASSFILE"),
+    ("sslmode", "PGSSLMODE"),
+    ("sslrootcert", "PGSSLROOTCERT"),
+    ("connect_timeout", "PGCONNECT_TIMEOUT"),
+    ("target_session_attrs", "PGTARGETSESSIONATTRS"),
+    ("application_name", "PGAPPNAME"),
+    ("options", "PGOPTIONS"),
+];
+
+/// The keywords settle applies itself; the rest go to the client library.
+const OWN_KEYS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "password",
+    "passfile",
+    "service",
+    "sslmode",
+    "sslrootcert",
+    "connect_timeout",
+    "target_session_attrs",
+];
+
 impl Address {
-    /// Parses `spec`, filling what it leaves out from `PGHOST`, `PGPORT`,
-    /// `PGUSER`, `PGPASSWORD`, `PGDATABASE` and `PGSSLMODE` as libpq does.
+    /// Parses `spec` as libpq does: the address's keywords, then a
+    /// service's (`service=NAME` or `PGSERVICE`), then the `PG*`
+    /// environment variables for what both leave out.
     pub fn parse(spec: &Path) -> Result<Address> {
-        let raw = spec.to_str().unwrap_or_default();
-        let env = |name: &str| std::env::var(name).ok();
-        // The client library knows disable/prefer/require only: the
-        // verifying modes and the root certificate are settle's to apply.
-        let (text, tls) = take_tls_options(raw, &env);
-        let text = text.as_str();
-        let mut config = Config::from_str(text).map_err(|e| {
-            Error::Usage(format!(
-                "{}: not a PostgreSQL address: {}\n  what to do: write postgres://USER@HOST:PORT/DB or host=… dbname=…",
-                redact(text),
-                crate::text::sanitize(&e.to_string())
-            ))
-        })?;
-        fill_from_env(&mut config, &env);
-        let shown = shown(&config);
-        Ok(Address { config, shown, tls })
+        Address::parse_with(spec, &|name| std::env::var(name).ok())
     }
 
-    /// `user@host:port/db`: what errors, the header and logs call it.
+    /// [`Address::parse`] with `env` standing for the environment.
+    pub(super) fn parse_with(spec: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Address> {
+        let raw = spec.to_str().unwrap_or_default();
+        let usage = |why: &str| {
+            Error::Usage(format!(
+                "{}: not a PostgreSQL address: {}\n  what to do: write postgres://USER@HOST:PORT/DB or host=… dbname=…",
+                redact(raw),
+                crate::text::sanitize(why)
+            ))
+        };
+        let params = with_defaults(conninfo::parse(raw).map_err(|e| usage(&e))?, env)?;
+        let (tls, lib_mode) = tls_wish(&params);
+        let mut rest: Params = Vec::new();
+        for (key, value) in &params {
+            if !OWN_KEYS.contains(&key.as_str()) && get(&params, key) == Some(value.as_str()) {
+                rest.retain(|(k, _)| k != key);
+                rest.push((key.clone(), value.clone()));
+            }
+        }
+        if let Some(mode) = lib_mode {
+            rest.push(("sslmode".into(), mode.into()));
+        }
+        let mut base =
+            Config::from_str(&conninfo::to_words(&rest)).map_err(|e| usage(&e.to_string()))?;
+        let user = base
+            .get_user()
+            .map(str::to_string)
+            .unwrap_or_else(|| env("USER").unwrap_or_else(|| "postgres".into()));
+        base.user(&user);
+        if base.get_dbname().is_none() {
+            base.dbname(&user);
+        }
+        if base.get_application_name().is_none() {
+            base.application_name("settle");
+        }
+        let endpoints = endpoints(&params).map_err(|e| usage(&e))?;
+        let attrs = match get(&params, "target_session_attrs") {
+            None => SessionAttrs::Any,
+            Some(v) => SessionAttrs::parse(v).ok_or_else(|| {
+                usage(&format!(
+                    "target_session_attrs={v}: not one of {}",
+                    SessionAttrs::VALUES
+                ))
+            })?,
+        };
+        let timeout = match get(&params, "connect_timeout") {
+            None => Some(DEFAULT_CONNECT_TIMEOUT),
+            Some(v) => match v.trim().parse::<i64>() {
+                // libpq's rule: 0 or less waits for ever, less than 2 s is 2 s.
+                Ok(s) if s <= 0 => None,
+                Ok(s) => Some(Duration::from_secs(s.max(2).unsigned_abs())),
+                Err(_) => {
+                    return Err(usage(&format!(
+                        "connect_timeout={v}: not a number of seconds"
+                    )));
+                }
+            },
+        };
+        let password = get(&params, "password").map(str::to_string);
+        let passfile = match &password {
+            Some(_) => None,
+            None => pgpass::file(get(&params, "passfile"), env).filter(|f| trusted(f)),
+        };
+        let shown = shown(
+            &user,
+            &endpoints,
+            params.iter().any(|(k, _)| k == "port"),
+            base.get_dbname(),
+        );
+        Ok(Address {
+            base,
+            endpoints,
+            password,
+            passfile,
+            attrs,
+            timeout,
+            shown,
+            tls,
+        })
+    }
+
+    /// `user@host:port/db` (hosts listed with commas): what errors, the
+    /// header and logs call it.
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// Whether the address lists more than one host.
+    pub(super) fn lists_hosts(&self) -> bool {
+        self.endpoints.len() > 1
+    }
+
+    /// What the address's `target_session_attrs` asks.
+    pub(super) fn attrs(&self) -> SessionAttrs {
+        self.attrs
     }
 
     pub(super) fn tls(&self) -> Result<Tls> {
@@ -95,129 +222,234 @@ impl Address {
     }
 
     pub(super) fn connect(&self, tls: Tls) -> Result<Client> {
-        self.config
-            .connect(tls)
-            .map_err(|e| super::error::pg_error(Path::new(&self.shown), "connecting", e))
+        self.connect_as(&tls, self.attrs, self.timeout, "connecting")
+            .map(|(client, _)| client)
     }
 
-    /// [`Address::connect`] giving up after `wait`: a reconnection on the
-    /// console's thread must not hang it.
+    /// [`Address::connect`] giving up after `wait` per host: a
+    /// reconnection on the console's thread must not hang it.
     pub(super) fn connect_within(&self, tls: Tls, wait: Duration) -> Result<Client> {
-        let mut config = self.config.clone();
-        config.connect_timeout(wait);
+        let wait = self.timeout.map_or(wait, |t| t.min(wait));
+        self.connect_as(&tls, self.attrs, Some(wait), "reconnecting")
+            .map(|(client, _)| client)
+    }
+
+    /// The first host, in the address's order, whose session `attrs`
+    /// accepts, with what the server said it is.
+    pub(super) fn connect_as(
+        &self,
+        tls: &Tls,
+        attrs: SessionAttrs,
+        within: Option<Duration>,
+        doing: &str,
+    ) -> Result<(Client, Role)> {
+        let configs: Vec<(Endpoint, Config)> = self
+            .endpoints
+            .iter()
+            .map(|e| (e.clone(), self.config_for(e)))
+            .collect();
+        match hosts::connect(&configs, tls, attrs, within) {
+            Ok((client, role, _)) => Ok((client, role)),
+            Err(mut failures) => Err(match (failures.len(), failures.pop()) {
+                (1, Some((_, Failed::Pg(e)))) => {
+                    super::error::pg_error(Path::new(&self.shown), doing, e)
+                }
+                (_, last) => {
+                    failures.extend(last);
+                    let each: Vec<String> = failures
+                        .iter()
+                        .map(|(host, why)| format!("{host}: {why}"))
+                        .collect();
+                    super::error::failure(
+                        Path::new(&self.shown),
+                        doing,
+                        &each.join("; "),
+                        Fault::Lost,
+                    )
+                }
+            }),
+        }
+    }
+
+    /// The client library's configuration for one host, with the password
+    /// the address gave or the password file holds for that host.
+    fn config_for(&self, endpoint: &Endpoint) -> Config {
+        let mut config = self.base.clone();
+        if !endpoint.host.is_empty() {
+            config.host(&endpoint.host);
+        }
+        if let Some(addr) = endpoint.hostaddr {
+            config.hostaddr(addr);
+        }
+        config.port(endpoint.port);
+        let from_file = || {
+            let path = self.passfile.as_ref()?;
+            let wanted = pgpass::Wanted {
+                host: &endpoint.host,
+                port: endpoint.port,
+                dbname: self.base.get_dbname().unwrap_or_default(),
+                user: self.base.get_user().unwrap_or_default(),
+            };
+            pgpass::lookup(path, &wanted, &mut |_| {})
+        };
+        if let Some(password) = self.password.clone().or_else(from_file) {
+            config.password(password);
+        }
         config
-            .connect(tls)
-            .map_err(|e| super::error::pg_error(Path::new(&self.shown), "reconnecting", e))
     }
 }
 
-/// Takes `sslmode=verify-ca|verify-full` and `sslrootcert=FILE` out of an
-/// address (URL query or `key=value` words), leaving `sslmode=require` for
-/// the client library; `PGSSLMODE` and `PGSSLROOTCERT` stand in for what
-/// the address leaves out.
-fn take_tls_options(text: &str, env: &dyn Fn(&str) -> Option<String>) -> (String, TlsWish) {
-    let url = text.contains("://");
-    let (head, options, sep) = match text.split_once('?') {
-        Some((head, query)) if url => (format!("{head}?"), query.to_string(), "&"),
-        _ if url => (format!("{text}?"), String::new(), "&"),
-        _ => (String::new(), text.to_string(), " "),
-    };
-    let mut wish = TlsWish::default();
-    let mut mode = None;
-    let mut kept = Vec::new();
-    for word in options.split(sep).filter(|w| !w.is_empty()) {
-        match word.split_once('=') {
-            Some(("sslmode", value)) => mode = Some(value.to_string()),
-            Some(("sslrootcert", value)) => wish.root_cert = Some(value.into()),
-            _ => kept.push(word.to_string()),
+/// The address's keywords, then a service's for what it leaves out, then
+/// the environment's.
+fn with_defaults(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
+    let service = get(&params, "service")
+        .map(str::to_string)
+        .or_else(|| env("PGSERVICE"));
+    if let Some(name) = service {
+        let files = service_file::files(env);
+        let found = service_file::lookup(&name, &files).map_err(|why| {
+            Error::Usage(format!(
+                "service={}: {why}\n  what to do: define [{0}] in one of those files, or set PGSERVICEFILE",
+                crate::text::sanitize(&name)
+            ))
+        })?;
+        let mut merged: Params = found
+            .into_iter()
+            .filter(|(k, _)| get(&params, k).is_none())
+            .collect();
+        merged.append(&mut params);
+        params = merged;
+    }
+    for (key, var) in FROM_ENV {
+        if get(&params, key).is_none()
+            && let Some(value) = env(var)
+        {
+            params.push(((*key).to_string(), value));
         }
     }
-    let mode = mode.or_else(|| env("PGSSLMODE"));
-    wish.root_cert = wish
-        .root_cert
-        .or_else(|| env("PGSSLROOTCERT").map(Into::into));
-    let lib_mode = match mode.as_deref() {
+    Ok(params)
+}
+
+/// The hosts to try, in order: `host` and `hostaddr` lists paired, `port`
+/// one for all or one per host, as libpq pairs them.
+fn endpoints(params: &Params) -> std::result::Result<Vec<Endpoint>, String> {
+    let list = |key: &str| -> Vec<String> {
+        get(params, key)
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let (mut hosts, addrs, ports) = (list("host"), list("hostaddr"), list("port"));
+    if !addrs.is_empty() && !hosts.is_empty() && addrs.len() != hosts.len() {
+        return Err(format!(
+            "could not match {} host names to {} hostaddr values",
+            hosts.len(),
+            addrs.len()
+        ));
+    }
+    let n = hosts.len().max(addrs.len());
+    if n == 0 {
+        hosts.push("localhost".into());
+    }
+    let n = n.max(1);
+    if ports.len() > 1 && ports.len() != n {
+        return Err(format!(
+            "could not match {} port numbers to {n} hosts",
+            ports.len()
+        ));
+    }
+    (0..n)
+        .map(|i| {
+            let port = ports
+                .get(i)
+                .or(ports.first())
+                .map(|p| p.trim())
+                .unwrap_or("");
+            let port = match port {
+                "" => 5432,
+                p => p.parse().map_err(|_| {
+                    format!("invalid port number: \"{}\"", crate::text::sanitize(p))
+                })?,
+            };
+            let hostaddr =
+                match addrs.get(i).map(|a| a.trim()).filter(|a| !a.is_empty()) {
+                    None => None,
+                    Some(a) => Some(a.parse().map_err(|_| {
+                        format!("invalid hostaddr: \"{}\"", crate::text::sanitize(a))
+                    })?),
+                };
+            let host = hosts.get(i).cloned().unwrap_or_default();
+            let host = if host.is_empty() && hostaddr.is_none() {
+                "localhost".into()
+            } else {
+                host
+            };
+            Ok(Endpoint {
+                host,
+                hostaddr,
+                port,
+            })
+        })
+        .collect()
+}
+
+/// Whether a password file may be read: libpq ignores one that group or
+/// others may read or write, and says so once.
+fn trusted(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return true;
+    };
+    if meta.permissions().mode() & 0o077 == 0 {
+        return true;
+    }
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        eprintln!(
+            "settle: warning: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+            path.display()
+        );
+    });
+    false
+}
+
+/// `sslmode=verify-ca|verify-full` and `sslrootcert=FILE` are settle's to
+/// apply; the client library gets `require` for them (it knows
+/// disable/prefer/require only), other modes as they are.
+fn tls_wish(params: &Params) -> (TlsWish, Option<String>) {
+    let mut wish = TlsWish {
+        root_cert: get(params, "sslrootcert").map(Into::into),
+        ..TlsWish::default()
+    };
+    let lib_mode = match get(params, "sslmode") {
         Some("verify-full") => {
             wish.verify = Verify::ChainAndHost;
-            Some("require")
+            Some("require".to_string())
         }
         Some("verify-ca") => {
             wish.verify = Verify::Chain;
-            Some("require")
+            Some("require".to_string())
         }
-        Some(other) => Some(other),
-        None => None,
+        other => other.map(str::to_string),
     };
-    if let Some(m) = lib_mode {
-        kept.push(format!("sslmode={m}"));
-    }
-    let rest = kept.join(sep);
-    let out = if url && head.ends_with('?') && rest.is_empty() {
-        head.trim_end_matches('?').to_string()
-    } else {
-        format!("{head}{rest}")
-    };
-    (out, wish)
+    (wish, lib_mode)
 }
 
-/// Fills from the environment what the address left out, as libpq does.
-fn fill_from_env(config: &mut Config, env: &dyn Fn(&str) -> Option<String>) {
-    if config.get_hosts().is_empty() {
-        match env("PGHOST") {
-            Some(host) => {
-                for h in host.split(',') {
-                    config.host(h);
-                }
+fn shown(user: &str, endpoints: &[Endpoint], with_port: bool, db: Option<&str>) -> String {
+    let hosts: Vec<String> = endpoints
+        .iter()
+        .map(|e| {
+            if with_port {
+                e.shown()
+            } else {
+                e.shown()
+                    .rsplit_once(':')
+                    .map(|(h, _)| h.to_string())
+                    .unwrap_or_default()
             }
-            None => {
-                config.host("localhost");
-            }
-        }
-    }
-    if config.get_ports().is_empty()
-        && let Some(port) = env("PGPORT").and_then(|p| p.parse().ok())
-    {
-        config.port(port);
-    }
-    if config.get_user().is_none() {
-        let user = env("PGUSER")
-            .or_else(|| env("USER"))
-            .unwrap_or_else(|| "postgres".to_string());
-        config.user(&user);
-    }
-    if config.get_password().is_none()
-        && let Some(password) = env("PGPASSWORD")
-    {
-        config.password(password);
-    }
-    if config.get_dbname().is_none() {
-        let db = env("PGDATABASE")
-            .or_else(|| config.get_user().map(str::to_string))
-            .unwrap_or_default();
-        config.dbname(&db);
-    }
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(std::time::Duration::from_secs(10));
-    }
-    if config.get_application_name().is_none() {
-        config.application_name("settle");
-    }
-}
-
-fn shown(config: &Config) -> String {
-    let user = config.get_user().unwrap_or("?");
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(h)) => h.clone(),
-        Some(Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".to_string(),
-    };
-    let port = config
-        .get_ports()
-        .first()
-        .map(|p| format!(":{p}"))
-        .unwrap_or_default();
-    let db = config.get_dbname().unwrap_or("?");
-    crate::text::sanitize(&format!("{user}@{host}{port}/{db}")).into_owned()
+        })
+        .collect();
+    let db = db.unwrap_or("?");
+    crate::text::sanitize(&format!("{user}@{}/{db}", hosts.join(","))).into_owned()
 }
 
 /// An address as it may be shown in an error when it could not be parsed:
@@ -272,43 +504,88 @@ mod tests {
         assert_eq!(redact("host=h password=s3cret"), "host=h password=***");
     }
 
+    fn parse(spec: &str, env: &[(&str, &str)]) -> Address {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Address::parse_with(Path::new(spec), &|k| {
+            env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        })
+        .unwrap()
+    }
+
     #[test]
     fn verifying_tls_modes_and_the_root_certificate_are_settles_to_apply() {
-        let none = |_: &str| None;
-        let (url, wish) = take_tls_options(
+        let a = parse(
             "postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem&application_name=x",
-            &none,
+            &[],
         );
-        assert_eq!(url, "postgres://u@h/db?application_name=x&sslmode=require");
-        assert_eq!(wish.verify, Verify::ChainAndHost);
-        assert_eq!(wish.root_cert.as_deref(), Some(Path::new("/etc/ca.pem")));
-        let (kv, wish) = take_tls_options("host=h sslmode=verify-ca dbname=l", &none);
-        assert_eq!(kv, "host=h dbname=l sslmode=require");
-        assert_eq!(wish.verify, Verify::Chain);
-        let (plain, wish) = take_tls_options("postgres://u@h/db", &none);
-        assert_eq!(
-            (plain.as_str(), wish),
-            ("postgres://u@h/db", TlsWish::default())
-        );
-        let env = |k: &str| (k == "PGSSLMODE").then(|| "verify-full".to_string());
-        let (url, wish) = take_tls_options("postgres://u@h/db", &env);
-        assert_eq!(url, "postgres://u@h/db?sslmode=require");
-        assert_eq!(wish.verify, Verify::ChainAndHost);
-        assert!(Address::parse(Path::new("postgres://u@h/db?sslmode=verify-full")).is_ok());
+        assert_eq!(a.tls.verify, Verify::ChainAndHost);
+        assert_eq!(a.tls.root_cert.as_deref(), Some(Path::new("/etc/ca.pem")));
+        assert_eq!(a.base.get_ssl_mode(), postgres::config::SslMode::Require);
+        assert_eq!(a.base.get_application_name(), Some("x"));
+        let a = parse("host=h sslmode=verify-ca dbname=l", &[]);
+        assert_eq!(a.tls.verify, Verify::Chain);
+        assert_eq!(parse("postgres://u@h/db", &[]).tls, TlsWish::default());
+        let a = parse("postgres://u@h/db", &[("PGSSLMODE", "verify-full")]);
+        assert_eq!(a.tls.verify, Verify::ChainAndHost);
     }
 
     #[test]
     fn the_environment_fills_what_the_address_leaves_out() {
-        let mut c = Config::from_str("postgres:///ledger").unwrap();
-        let env = |k: &str| match k {
-            "PGHOST" => Some("/run/pg".to_string()),
-            "PGPORT" => Some("5433".to_string()),
-            "PGUSER" => Some("ops".to_string()),
-            "PGPASSWORD" => Some("pw".to_string()),
-            _ => None,
+        let env = [
+            ("PGHOST", "/run/pg"),
+            ("PGPORT", "5433"),
+            ("PGUSER", "ops"),
+            ("PGPASSWORD", "pw"),
+        ];
+        let a = parse("postgres:///ledger", &env);
+        assert_eq!(a.shown(), "ops@/run/pg:5433/ledger");
+        assert_eq!(a.password.as_deref(), Some("pw"));
+        assert_eq!(a.timeout, Some(DEFAULT_CONNECT_TIMEOUT));
+        let a = parse(
+            "host=/run/pg connect_timeout=1",
+            &[("PGCONNECT_TIMEOUT", "30"), ("USER", "me")],
+        );
+        assert_eq!(
+            (a.timeout, a.shown()),
+            (Some(Duration::from_secs(2)), "me@/run/pg/me")
+        );
+        assert_eq!(
+            parse("host=h", &[("PGCONNECT_TIMEOUT", "7")]).timeout,
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(parse("host=h connect_timeout=0", &[]).timeout, None);
+    }
+
+    #[test]
+    fn an_address_lists_hosts_and_the_name_shown_says_what_it_means() {
+        let a = parse(
+            "postgresql://postgres@/ledger?host=/a,/b&port=5432,5433&target_session_attrs=read-write",
+            &[],
+        );
+        assert_eq!(a.shown(), "postgres@/a:5432,/b:5433/ledger");
+        assert_eq!(a.attrs(), SessionAttrs::ReadWrite);
+        assert!(a.lists_hosts());
+        let a = parse(
+            "postgresql://postgres@localhost/ledger?host=/var/run/postgresql",
+            &[],
+        );
+        assert_eq!(a.shown(), "postgres@/var/run/postgresql/ledger");
+        let a = parse(
+            "postgresql://u@h1:5432,h2/db?target_session_attrs=prefer-standby",
+            &[],
+        );
+        assert_eq!(a.shown(), "u@h1:5432,h2:5432/db");
+        assert_eq!(a.attrs(), SessionAttrs::PreferStandby);
+        let bad = |spec: &str| {
+            Address::parse_with(Path::new(spec), &|_| None)
+                .unwrap_err()
+                .to_string()
         };
-        fill_from_env(&mut c, &env);
-        assert_eq!(shown(&c), "ops@/run/pg:5433/ledger");
-        assert_eq!(c.get_password(), Some(&b"pw"[..]));
+        assert!(bad("host=a,b,c port=1,2").contains("could not match 2 port numbers to 3 hosts"));
+        assert!(bad("host=a target_session_attrs=leader").contains("prefer-standby"));
+        assert!(bad("host=a connect_timeout=soon").contains("connect_timeout=soon"));
     }
 }

@@ -10,6 +10,7 @@ mod cells;
 mod chain;
 mod clusters;
 mod conn;
+mod conninfo;
 mod contract;
 mod copy;
 mod decide;
@@ -19,10 +20,12 @@ mod error;
 mod filter;
 mod heard;
 mod history;
+mod hosts;
 mod import;
 mod live;
 mod objects;
 mod open;
+mod pgpass;
 mod portal;
 mod probes;
 mod read;
@@ -32,6 +35,7 @@ mod retries;
 #[cfg(test)]
 mod same_contract;
 pub mod schema;
+mod service_file;
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]
