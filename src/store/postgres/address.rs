@@ -134,7 +134,7 @@ impl Address {
             }
         }
         if let Some(mode) = lib_mode {
-            rest.push(("sslmode".into(), mode.into()));
+            rest.push(("sslmode".into(), mode));
         }
         let mut base =
             Config::from_str(&conninfo::to_words(&rest)).map_err(|e| usage(&e.to_string()))?;

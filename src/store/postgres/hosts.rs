@@ -92,7 +92,7 @@ impl std::fmt::Display for Failed {
         match self {
             Failed::Pg(e) => match e.as_db_error() {
                 Some(db) => f.write_str(db.message()),
-                None => write!(f, "{e}"),
+                None => f.write_str(&super::error::with_source(e)),
             },
             Failed::Said(why) => f.write_str(why),
         }

@@ -22,6 +22,8 @@ mod heard;
 mod history;
 mod hosts;
 mod import;
+#[cfg(test)]
+mod libpq_tests;
 mod live;
 mod objects;
 mod open;
