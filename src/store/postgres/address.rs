@@ -11,6 +11,7 @@ use postgres::{Client, Config};
 
 use super::conninfo::{self, Params, get};
 use super::hosts::{self, Endpoint, Failed, Role, SessionAttrs};
+use super::routing::Reads;
 use super::tls::{Tls, TlsWish, Verify};
 use super::{pgpass, service_file};
 use crate::error::{Error, Fault, Result};
@@ -29,6 +30,7 @@ pub struct Address {
     /// The password file to look in when the address has no password.
     passfile: Option<PathBuf>,
     attrs: SessionAttrs,
+    reads: Reads,
     /// Per host, the whole attempt (None: wait for ever, as `0` asks).
     timeout: Option<Duration>,
     shown: String,
@@ -104,6 +106,7 @@ const OWN_KEYS: &[&str] = &[
     "sslrootcert",
     "connect_timeout",
     "target_session_attrs",
+    "reads",
 ];
 
 impl Address {
@@ -172,6 +175,10 @@ impl Address {
                 }
             },
         };
+        let reads = match get(&params, "reads") {
+            None => Reads::Auto,
+            Some(v) => v.parse().map_err(|e: String| usage(&e))?,
+        };
         let password = get(&params, "password").map(str::to_string);
         let passfile = match &password {
             Some(_) => None,
@@ -189,6 +196,7 @@ impl Address {
             password,
             passfile,
             attrs,
+            reads,
             timeout,
             shown,
             tls,
@@ -207,8 +215,34 @@ impl Address {
     }
 
     /// What the address's `target_session_attrs` asks.
+    #[cfg(test)]
     pub(super) fn attrs(&self) -> SessionAttrs {
         self.attrs
+    }
+
+    /// How long one host may take, as the address and environment say.
+    pub(super) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The same address with its reads sent as `reads` says.
+    pub(super) fn reading_from(&self, reads: Reads) -> Address {
+        Address {
+            reads,
+            ..self.clone()
+        }
+    }
+
+    /// The server the reading connection goes to: a standby when the
+    /// address lists several hosts and asks nothing itself (`reads=auto`),
+    /// as `--reads` says otherwise. Writes always go to the primary.
+    pub(super) fn reader_attrs(&self) -> SessionAttrs {
+        match (self.reads, self.attrs) {
+            (Reads::Primary, SessionAttrs::Any) => SessionAttrs::Primary,
+            (Reads::Standby, _) => SessionAttrs::Standby,
+            (Reads::Auto, SessionAttrs::Any) if self.lists_hosts() => SessionAttrs::PreferStandby,
+            (_, attrs) => attrs,
+        }
     }
 
     pub(super) fn tls(&self) -> Result<Tls> {
@@ -221,16 +255,9 @@ impl Address {
         })
     }
 
+    #[cfg(test)]
     pub(super) fn connect(&self, tls: Tls) -> Result<Client> {
         self.connect_as(&tls, self.attrs, self.timeout, "connecting")
-            .map(|(client, _)| client)
-    }
-
-    /// [`Address::connect`] giving up after `wait` per host: a
-    /// reconnection on the console's thread must not hang it.
-    pub(super) fn connect_within(&self, tls: Tls, wait: Duration) -> Result<Client> {
-        let wait = self.timeout.map_or(wait, |t| t.min(wait));
-        self.connect_as(&tls, self.attrs, Some(wait), "reconnecting")
             .map(|(client, _)| client)
     }
 
@@ -450,6 +477,25 @@ fn shown(user: &str, endpoints: &[Endpoint], with_port: bool, db: Option<&str>) 
         .collect();
     let db = db.unwrap_or("?");
     crate::text::sanitize(&format!("{user}@{}/{db}", hosts.join(","))).into_owned()
+}
+
+/// `spec` with its reads sent as `reads` says (`primary`, `standby`,
+/// `auto`), when it is a PostgreSQL address: `--reads` and a named
+/// ledger's `reads` key become the address's own `reads` keyword, the
+/// last one set, so they override it. A SQLite path as it is.
+pub fn with_reads(spec: &Path, reads: Reads) -> PathBuf {
+    let Some(text) = spec.to_str().filter(|_| is_address(spec)) else {
+        return spec.to_path_buf();
+    };
+    let reads = reads.as_str();
+    let text = text.trim_end();
+    PathBuf::from(if !text.contains("://") {
+        format!("{text} reads={reads}")
+    } else if text.contains('?') {
+        format!("{text}&reads={reads}")
+    } else {
+        format!("{text}?reads={reads}")
+    })
 }
 
 /// An address as it may be shown in an error when it could not be parsed:

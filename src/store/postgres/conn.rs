@@ -2,7 +2,7 @@
 //! backend works on. A password never leaves the address: everything shown
 //! names the ledger as `user@host:port/db`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use postgres::Client;
 use super::address::Address;
 use super::error::pg_error;
 use super::heard::Live;
+use super::routing::Writes;
 use super::tls::Tls;
 use crate::error::{Error, Result};
 use crate::store::interrupt::{Interrupt, InterruptHandle};
@@ -33,6 +34,16 @@ pub struct Pg {
     pub(super) tables: Tables,
     /// What the watching connection heard ([`super::live`]).
     pub(super) live: RefCell<Live>,
+    /// Where writes go ([`super::routing`]).
+    pub(super) writes: RefCell<Writes>,
+    /// The reading connection is on a standby.
+    pub(super) reader_in_recovery: Cell<bool>,
+    /// The last try found no primary: writes are refused until one answers.
+    pub(super) no_primary: Cell<bool>,
+    /// This process wrote since its last read ([`Pg::catch_up`]).
+    pub(super) wrote: Cell<bool>,
+    /// What the last read after a write read from, and why.
+    pub(super) routed: RefCell<Option<String>>,
 }
 
 impl std::fmt::Debug for Pg {
@@ -50,7 +61,12 @@ impl Pg {
         let tls = address.tls()?;
         // The session's timeouts and read-only mode: schema::configure,
         // run by create and open.
-        let client = address.connect(tls.clone())?;
+        let (client, role) = address.connect_as(
+            &tls,
+            address.reader_attrs(),
+            address.timeout(),
+            "connecting",
+        )?;
         Ok(Pg {
             client: RefCell::new(client),
             shown: PathBuf::from(address.shown()),
@@ -60,7 +76,30 @@ impl Pg {
             wait,
             tables: Tables::ALL,
             live: RefCell::default(),
+            writes: RefCell::new(if role.in_recovery {
+                Writes::Own(None)
+            } else {
+                Writes::Reader
+            }),
+            reader_in_recovery: Cell::new(role.in_recovery),
+            no_primary: Cell::new(false),
+            wrote: Cell::new(false),
+            routed: RefCell::default(),
         })
+    }
+
+    /// A new reading connection, to the kind of server the first went to,
+    /// giving up after `wait` per host.
+    pub(super) fn connect_reader(&self, wait: Duration) -> Result<Client> {
+        let wait = self.address.timeout().map_or(wait, |t| t.min(wait));
+        let (client, role) = self.address.connect_as(
+            &self.tls,
+            self.address.reader_attrs(),
+            Some(wait),
+            "reconnecting",
+        )?;
+        self.reader_in_recovery.set(role.in_recovery);
+        Ok(client)
     }
 
     /// A handle another thread uses to cancel the statement running on this

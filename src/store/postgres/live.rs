@@ -170,13 +170,11 @@ impl Pg {
         if self.client.borrow().is_closed() {
             self.reconnect()?;
         }
-        Ok(())
+        self.catch_up()
     }
 
     pub(super) fn reconnect(&self) -> Result<()> {
-        let mut client = self
-            .address
-            .connect_within(self.tls.clone(), CONNECT_WAIT)?;
+        let mut client = self.connect_reader(CONNECT_WAIT)?;
         schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
         *self.client.borrow_mut() = client;
         // Held by data_version when it is the one reconnecting; it resets

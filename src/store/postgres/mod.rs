@@ -34,6 +34,7 @@ mod read;
 #[cfg(test)]
 mod read_tests;
 mod retries;
+mod routing;
 #[cfg(test)]
 mod same_contract;
 pub mod schema;
@@ -48,8 +49,9 @@ mod tls_tests;
 
 use crate::store::backend::{Backend, Kind};
 
-pub use address::{Address, is_address};
+pub use address::{Address, is_address, with_reads};
 pub(crate) use conn::Pg;
+pub use routing::Reads;
 
 /// A PostgreSQL address (`postgres://…`, `postgresql://…`).
 pub(crate) const KIND: Kind = Kind {

@@ -351,6 +351,8 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
         pg.tables = found.tables();
         return Ok(report);
     }
+    // Adoption writes: on the primary when reads go to a standby.
+    let client = pg.writer()?;
     report.upgraded = adopt(client, &shown, progress).map_err(|e| e.busy_after(wait))?;
     Ok(report)
 }

@@ -1,0 +1,226 @@
+//! Reads from a standby, writes to the primary. Given an address that lists
+//! a primary and its standbys, the ledger's reading connection
+//! ([`Pg::client`]) goes to a standby when one answers (`reads=auto`, the
+//! default, or `standby`), and every write goes to the primary on a
+//! connection of its own, opened at the first write. A write with no
+//! primary reachable is refused before anything is sent
+//! ([`Error::NoPrimary`]). After this process wrote, a read waits briefly
+//! for the standby to replay the write's commit; a standby that lags past
+//! that is set aside and reads go to the primary until it has.
+
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use postgres::Client;
+
+use super::conn::Pg;
+use super::hosts::SessionAttrs;
+use super::schema;
+use crate::error::{Error, Result};
+
+/// How long a read after this process's own write waits for the standby
+/// to replay it before reading from the primary instead.
+const CATCH_UP: Duration = Duration::from_millis(500);
+const CATCH_UP_POLL: Duration = Duration::from_millis(10);
+/// How long finding a primary may take per host.
+const PRIMARY_WAIT: Duration = Duration::from_secs(3);
+
+/// `--reads` (or `reads=` in the address, or a named ledger's `reads`
+/// key): where the reads of an address that lists several hosts go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reads {
+    /// Every read on the primary.
+    Primary,
+    /// Every read on a standby; none answering is an error.
+    Standby,
+    /// A standby when one answers, else the primary.
+    #[default]
+    Auto,
+}
+
+impl Reads {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Reads::Primary => "primary",
+            Reads::Standby => "standby",
+            Reads::Auto => "auto",
+        }
+    }
+}
+
+impl FromStr for Reads {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Reads, String> {
+        match text {
+            "primary" => Ok(Reads::Primary),
+            "standby" => Ok(Reads::Standby),
+            "auto" => Ok(Reads::Auto),
+            other => Err(format!(
+                "reads={}: not one of primary, standby, auto",
+                crate::text::sanitize(other)
+            )),
+        }
+    }
+}
+
+/// Where the ledger's writes go.
+pub(crate) enum Writes {
+    /// On the reading connection: one host, or the reads are on the
+    /// primary anyway.
+    Reader,
+    /// On a connection of their own to the primary (None until the first
+    /// write, or after it broke).
+    Own(Option<Client>),
+    /// The standby had not replayed this process's write in time: reads
+    /// and writes share the primary's connection (swapped into
+    /// [`Pg::client`]) while the standby's waits here for `lsn`.
+    Lagging { standby: Client, lsn: String },
+}
+
+impl Pg {
+    /// The connection every write uses: the primary's, found now when
+    /// there is none (the reading connection on a one-host address).
+    pub(super) fn writer(&mut self) -> Result<&mut Client> {
+        if self.writer_closed() {
+            self.reconnect_writer()?;
+        }
+        self.wrote.set(true);
+        if matches!(self.writes.get_mut(), Writes::Own(None)) {
+            return Err(self.no_primary());
+        }
+        match self.writes.get_mut() {
+            Writes::Own(Some(client)) => Ok(client),
+            _ => Ok(self.client.get_mut()),
+        }
+    }
+
+    /// Whether the writes' connection is missing or broken.
+    pub(super) fn writer_closed(&mut self) -> bool {
+        match self.writes.get_mut() {
+            Writes::Own(slot) => slot.as_ref().is_none_or(Client::is_closed),
+            Writes::Reader | Writes::Lagging { .. } => self.client.get_mut().is_closed(),
+        }
+    }
+
+    /// A new connection for writes in place of a broken one.
+    pub(super) fn reconnect_writer(&mut self) -> Result<()> {
+        if matches!(self.writes.get_mut(), Writes::Reader) {
+            self.reconnect()?;
+            if !self.reader_in_recovery.get() {
+                return Ok(());
+            }
+            // The reconnection found a standby: the primary is elsewhere.
+            *self.writes.get_mut() = Writes::Own(None);
+        }
+        if let Writes::Lagging { .. } = self.writes.get_mut() {
+            // The primary's connection broke while it stood in for the
+            // standby: reads go back to the standby.
+            if let Writes::Lagging { standby, .. } =
+                std::mem::replace(self.writes.get_mut(), Writes::Own(None))
+            {
+                *self.client.get_mut() = standby;
+            }
+        }
+        let found = self.connect_primary();
+        self.no_primary.set(found.is_none());
+        *self.writes.get_mut() = Writes::Own(found);
+        Ok(())
+    }
+
+    /// A session on the primary, set up for writing; None when no host of
+    /// the address is one.
+    pub(super) fn connect_primary(&self) -> Option<Client> {
+        let (mut client, _) = self
+            .address
+            .connect_as(
+                &self.tls,
+                SessionAttrs::Primary,
+                Some(PRIMARY_WAIT),
+                "connecting to the primary",
+            )
+            .ok()?;
+        schema::configure(&mut client, &self.shown, self.read_only, self.wait).ok()?;
+        Some(client)
+    }
+
+    pub(super) fn no_primary(&self) -> Error {
+        self.no_primary.set(true);
+        Error::NoPrimary {
+            path: self.shown.clone(),
+        }
+    }
+
+    /// Before a read: when this process wrote since the last read, waits
+    /// up to [`CATCH_UP`] for the standby to replay it; past that, reads
+    /// go to the primary until the standby has. Says which in
+    /// [`Pg::routed`].
+    pub(super) fn catch_up(&self) -> Result<()> {
+        let mut writes = self.writes.borrow_mut();
+        if self.wrote.replace(false) {
+            let Writes::Own(Some(primary)) = &mut *writes else {
+                return Ok(());
+            };
+            let Ok(lsn) = current_lsn(primary) else {
+                return Ok(());
+            };
+            let started = Instant::now();
+            let mut reader = self.client.borrow_mut();
+            while started.elapsed() < CATCH_UP {
+                if replayed(&mut reader, &lsn).unwrap_or(true) {
+                    *self.routed.borrow_mut() = Some(format!(
+                        "read from the standby, which replayed this write after {} ms",
+                        started.elapsed().as_millis()
+                    ));
+                    return Ok(());
+                }
+                std::thread::sleep(CATCH_UP_POLL);
+            }
+            if let Writes::Own(Some(primary)) = std::mem::replace(&mut *writes, Writes::Own(None)) {
+                let standby = std::mem::replace(&mut *reader, primary);
+                *writes = Writes::Lagging { standby, lsn };
+                *self.routed.borrow_mut() = Some(format!(
+                    "read from the primary: the standby had not replayed this write after {} ms",
+                    CATCH_UP.as_millis()
+                ));
+            }
+            return Ok(());
+        }
+        let back = match &mut *writes {
+            Writes::Lagging { standby, lsn } => replayed(standby, lsn).unwrap_or(false),
+            _ => false,
+        };
+        if back
+            && let Writes::Lagging { standby, .. } =
+                std::mem::replace(&mut *writes, Writes::Own(None))
+        {
+            let primary = std::mem::replace(&mut *self.client.borrow_mut(), standby);
+            *writes = Writes::Own(Some(primary));
+            *self.routed.borrow_mut() =
+                Some("read from the standby again: it replayed this process's writes".into());
+        }
+        Ok(())
+    }
+
+    /// What the last read after a write of this process read from, and why.
+    #[cfg(test)]
+    pub(super) fn routed(&self) -> Option<String> {
+        self.routed.borrow().clone()
+    }
+}
+
+fn current_lsn(client: &mut Client) -> std::result::Result<String, postgres::Error> {
+    client
+        .query_one("SELECT pg_current_wal_lsn()::text", &[])
+        .and_then(|r| r.try_get(0))
+}
+
+/// Whether the server has replayed WAL up to `lsn` (a primary has it all).
+fn replayed(client: &mut Client, lsn: &str) -> std::result::Result<bool, postgres::Error> {
+    client
+        .query_one(
+            "SELECT NOT pg_is_in_recovery() OR pg_last_wal_replay_lsn() >= $1::text::pg_lsn",
+            &[&lsn],
+        )
+        .and_then(|r| r.try_get(0))
+}
