@@ -6,12 +6,52 @@
 //! `read-write` and `read-only`; `primary`, `standby` and `prefer-standby`
 //! are settle's to check, so every value is checked here, the same way.
 
+use std::str::FromStr;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use postgres::{Client, Config};
 
 use super::tls::Tls;
+
+/// `--reads` (or `reads=` in the address, or a named ledger's `reads`
+/// key): where the reads of an address that lists several hosts go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reads {
+    /// Every read on the primary.
+    Primary,
+    /// Every read on a standby; none answering is an error.
+    Standby,
+    /// A standby when one answers, else the primary.
+    #[default]
+    Auto,
+}
+
+impl Reads {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Reads::Primary => "primary",
+            Reads::Standby => "standby",
+            Reads::Auto => "auto",
+        }
+    }
+}
+
+impl FromStr for Reads {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Reads, String> {
+        match text {
+            "primary" => Ok(Reads::Primary),
+            "standby" => Ok(Reads::Standby),
+            "auto" => Ok(Reads::Auto),
+            other => Err(format!(
+                "reads={}: not one of primary, standby, auto",
+                crate::text::sanitize(other)
+            )),
+        }
+    }
+}
 
 /// libpq's `target_session_attrs`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -36,22 +36,27 @@ mod read_tests;
 mod retries;
 mod routing;
 #[cfg(test)]
+mod routing_tests;
+#[cfg(test)]
 mod same_contract;
 pub mod schema;
 mod service_file;
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]
+pub mod testing_bed;
+#[cfg(test)]
 mod tests;
 mod tls;
 #[cfg(test)]
 mod tls_tests;
+mod writes;
 
 use crate::store::backend::{Backend, Kind};
 
 pub use address::{Address, is_address, with_reads};
 pub(crate) use conn::Pg;
-pub use routing::Reads;
+pub use hosts::Reads;
 
 /// A PostgreSQL address (`postgres://…`, `postgresql://…`).
 pub(crate) const KIND: Kind = Kind {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::address::Address;
 use super::conn::Pg;
-use super::routing::Reads;
+use super::hosts::Reads;
 use super::schema;
 use crate::error::Result;
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};

@@ -8,7 +8,6 @@
 //! for the standby to replay the write's commit; a standby that lags past
 //! that is set aside and reads go to the primary until it has.
 
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use postgres::Client;
@@ -16,6 +15,7 @@ use postgres::Client;
 use super::conn::Pg;
 use super::hosts::SessionAttrs;
 use super::schema;
+use super::writes::Writes;
 use crate::error::{Error, Result};
 
 /// How long a read after this process's own write waits for the standby
@@ -24,59 +24,6 @@ const CATCH_UP: Duration = Duration::from_millis(500);
 const CATCH_UP_POLL: Duration = Duration::from_millis(10);
 /// How long finding a primary may take per host.
 const PRIMARY_WAIT: Duration = Duration::from_secs(3);
-
-/// `--reads` (or `reads=` in the address, or a named ledger's `reads`
-/// key): where the reads of an address that lists several hosts go.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Reads {
-    /// Every read on the primary.
-    Primary,
-    /// Every read on a standby; none answering is an error.
-    Standby,
-    /// A standby when one answers, else the primary.
-    #[default]
-    Auto,
-}
-
-impl Reads {
-    pub(super) fn as_str(self) -> &'static str {
-        match self {
-            Reads::Primary => "primary",
-            Reads::Standby => "standby",
-            Reads::Auto => "auto",
-        }
-    }
-}
-
-impl FromStr for Reads {
-    type Err = String;
-
-    fn from_str(text: &str) -> std::result::Result<Reads, String> {
-        match text {
-            "primary" => Ok(Reads::Primary),
-            "standby" => Ok(Reads::Standby),
-            "auto" => Ok(Reads::Auto),
-            other => Err(format!(
-                "reads={}: not one of primary, standby, auto",
-                crate::text::sanitize(other)
-            )),
-        }
-    }
-}
-
-/// Where the ledger's writes go.
-pub(crate) enum Writes {
-    /// On the reading connection: one host, or the reads are on the
-    /// primary anyway.
-    Reader,
-    /// On a connection of their own to the primary (None until the first
-    /// write, or after it broke).
-    Own(Option<Client>),
-    /// The standby had not replayed this process's write in time: reads
-    /// and writes share the primary's connection (swapped into
-    /// [`Pg::client`]) while the standby's waits here for `lsn`.
-    Lagging { standby: Client, lsn: String },
-}
 
 impl Pg {
     /// The connection every write uses: the primary's, found now when

@@ -44,7 +44,7 @@ pub fn connect(db: &Path) -> ::postgres::Client {
         .unwrap_or_else(|e| panic!("connecting to {}: {e}", db.display()))
 }
 
-fn skip(name_hint: &str) {
+pub(super) fn skip(name_hint: &str) {
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
         panic!(
             "{REQUIRE_ENV}=1 but this machine has no PostgreSQL server binaries (initdb, pg_ctl): install the postgresql package"
@@ -142,7 +142,7 @@ struct Cluster {
 }
 
 /// Runs one of the server's tools as the server's user (root may not).
-fn server_tool(bin: &Path, as_root: bool, tool: &str) -> Command {
+pub(super) fn server_tool(bin: &Path, as_root: bool, tool: &str) -> Command {
     let mut cmd = if as_root {
         let mut c = Command::new("runuser");
         c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
@@ -181,25 +181,7 @@ impl Cluster {
         }
         let data = dir.join("data");
         let as_server = |tool: &str| server_tool(&bin, as_root, tool);
-        let mut initdb = as_server("initdb");
-        initdb.arg("-D").arg(&data);
-        match opts.password {
-            Some(password) => {
-                let file = dir.join("pwfile");
-                std::fs::write(&file, password)
-                    .map_err(|e| format!("writing the password: {e}"))?;
-                if as_root {
-                    run(Command::new("chown").arg("postgres").arg(&file))?;
-                }
-                initdb.args(["-A", "scram-sha-256", "--pwfile"]).arg(&file);
-            }
-            None => {
-                initdb.args(["-A", "trust"]);
-            }
-        }
-        run(initdb
-            .args(["-U", "postgres", "--no-sync", "-E", "UTF8"])
-            .args(["--locale", "C"]))?;
+        initdb(as_server("initdb"), &dir, opts.password, as_root)?;
         let mut options = format!(
             "-k {} -c fsync=off -c synchronous_commit=off \
              -c full_page_writes=off -c max_connections=200",
@@ -276,167 +258,31 @@ impl Cluster {
     }
 }
 
-/// A primary and a streaming standby on one machine, each on its own
-/// socket folder, replicating synchronously (`synchronous_standby_names =
-/// '*'`, set with ALTER SYSTEM as an operator would, so `pg_basebackup -R`
-/// copies it to the standby). A fresh pair per call: a test stops and
-/// promotes it. Stopped and removed when the process ends.
-pub struct Bed {
-    pub primary: PathBuf,
-    pub standby: PathBuf,
-    bin: PathBuf,
+/// `initdb` of `dir/data`: every local connection trusted, or with
+/// `password`, every one asked for it (SCRAM).
+pub(super) fn initdb(
+    mut initdb: Command,
+    dir: &Path,
+    password: Option<&str>,
     as_root: bool,
-    _watchdogs: [ChildStdin; 2],
-}
-
-/// [`Bed`]; None, loudly, without server binaries.
-pub fn standby_bed(name_hint: &str) -> Option<Bed> {
-    let Some(bin) = server_bindir() else {
-        skip(name_hint);
-        return None;
-    };
-    Some(Bed::start(bin).unwrap_or_else(|e| panic!("the standby test bed did not start: {e}")))
-}
-
-impl Bed {
-    fn start(bin: PathBuf) -> Result<Bed, String> {
-        let as_root = running_as_root();
-        let (primary, standby) = (make_dir()?, make_dir()?);
-        if as_root {
-            run(Command::new("chown")
-                .arg("postgres")
-                .arg(&primary)
-                .arg(&standby))?;
-        }
-        let tool = |name: &str| server_tool(&bin, as_root, name);
-        let data = |dir: &Path| dir.join("data");
-        run(tool("initdb").arg("-D").arg(data(&primary)).args([
-            "-A",
-            "trust",
-            "-U",
-            "postgres",
-            "--no-sync",
-            "-E",
-            "UTF8",
-            "--locale",
-            "C",
-        ]))?;
-        let primary_dog = spawn_watchdog(&primary, tool("pg_ctl"))?;
-        let start = |dir: &Path| {
-            run(tool("pg_ctl")
-                .arg("-D")
-                .arg(data(dir))
-                .arg("-o")
-                .arg(format!(
-                    "-k {} -c listen_addresses='' -c fsync=off",
-                    dir.display()
-                ))
-                .arg("-l")
-                .arg(dir.join("log"))
-                .args(["-w", "start"]))
-        };
-        start(&primary)?;
-        let bed_client = |dir: &Path| {
-            ::postgres::Client::connect(
-                &format!("host={} user=postgres dbname=postgres", dir.display()),
-                ::postgres::NoTls,
-            )
-            .map_err(|e| format!("connecting to {}: {e}", dir.display()))
-        };
-        // ALTER SYSTEM refuses to run in a transaction block: one
-        // statement per call.
-        let mut admin = bed_client(&primary)?;
-        for sql in [
-            "ALTER SYSTEM SET synchronous_standby_names = '*'",
-            "SELECT pg_reload_conf()",
-        ] {
-            admin
-                .batch_execute(sql)
-                .map_err(|e| format!("making replication synchronous: {e}"))?;
-        }
-        run(tool("pg_basebackup")
-            .arg("-D")
-            .arg(data(&standby))
-            .arg("-h")
-            .arg(&primary)
-            .args(["-U", "postgres", "-R", "-X", "stream", "-c", "fast"]))?;
-        let standby_dog = spawn_watchdog(&standby, tool("pg_ctl"))?;
-        start(&standby)?;
-        let bed = Bed {
-            primary,
-            standby,
-            bin,
-            as_root,
-            _watchdogs: [primary_dog, standby_dog],
-        };
-        // Synchronous from the first commit: wait until the standby streams.
-        for _ in 0..200 {
-            let row = admin
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'",
-                    &[],
-                )
-                .map_err(|e| e.to_string())?;
-            if row.get::<_, i64>(0) > 0 {
-                return Ok(bed);
+) -> Result<(), String> {
+    initdb.arg("-D").arg(dir.join("data"));
+    match password {
+        Some(password) => {
+            let file = dir.join("pwfile");
+            std::fs::write(&file, password).map_err(|e| format!("writing the password: {e}"))?;
+            if as_root {
+                run(Command::new("chown").arg("postgres").arg(&file))?;
             }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            initdb.args(["-A", "scram-sha-256", "--pwfile"]).arg(&file);
         }
-        Err("the standby never started streaming".into())
-    }
-
-    /// The multi-host address of `db`: the primary first, then the standby.
-    pub fn address(&self, db: &str) -> String {
-        format!(
-            "postgresql://postgres@/{db}?host={},{}&port=5432,5432",
-            self.primary.display(),
-            self.standby.display()
-        )
-    }
-
-    /// A plain client on `db` at the server in socket folder `dir`.
-    pub fn client(&self, dir: &Path, db: &str) -> ::postgres::Client {
-        connect(Path::new(&format!(
-            "host={} user=postgres dbname={db}",
-            dir.display()
-        )))
-    }
-
-    /// A new database on the primary (replicated: it waits for the standby).
-    pub fn create_database(&self, name: &str) {
-        self.client(&self.primary, "postgres")
-            .batch_execute(&format!("CREATE DATABASE {name}"))
-            .unwrap_or_else(|e| panic!("creating {name}: {e}"));
-    }
-
-    /// The primary gone at once, as a crash leaves it.
-    pub fn stop_primary(&self) {
-        run(server_tool(&self.bin, self.as_root, "pg_ctl")
-            .arg("-D")
-            .arg(self.primary.join("data"))
-            .args(["-m", "immediate", "stop"]))
-        .unwrap_or_else(|e| panic!("stopping the primary: {e}"));
-    }
-
-    /// The standby promoted; its `synchronous_standby_names` (copied from
-    /// the old primary) reset, or its commits would wait for a standby
-    /// that does not exist.
-    pub fn promote(&self) {
-        run(server_tool(&self.bin, self.as_root, "pg_ctl")
-            .arg("-D")
-            .arg(self.standby.join("data"))
-            .args(["-w", "promote"]))
-        .unwrap_or_else(|e| panic!("promoting the standby: {e}"));
-        let mut admin = self.client(&self.standby, "postgres");
-        for sql in [
-            "ALTER SYSTEM RESET synchronous_standby_names",
-            "SELECT pg_reload_conf()",
-        ] {
-            admin
-                .batch_execute(sql)
-                .unwrap_or_else(|e| panic!("resetting synchronous_standby_names: {e}"));
+        None => {
+            initdb.args(["-A", "trust"]);
         }
     }
+    run(initdb
+        .args(["-U", "postgres", "--no-sync", "-E", "UTF8"])
+        .args(["--locale", "C"]))
 }
 
 /// A self-signed certificate for 127.0.0.1 in the data directory, owned by
@@ -468,7 +314,7 @@ fn make_certificate(data: &Path, as_root: bool) -> Result<(), String> {
 /// it) that waits for its stdin to close, which happens when this process
 /// exits, then stops the server at once and removes the directory. Rust
 /// tests have no teardown hook; this is the one that always runs.
-fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String> {
+pub(super) fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String> {
     let data = dir.join("data");
     pg_ctl
         .arg("-D")
@@ -505,7 +351,7 @@ fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String>
 
 /// Where `initdb` and `pg_ctl` are: `pg_config --bindir`, else the newest
 /// `/usr/lib/postgresql/*/bin`, else `PATH`.
-fn server_bindir() -> Option<PathBuf> {
+pub(super) fn server_bindir() -> Option<PathBuf> {
     let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output()
         && out.status.success()
@@ -543,7 +389,7 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 
 /// initdb and the server refuse to run as root; `/proc/self` belongs to
 /// the process's effective user.
-fn running_as_root() -> bool {
+pub(super) fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     match std::fs::metadata("/proc/self") {
         Ok(m) => m.uid() == 0,
@@ -556,7 +402,7 @@ fn running_as_root() -> bool {
 
 /// A new directory for the socket and data; short, since a Unix socket path
 /// must fit in about 100 bytes.
-fn make_dir() -> Result<PathBuf, String> {
+pub(super) fn make_dir() -> Result<PathBuf, String> {
     let base = if Path::new("/tmp").is_dir() {
         PathBuf::from("/tmp")
     } else {
@@ -571,7 +417,7 @@ fn make_dir() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn run(cmd: &mut Command) -> Result<(), String> {
+pub(super) fn run(cmd: &mut Command) -> Result<(), String> {
     let out = cmd
         .output()
         .map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
