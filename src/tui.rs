@@ -73,6 +73,7 @@ pub fn run(
     };
     let read_only = ledger.as_ref().is_none_or(Ledger::is_read_only);
     let mut app = new_app(&look, read_only, adopting, drills, config)?;
+    app.read_only_reason = report.read_only_reason.clone();
     let opened = open_notices(adopting, report, config);
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
     let opened_file = match watching.file() {

@@ -496,6 +496,7 @@ fn header_says_not_live_when_polling_fails() {
 mod drill_compare;
 mod footer_width;
 mod hostile_text;
+mod read_only_reason;
 mod retry_progress;
 mod timeline;
 
