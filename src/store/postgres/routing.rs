@@ -29,6 +29,12 @@ impl Pg {
     /// The connection every write uses: the primary's, found now when
     /// there is none (the reading connection on a one-host address).
     pub(super) fn writer(&mut self) -> Result<&mut Client> {
+        // A reading connection that was the primary's and came back on a
+        // standby (the primary failed, the reader reconnected): the
+        // primary is elsewhere now.
+        if self.reader_in_recovery.get() && !matches!(self.writes.get_mut(), Writes::Own(_)) {
+            *self.writes.get_mut() = Writes::Own(None);
+        }
         if self.writer_closed() {
             self.reconnect_writer()?;
         }
@@ -67,6 +73,7 @@ impl Pg {
                 std::mem::replace(self.writes.get_mut(), Writes::Own(None))
             {
                 *self.client.get_mut() = standby;
+                self.reader_in_recovery.set(true);
             }
         }
         let found = self.connect_primary();
@@ -125,6 +132,7 @@ impl Pg {
             }
             if let Writes::Own(Some(primary)) = std::mem::replace(&mut *writes, Writes::Own(None)) {
                 let standby = std::mem::replace(&mut *reader, primary);
+                self.reader_in_recovery.set(false);
                 *writes = Writes::Lagging { standby, lsn };
                 *self.routed.borrow_mut() = Some(format!(
                     "read from the primary: the standby had not replayed this write after {} ms",
@@ -142,6 +150,7 @@ impl Pg {
                 std::mem::replace(&mut *writes, Writes::Own(None))
         {
             let primary = std::mem::replace(&mut *self.client.borrow_mut(), standby);
+            self.reader_in_recovery.set(true);
             *writes = Writes::Own(Some(primary));
             *self.routed.borrow_mut() =
                 Some("read from the standby again: it replayed this process's writes".into());
