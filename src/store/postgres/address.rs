@@ -286,8 +286,13 @@ impl Address {
         config.port(endpoint.port);
         let from_file = || {
             let path = self.passfile.as_ref()?;
+            // libpq matches a bare hostaddr by its numbers.
+            let host = match (endpoint.host.as_str(), endpoint.hostaddr) {
+                ("", Some(addr)) => addr.to_string(),
+                (host, _) => host.to_string(),
+            };
             let wanted = pgpass::Wanted {
-                host: &endpoint.host,
+                host: &host,
                 port: endpoint.port,
                 dbname: self.base.get_dbname().unwrap_or_default(),
                 user: self.base.get_user().unwrap_or_default(),
