@@ -46,8 +46,10 @@ impl Bed {
         }
         let tool = |name: &str| server_tool(&bin, as_root, name);
         let data = |dir: &Path| dir.join("data");
-        initdb(tool("initdb"), &primary, None, as_root)?;
+        // The watchdogs first, so a failed start still leaves nothing behind.
         let primary_dog = spawn_watchdog(&primary, tool("pg_ctl"))?;
+        let standby_dog = spawn_watchdog(&standby, tool("pg_ctl"))?;
+        initdb(tool("initdb"), &primary, None, as_root)?;
         let start = |dir: &Path| {
             run(tool("pg_ctl")
                 .arg("-D")
@@ -86,7 +88,6 @@ impl Bed {
             .arg("-h")
             .arg(&primary)
             .args(["-U", "postgres", "-R", "-X", "stream", "-c", "fast"]))?;
-        let standby_dog = spawn_watchdog(&standby, tool("pg_ctl"))?;
         start(&standby)?;
         let bed = Bed {
             primary,
