@@ -40,8 +40,9 @@ pub struct Pg {
     pub(super) reader_in_recovery: Cell<bool>,
     /// The last try found no primary: writes are refused until one answers.
     pub(super) no_primary: Cell<bool>,
-    /// This process wrote since its last read ([`Pg::catch_up`]).
-    pub(super) wrote: Cell<bool>,
+    /// The decisions of this process this ledger's reads have waited for
+    /// ([`Pg::catch_up`]).
+    pub(super) seen: Cell<u64>,
     /// What the last read after a write read from, and why.
     pub(super) routed: RefCell<Option<String>>,
 }
@@ -83,7 +84,7 @@ impl Pg {
             }),
             reader_in_recovery: Cell::new(role.in_recovery),
             no_primary: Cell::new(false),
-            wrote: Cell::new(false),
+            seen: Cell::new(super::writes::written()),
             routed: RefCell::default(),
         })
     }

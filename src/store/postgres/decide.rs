@@ -115,7 +115,10 @@ impl Pg {
             let shown = self.shown.clone();
             let outcome = run(self.writer()?, &shown, wait_ms, drafts, now, batch);
             match outcome {
-                Ok(outcomes) => return Ok(outcomes),
+                Ok(outcomes) => {
+                    super::writes::committed();
+                    return Ok(outcomes);
+                }
                 Err(Failure::Settle(e)) => return Err(e),
                 // A connection that died before COMMIT took the
                 // transaction with it: nothing was written, so run it

@@ -4,9 +4,9 @@
 //! default, or `standby`), and every write goes to the primary on a
 //! connection of its own, opened at the first write. A write with no
 //! primary reachable is refused before anything is sent
-//! ([`Error::NoPrimary`]). After this process wrote, a read waits briefly
-//! for the standby to replay the write's commit; a standby that lags past
-//! that is set aside and reads go to the primary until it has.
+//! ([`Error::NoPrimary`]). After a decision of this process, a read waits
+//! briefly for the standby to replay it; a standby that lags past that is
+//! set aside and reads go to the primary until it has.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use postgres::Client;
 use super::conn::Pg;
 use super::hosts::SessionAttrs;
 use super::schema;
-use super::writes::Writes;
+use super::writes::{Writes, written};
 use crate::error::{Error, Result};
 
 /// How long a read after this process's own write waits for the standby
@@ -38,7 +38,6 @@ impl Pg {
         if self.writer_closed() {
             self.reconnect_writer()?;
         }
-        self.wrote.set(true);
         if matches!(self.writes.get_mut(), Writes::Own(None)) {
             return Err(self.no_primary());
         }
@@ -105,41 +104,25 @@ impl Pg {
         }
     }
 
-    /// Before a read: when this process wrote since the last read, waits
-    /// up to [`CATCH_UP`] for the standby to replay it; past that, reads
-    /// go to the primary until the standby has. Says which in
-    /// [`Pg::routed`].
+    /// Before a read: when a ledger of this process committed a decision
+    /// since this one last read (the console writes on one connection and
+    /// reads on another), waits up to [`CATCH_UP`] for the standby to
+    /// replay the primary's WAL as of now; past that, reads go to the
+    /// primary until the standby has. Says which in [`Pg::routed`].
     pub(super) fn catch_up(&self) -> Result<()> {
+        let now = written();
+        let written = self.seen.replace(now) != now;
         let mut writes = self.writes.borrow_mut();
-        if self.wrote.replace(false) {
-            let Writes::Own(Some(primary)) = &mut *writes else {
-                return Ok(());
-            };
-            let Ok(lsn) = current_lsn(primary) else {
-                return Ok(());
-            };
-            let started = Instant::now();
-            let mut reader = self.client.borrow_mut();
-            while started.elapsed() < CATCH_UP {
-                if replayed(&mut reader, &lsn).unwrap_or(true) {
-                    *self.routed.borrow_mut() = Some(format!(
-                        "read from the standby, which replayed this write after {} ms",
-                        started.elapsed().as_millis()
-                    ));
-                    return Ok(());
+        if written {
+            if let Writes::Lagging { lsn, .. } = &mut *writes {
+                // Reads are on the primary already: wait for the newest.
+                if let Ok(newest) = current_lsn(&mut self.client.borrow_mut()) {
+                    *lsn = newest;
                 }
-                std::thread::sleep(CATCH_UP_POLL);
+            } else if self.reader_in_recovery.get() {
+                self.wait_for_replay(&mut writes);
+                return Ok(());
             }
-            if let Writes::Own(Some(primary)) = std::mem::replace(&mut *writes, Writes::Own(None)) {
-                let standby = std::mem::replace(&mut *reader, primary);
-                self.reader_in_recovery.set(false);
-                *writes = Writes::Lagging { standby, lsn };
-                *self.routed.borrow_mut() = Some(format!(
-                    "read from the primary: the standby had not replayed this write after {} ms",
-                    CATCH_UP.as_millis()
-                ));
-            }
-            return Ok(());
         }
         let back = match &mut *writes {
             Writes::Lagging { standby, lsn } => replayed(standby, lsn).unwrap_or(false),
@@ -153,9 +136,45 @@ impl Pg {
             self.reader_in_recovery.set(true);
             *writes = Writes::Own(Some(primary));
             *self.routed.borrow_mut() =
-                Some("read from the standby again: it replayed this process's writes".into());
+                Some("read from the standby again: it replayed the decisions".into());
         }
         Ok(())
+    }
+
+    /// The standby given [`CATCH_UP`] to reach the primary's WAL position,
+    /// else set aside for the primary (opened now if this ledger never
+    /// wrote). Nothing to wait for without a primary.
+    fn wait_for_replay(&self, writes: &mut Writes) {
+        if let Writes::Own(slot @ None) = writes {
+            *slot = self.connect_primary();
+        }
+        let Writes::Own(Some(primary)) = writes else {
+            return;
+        };
+        let Ok(lsn) = current_lsn(primary) else {
+            return;
+        };
+        let started = Instant::now();
+        let mut reader = self.client.borrow_mut();
+        while started.elapsed() < CATCH_UP {
+            if replayed(&mut reader, &lsn).unwrap_or(true) {
+                *self.routed.borrow_mut() = Some(format!(
+                    "read from the standby, which replayed the decision after {} ms",
+                    started.elapsed().as_millis()
+                ));
+                return;
+            }
+            std::thread::sleep(CATCH_UP_POLL);
+        }
+        if let Writes::Own(Some(primary)) = std::mem::replace(writes, Writes::Own(None)) {
+            let standby = std::mem::replace(&mut *reader, primary);
+            self.reader_in_recovery.set(false);
+            *writes = Writes::Lagging { standby, lsn };
+            *self.routed.borrow_mut() = Some(format!(
+                "read from the primary: the standby had not replayed the decision after {} ms",
+                CATCH_UP.as_millis()
+            ));
+        }
     }
 
     /// What the last read after a write of this process read from, and why.

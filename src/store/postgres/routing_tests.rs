@@ -48,9 +48,11 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
     let (ops, contracts) = fixture();
     created.import(&ops, &contracts).unwrap();
     drop(created);
-    let (mut pg, report) =
+    // As the console does: one ledger writes, another reads.
+    let (mut writer, report) =
         Pg::open_waiting(&address, Access::ReadWrite, BUSY_TIMEOUT, &mut |_| {}).unwrap();
     assert_eq!(report.read_only_reason, None);
+    let (pg, _) = Pg::open_waiting(&address, Access::ReadOnly, BUSY_TIMEOUT, &mut |_| {}).unwrap();
     assert!(in_recovery(&pg), "reads go to the standby");
     assert_eq!(decisions_on(&pg, 1), 0);
 
@@ -59,7 +61,7 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
     standby
         .batch_execute("SELECT pg_wal_replay_pause()")
         .unwrap();
-    pg.record_decision(&not_applied(2), now()).unwrap();
+    writer.record_decision(&not_applied(2), now()).unwrap();
     assert_eq!(decisions_on(&pg, 2), 1);
     let routed = pg.routed().unwrap_or_default();
     assert!(routed.contains("from the primary"), "{routed}");
@@ -82,7 +84,7 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
     assert!(routed.contains("standby again"), "{routed}");
 
     // A decision the standby replays in time is read there.
-    pg.record_decision(&not_applied(6), now()).unwrap();
+    writer.record_decision(&not_applied(6), now()).unwrap();
     assert_eq!(decisions_on(&pg, 6), 1);
     let routed = pg.routed().unwrap_or_default();
     assert!(

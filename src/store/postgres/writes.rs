@@ -1,6 +1,8 @@
 //! Where a PostgreSQL ledger's writes go, apart from its reads
 //! ([`super::routing`] moves them between these).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use postgres::Client;
 
 /// Where the ledger's writes go.
@@ -15,4 +17,19 @@ pub(super) enum Writes {
     /// and writes share the primary's connection (swapped into
     /// `Pg::client`) while the standby's waits here for `lsn`.
     Lagging { standby: Client, lsn: String },
+}
+
+/// Decisions committed by any ledger of this process, so the ledger that
+/// reads (another connection, often another thread) knows to wait for the
+/// standby to replay them.
+static WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+/// Says that a decision was committed, for `Pg::catch_up`.
+pub(super) fn committed() {
+    WRITTEN.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Where [`WRITTEN`] stands: a new ledger waits for nothing older.
+pub(super) fn written() -> u64 {
+    WRITTEN.load(Ordering::SeqCst)
 }
