@@ -50,6 +50,8 @@ fn a_failover_keeps_reads_refuses_writes_then_writes_to_the_promoted_standby() {
         let out = decide(&address, op, "before");
         assert_eq!(code(&out), 0, "{}", stderr(&out));
     }
+    let out = settle(&["list", &address, "--all", "--reads", "standby"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     bed.stop_primary();
 
     // The primary is gone: reads go on from the standby.
@@ -59,6 +61,14 @@ fn a_failover_keeps_reads_refuses_writes_then_writes_to_the_promoted_standby() {
     for key in ["k-1", "k-4", "k-6"] {
         assert!(listed.contains(key), "{key} missing from\n{listed}");
     }
+    // --reads primary asks for what is not there.
+    let out = settle(&["list", &address, "--all", "--reads", "primary"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("in hot standby mode"),
+        "{}",
+        stderr(&out)
+    );
     let out = settle(&["show", &address, "1"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains("before"), "{}", stdout(&out));
