@@ -1,9 +1,10 @@
 //! A failover, through the real binary: a throwaway primary with a
 //! synchronous streaming standby (`common/pg.rs`'s bed), one multi-host
 //! address for every command. With the primary stopped, reads answer from
-//! the standby and a decision is refused with exit 5, writing nothing;
-//! after the promotion the same address decides on the new primary, and
-//! every decision acknowledged before the stop is there.
+//! the standby and a decision is refused with exit 5, writing nothing (one
+//! given `--wait` carries on once the standby is promoted); after the
+//! promotion the same address decides on the new primary, and every
+//! decision acknowledged before the stop is there.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -12,8 +13,8 @@ mod pg;
 
 use common::*;
 
-fn decide(address: &str, op: i64, operator: &str) -> std::process::Output {
-    settle(&[
+fn decide_args(address: &str, op: i64, operator: &str, wait: &str) -> Vec<String> {
+    [
         "decide",
         address,
         &op.to_string(),
@@ -22,7 +23,16 @@ fn decide(address: &str, op: i64, operator: &str) -> std::process::Output {
         "provider has no such order",
         "--operator",
         operator,
-    ])
+        "--wait",
+        wait,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+fn decide(address: &str, op: i64, operator: &str) -> std::process::Output {
+    let args = decide_args(address, op, operator, "1");
+    settle(&args.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 fn count(client: &mut ::postgres::Client, sql: &str) -> i64 {
@@ -89,8 +99,19 @@ fn a_failover_keeps_reads_refuses_writes_then_writes_to_the_promoted_standby() {
         0
     );
 
+    // A decision that may wait carries on once a standby is promoted.
+    let waiting = bin()
+        .args(decide_args(&address, 5, "after", "60"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+
     // Promoted: the same address writes there.
     bed.promote();
+    let out = waiting.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     let out = decide(&address, 4, "after");
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mut promoted = bed.client(&bed.standby, "ledger");
@@ -108,9 +129,9 @@ fn a_failover_keeps_reads_refuses_writes_then_writes_to_the_promoted_standby() {
             &mut promoted,
             "SELECT count(*) FROM decisions WHERE operator = 'after'"
         ),
-        1
+        2
     );
-    assert_eq!(count(&mut promoted, "SELECT count(*) FROM decisions"), 4);
+    assert_eq!(count(&mut promoted, "SELECT count(*) FROM decisions"), 5);
     let out = settle(&["audit", &address, "--verify"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }

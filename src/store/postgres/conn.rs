@@ -38,7 +38,7 @@ pub struct Pg {
     pub(super) writes: RefCell<Writes>,
     /// The reading connection is on a standby.
     pub(super) reader_in_recovery: Cell<bool>,
-    /// The last try found no primary: writes are refused until one answers.
+    /// The last look found no primary (a write looks again).
     pub(super) no_primary: Cell<bool>,
     /// The decisions of this process this ledger's reads have waited for
     /// ([`Pg::catch_up`]).

@@ -24,7 +24,7 @@ impl Session for Pg {
     }
 
     fn is_read_only(&self) -> bool {
-        self.read_only || self.no_primary.get()
+        self.read_only
     }
 
     fn data_version(&self) -> Result<i64> {
@@ -40,9 +40,6 @@ impl Session for Pg {
     }
 
     fn why_not_writable(&self) -> Error {
-        if !self.read_only && self.no_primary.get() {
-            return self.no_primary();
-        }
         Error::ledger(
             &self.shown,
             "opened read-only",

@@ -173,7 +173,7 @@ impl Pg {
             path: path.clone(),
             checked,
         };
-        if self.reconnect_writer().is_err() {
+        if self.reconnect_writer(self.wait).is_err() {
             return Err(lost(false));
         }
         let wait_ms = self.wait.as_millis().clamp(1, i32::MAX as u128);

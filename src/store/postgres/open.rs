@@ -34,7 +34,7 @@ impl Pg {
         // console says at once that it cannot write.
         if access == Access::ReadWrite
             && pg.writer_closed()
-            && pg.reconnect_writer().is_ok()
+            && pg.reconnect_writer(Duration::ZERO).is_ok()
             && pg.no_primary.get()
         {
             report.read_only_reason = Some("no primary reachable".into());

@@ -22,6 +22,8 @@ use crate::error::{Error, Result};
 /// to replay it before reading from the primary instead.
 const CATCH_UP: Duration = Duration::from_millis(500);
 const CATCH_UP_POLL: Duration = Duration::from_millis(10);
+/// How often a write waiting for a primary looks again.
+const PRIMARY_RETRY: Duration = Duration::from_millis(250);
 /// How long finding a primary may take per host.
 const PRIMARY_WAIT: Duration = Duration::from_secs(3);
 
@@ -36,7 +38,7 @@ impl Pg {
             *self.writes.get_mut() = Writes::Own(None);
         }
         if self.writer_closed() {
-            self.reconnect_writer()?;
+            self.reconnect_writer(self.wait)?;
         }
         if matches!(self.writes.get_mut(), Writes::Own(None)) {
             return Err(self.no_primary());
@@ -55,8 +57,10 @@ impl Pg {
         }
     }
 
-    /// A new connection for writes in place of a broken one.
-    pub(super) fn reconnect_writer(&mut self) -> Result<()> {
+    /// A new connection for writes in place of a broken one; with no
+    /// primary reachable, tried again for up to `wait` (a failover under
+    /// way: `decide --wait` carries on once a standby is promoted).
+    pub(super) fn reconnect_writer(&mut self, wait: Duration) -> Result<()> {
         if matches!(self.writes.get_mut(), Writes::Reader) {
             self.reconnect()?;
             if !self.reader_in_recovery.get() {
@@ -75,7 +79,14 @@ impl Pg {
                 self.reader_in_recovery.set(true);
             }
         }
-        let found = self.connect_primary();
+        let until = Instant::now() + wait;
+        let found = loop {
+            match self.connect_primary() {
+                Some(client) => break Some(client),
+                None if Instant::now() >= until => break None,
+                None => std::thread::sleep(PRIMARY_RETRY),
+            }
+        };
         self.no_primary.set(found.is_none());
         *self.writes.get_mut() = Writes::Own(found);
         Ok(())

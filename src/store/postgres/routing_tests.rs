@@ -114,6 +114,9 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
         Some("no primary reachable")
     );
     assert_eq!(decisions_on(&left, 2), 1);
+    // A write looks for a primary for as long as the ledger's wait.
+    left.wait = Duration::from_millis(500);
+    let started = Instant::now();
     let refused = left.record_decision(&not_applied(7), now()).unwrap_err();
     assert_eq!(refused.exit_code(), 5, "{refused}");
     assert!(
@@ -121,4 +124,5 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
             .to_string()
             .contains("no primary reachable; nothing was written")
     );
+    assert!(started.elapsed() >= Duration::from_millis(500));
 }
