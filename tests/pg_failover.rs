@@ -56,6 +56,8 @@ fn a_failover_keeps_reads_refuses_writes_then_writes_to_the_promoted_standby() {
              FROM generate_series(1, 6) i",
         )
         .unwrap();
+    // The ledger is read on the standby: it must have replayed it.
+    bed.caught_up();
     for op in 1..=3 {
         let out = decide(&address, op, "before");
         assert_eq!(code(&out), 0, "{}", stderr(&out));

@@ -48,6 +48,7 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
     let (ops, contracts) = fixture();
     created.import(&ops, &contracts).unwrap();
     drop(created);
+    bed.caught_up();
     // As the console does: one ledger writes, another reads.
     let (mut writer, report) =
         Pg::open_waiting(&address, Access::ReadWrite, BUSY_TIMEOUT, &mut |_| {}).unwrap();

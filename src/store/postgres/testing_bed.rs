@@ -122,11 +122,17 @@ impl Bed {
     /// A new database on the primary, once the standby has replayed it
     /// (a synchronous commit waits for the standby's flush, not its replay).
     pub fn create_database(&self, name: &str) {
-        let mut primary = self.client(&self.primary, "postgres");
-        primary
+        self.client(&self.primary, "postgres")
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .unwrap_or_else(|e| panic!("creating {name}: {e}"));
-        let lsn: String = primary
+        self.caught_up();
+    }
+
+    /// Returns once the standby has replayed all the primary wrote so far:
+    /// what a test wrote on the primary is then there to read.
+    pub fn caught_up(&self) {
+        let lsn: String = self
+            .client(&self.primary, "postgres")
             .query_one("SELECT pg_current_wal_lsn()::text", &[])
             .unwrap()
             .get(0);
