@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub use crate::cli_receiver::{ReceiverCommand, RetentionArg};
 use crate::config::Flags;
+use crate::store::postgres::Reads;
 
 const AFTER_HELP: &str = "\
 LEDGER is a SQLite file, or a PostgreSQL address: postgres://USER@HOST/DB,
@@ -48,6 +49,10 @@ pub struct Cli {
 
     #[command(flatten)]
     pub console: ConsoleArgs,
+
+    /// Where a PostgreSQL ledger's reads go when its address lists a primary and its standbys: auto (a standby when one answers, else the primary), standby, or primary. Writes always go to the primary.
+    #[arg(long, global = true, value_name = "WHERE", value_parser = clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(["primary", "standby", "auto"]), |s| s.parse::<Reads>().unwrap_or_default()))]
+    pub reads: Option<Reads>,
 }
 
 /// Opening the console: `settle LEDGER [...]`.

@@ -111,6 +111,12 @@ pub enum Error {
         path = path.display(), text = busy_text(*waited))]
     Busy { path: PathBuf, waited: Duration },
 
+    /// A write to a PostgreSQL ledger whose address lists a primary and its
+    /// standbys, when no host answered as the primary (a failover under
+    /// way): refused before anything was sent.
+    #[error("{path}: no primary reachable; nothing was written\n  what to do: try again once a standby is promoted (reads still work from a standby)", path = path.display())]
+    NoPrimary { path: PathBuf },
+
     /// The connection to a PostgreSQL ledger broke after a decision's
     /// COMMIT was sent, so its answer never came. `checked`: settle
     /// reconnected and looked, and the decision is not in the ledger
@@ -192,7 +198,7 @@ impl Error {
             Error::BulkIncomplete { refused, .. } if *refused > 0 => 3,
             Error::BulkIncomplete { .. } => 4,
             Error::VersionConflict { .. } => 4,
-            Error::Busy { .. } => 5,
+            Error::Busy { .. } | Error::NoPrimary { .. } => 5,
             Error::ProbesUnknown { .. } => 6,
             Error::ReceiverAnswer { code, .. } => *code,
             _ => 1,
@@ -218,7 +224,7 @@ impl Error {
     /// long-running worker waits these out; anything else is reported.
     pub fn is_transient(&self) -> bool {
         match self {
-            Error::Busy { .. } | Error::ConnectionLost { .. } => true,
+            Error::Busy { .. } | Error::ConnectionLost { .. } | Error::NoPrimary { .. } => true,
             Error::Database { fault, .. } => matches!(
                 fault,
                 Fault::Busy | Fault::Conflict | Fault::Lost | Fault::Cancelled

@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 pub const CONFIG_FILE: &str = "config.toml";
 
 const HINT: &str = "each ledger is a table: [ledgers.NAME] with address = \"PATH or postgres://…\" \
-     and, optionally, receivers = \"FILE\", drill_dir = \"DIR\", read_only = true";
+     and, optionally, receivers = \"FILE\", drill_dir = \"DIR\", read_only = true, \
+     reads = \"primary|standby|auto\"";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,6 +35,7 @@ struct EntryShape {
     drill_dir: Option<PathBuf>,
     #[serde(default)]
     read_only: bool,
+    reads: Option<Spanned<String>>,
 }
 
 /// One `[ledgers.NAME]` table, its paths made absolute against the config
@@ -50,6 +52,9 @@ pub struct NamedLedger {
     /// `read_only = true`: the ledger is only read through this name (the
     /// console opens it read-only; writing commands refuse it).
     pub read_only: bool,
+    /// `reads = "…"`: where a PostgreSQL address's reads go, when
+    /// `--reads` is not given.
+    pub reads: Option<crate::store::postgres::Reads>,
 }
 
 /// The named ledgers of one config file.
@@ -109,6 +114,12 @@ impl Ledgers {
                 return Err(bad(Some(entry.address.span()), problem));
             }
             let read_only = entry.read_only;
+            let reads = match entry.reads {
+                None => None,
+                Some(reads) => Some(reads.get_ref().parse().map_err(|why: String| {
+                    bad(Some(reads.span()), format!("ledgers.{name}: {why}"))
+                })?),
+            };
             let address = PathBuf::from(entry.address.into_inner());
             let address = if crate::store::postgres::is_address(&address) {
                 address
@@ -121,6 +132,7 @@ impl Ledgers {
                 receivers: entry.receivers.map(|p| base.join(p)),
                 drill_dir: entry.drill_dir.map(|p| base.join(p)),
                 read_only,
+                reads,
             });
         }
         Ok(Ledgers {
@@ -234,7 +246,13 @@ mod tests {
         let e = parse("[ledgers.a]\naddress = \"a.db\"\nreads = \"all\"\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("line 3") && e.contains("reads"), "{e}");
+        assert!(e.contains("line 3") && e.contains("reads=all"), "{e}");
+        let ok =
+            parse("[ledgers.a]\naddress = \"postgresql:///l?host=/a,/b\"\nreads = \"standby\"\n");
+        assert_eq!(
+            ok.unwrap().get("a").unwrap().reads,
+            Some(crate::store::postgres::Reads::Standby)
+        );
     }
 
     #[test]

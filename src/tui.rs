@@ -73,8 +73,12 @@ pub fn run(
         let (ledger, report) = Ledger::open(ledger_path, access)?;
         (Some(ledger), report)
     };
-    let read_only = ledger.as_ref().is_none_or(Ledger::is_read_only);
+    // A ledger that can take no write now says why (no primary reachable):
+    // the console opens read-only rather than fail each decision.
+    let read_only =
+        ledger.as_ref().is_none_or(Ledger::is_read_only) || report.read_only_reason.is_some();
     let mut app = new_app(&look, read_only, adopting, drills, config)?;
+    app.read_only_reason = report.read_only_reason.clone();
     let opened = open_notices(adopting, report, config);
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
     let opened_file = match watching.file() {

@@ -165,6 +165,10 @@ pub struct App {
     pub ledger_path: String,
     pub operator: String,
     pub access: LedgerAccess,
+    /// Why the ledger is read-only when the operator did not ask (the
+    /// ledger said so at open: a file not writable, no primary reachable),
+    /// for the header.
+    pub read_only_reason: Option<String>,
     /// False under NO_COLOR: the theme uses only bold, dim and reverse.
     pub color: bool,
     /// The console takes clicks and the wheel (not with `--no-mouse`);
@@ -229,6 +233,7 @@ impl App {
             } else {
                 LedgerAccess::ReadWrite
             },
+            read_only_reason: None,
             color: true,
             mouse: true,
             keymap,

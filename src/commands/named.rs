@@ -9,6 +9,7 @@ use crate::cli::Cli;
 use crate::config::Environment;
 use crate::error::{Error, Result};
 use crate::named::Ledgers;
+use crate::store::postgres::with_reads;
 
 /// The config file: `$XDG_CONFIG_HOME/settle/config.toml`, else under
 /// `~/.config`.
@@ -27,11 +28,17 @@ fn config_file() -> Result<PathBuf> {
 /// Replaces every `@NAME` LEDGER of `cli` with its address (the file is
 /// read only when one is named). The last named ledger's receivers and
 /// drill folder become the defaults of `--receivers` and `--drill-dir`.
+/// `--reads` (else a named ledger's `reads`) goes into each PostgreSQL
+/// address, where the store reads it.
 pub fn resolve(cli: &mut Cli) -> Result<()> {
     let mut ledgers: Option<Ledgers> = None;
     let mut defaults = None;
+    let flag = cli.reads;
     for arg in cli.ledger_args() {
         let Some(name) = arg.value.to_str().and_then(|v| v.strip_prefix('@')) else {
+            if let Some(reads) = flag {
+                *arg.value = with_reads(arg.value, reads);
+            }
             continue;
         };
         let loaded = match ledgers.take() {
@@ -48,7 +55,10 @@ pub fn resolve(cli: &mut Cli) -> Result<()> {
                     .map_or(String::new(), |l| l.path.display().to_string())
             )));
         }
-        *arg.value = named.address.clone();
+        *arg.value = match flag.or(named.reads) {
+            Some(reads) => with_reads(&named.address, reads),
+            None => named.address.clone(),
+        };
         defaults = Some(named);
     }
     if let Some(named) = defaults {

@@ -36,7 +36,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         ));
         spans.push(Span::raw(" "));
     } else if app.read_only() {
-        spans.push(Span::styled(" READ-ONLY ", theme.read_only()));
+        let badge = match &app.read_only_reason {
+            Some(why) => format!(" READ-ONLY: {} ", clean(why)),
+            None => " READ-ONLY ".to_string(),
+        };
+        spans.push(Span::styled(badge, theme.read_only()));
         spans.push(Span::raw(" "));
     }
     if app.file_problem.is_some() {

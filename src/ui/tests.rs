@@ -497,6 +497,7 @@ mod drill_compare;
 mod footer_width;
 mod header_width;
 mod hostile_text;
+mod read_only_reason;
 mod retry_progress;
 mod timeline;
 

@@ -3,20 +3,36 @@
 //! what it leaves out. Parses and connects; shows it as `user@host:port/db`
 //! and never shows the password.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use postgres::config::Host;
 use postgres::{Client, Config};
 
+use super::conninfo::{self, Params, get};
+use super::hosts::Reads;
+use super::hosts::{self, Endpoint, Failed, Role, SessionAttrs};
 use super::tls::{Tls, TlsWish, Verify};
-use crate::error::{Error, Result};
+use super::{pgpass, service_file};
+use crate::error::{Error, Fault, Result};
+
+/// How long one host may take to answer when neither the address nor
+/// `PGCONNECT_TIMEOUT` says (libpq waits for ever; a console must not).
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A parsed PostgreSQL ledger address.
 #[derive(Clone)]
 pub struct Address {
-    config: Config,
+    /// Everything but the hosts, ports and password, which vary per host.
+    base: Config,
+    endpoints: Vec<Endpoint>,
+    password: Option<String>,
+    /// The password file to look in when the address has no password.
+    passfile: Option<PathBuf>,
+    attrs: SessionAttrs,
+    reads: Reads,
+    /// Per host, the whole attempt (None: wait for ever, as `0` asks).
+    timeout: Option<Duration>,
     shown: String,
     tls: TlsWish,
 }
@@ -51,37 +67,157 @@ const LIBPQ_KEYS: &[&str] = &[
     "dbname",
     "user",
     "password",
+    "passfile",
+    "service",
     "sslmode",
     "application_name",
     "connect_timeout",
+    "target_session_attrs",
     "options",
 ];
 
+/// The environment variables libpq reads for what an address leaves out
+/// (after the service file), by keyword.
+const FROM_ENV: &[(&str, &str)] = &[
+    ("host", "PGHOST"),
+    ("hostaddr", "PGHOSTADDR"),
+    ("port", "PGPORT"),
+    ("dbname", "PGDATABASE"),
+    ("user", "PGUSER"),
+    ("password", "PGPASSWORD"),
+    ("passfile", "PGPASSFILE"),
+    ("sslmode", "PGSSLMODE"),
+    ("sslrootcert", "PGSSLROOTCERT"),
+    ("connect_timeout", "PGCONNECT_TIMEOUT"),
+    ("target_session_attrs", "PGTARGETSESSIONATTRS"),
+    ("application_name", "PGAPPNAME"),
+    ("options", "PGOPTIONS"),
+];
+
+/// The keywords settle applies itself; the rest go to the client library.
+const OWN_KEYS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "password",
+    "passfile",
+    "service",
+    "sslmode",
+    "sslrootcert",
+    "connect_timeout",
+    "target_session_attrs",
+    "reads",
+];
+
 impl Address {
-    /// Parses `spec`, filling what it leaves out from `PGHOST`, `PGPORT`,
-    /// `PGUSER`, `PGPASSWORD`, `PGDATABASE` and `PGSSLMODE` as libpq does.
+    /// Parses `spec` as libpq does: the address's keywords, then a
+    /// service's (`service=NAME` or `PGSERVICE`), then the `PG*`
+    /// environment variables for what both leave out.
     pub fn parse(spec: &Path) -> Result<Address> {
-        let raw = spec.to_str().unwrap_or_default();
-        let env = |name: &str| std::env::var(name).ok();
-        // The client library knows disable/prefer/require only: the
-        // verifying modes and the root certificate are settle's to apply.
-        let (text, tls) = take_tls_options(raw, &env);
-        let text = text.as_str();
-        let mut config = Config::from_str(text).map_err(|e| {
-            Error::Usage(format!(
-                "{}: not a PostgreSQL address: {}\n  what to do: write postgres://USER@HOST:PORT/DB or host=… dbname=…",
-                redact(text),
-                crate::text::sanitize(&e.to_string())
-            ))
-        })?;
-        fill_from_env(&mut config, &env);
-        let shown = shown(&config);
-        Ok(Address { config, shown, tls })
+        Address::parse_with(spec, &|name| std::env::var(name).ok())
     }
 
-    /// `user@host:port/db`: what errors, the header and logs call it.
+    /// [`Address::parse`] with `env` standing for the environment.
+    pub(super) fn parse_with(spec: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Address> {
+        let raw = spec.to_str().unwrap_or_default();
+        let usage = |why: &str| {
+            Error::Usage(format!(
+                "{}: not a PostgreSQL address: {}\n  what to do: write postgres://USER@HOST:PORT/DB or host=… dbname=…",
+                redact(raw),
+                crate::text::sanitize(why)
+            ))
+        };
+        let params = with_defaults(conninfo::parse(raw).map_err(|e| usage(&e))?, env)?;
+        let (tls, lib_mode) = tls_wish(&params);
+        let mut rest: Params = Vec::new();
+        for (key, value) in &params {
+            if !OWN_KEYS.contains(&key.as_str()) && get(&params, key) == Some(value.as_str()) {
+                rest.retain(|(k, _)| k != key);
+                rest.push((key.clone(), value.clone()));
+            }
+        }
+        if let Some(mode) = lib_mode {
+            rest.push(("sslmode".into(), mode));
+        }
+        let mut base =
+            Config::from_str(&conninfo::to_words(&rest)).map_err(|e| usage(&e.to_string()))?;
+        let user = base
+            .get_user()
+            .map(str::to_string)
+            .unwrap_or_else(|| env("USER").unwrap_or_else(|| "postgres".into()));
+        base.user(&user);
+        if base.get_dbname().is_none() {
+            base.dbname(&user);
+        }
+        if base.get_application_name().is_none() {
+            base.application_name("settle");
+        }
+        let endpoints = endpoints(&params).map_err(|e| usage(&e))?;
+        let (attrs, timeout, reads) = session_options(&params).map_err(|e| usage(&e))?;
+        let password = get(&params, "password").map(str::to_string);
+        let passfile = match &password {
+            Some(_) => None,
+            None => pgpass::file(get(&params, "passfile"), env).filter(|f| trusted(f)),
+        };
+        let shown = shown(
+            &user,
+            &endpoints,
+            params.iter().any(|(k, _)| k == "port"),
+            base.get_dbname(),
+        );
+        Ok(Address {
+            base,
+            endpoints,
+            password,
+            passfile,
+            attrs,
+            reads,
+            timeout,
+            shown,
+            tls,
+        })
+    }
+
+    /// `user@host:port/db` (hosts listed with commas): what errors, the
+    /// header and logs call it.
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// Whether the address lists more than one host.
+    pub(super) fn lists_hosts(&self) -> bool {
+        self.endpoints.len() > 1
+    }
+
+    /// What the address's `target_session_attrs` asks.
+    #[cfg(test)]
+    pub(super) fn attrs(&self) -> SessionAttrs {
+        self.attrs
+    }
+
+    /// How long one host may take, as the address and environment say.
+    pub(super) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The same address with its reads sent as `reads` says.
+    pub(super) fn reading_from(&self, reads: Reads) -> Address {
+        Address {
+            reads,
+            ..self.clone()
+        }
+    }
+
+    /// The server the reading connection goes to: a standby when the
+    /// address lists several hosts and asks nothing itself (`reads=auto`),
+    /// as `--reads` says otherwise. Writes always go to the primary.
+    pub(super) fn reader_attrs(&self) -> SessionAttrs {
+        match (self.reads, self.attrs) {
+            (Reads::Primary, SessionAttrs::Any) => SessionAttrs::Primary,
+            (Reads::Standby, _) => SessionAttrs::Standby,
+            (Reads::Auto, SessionAttrs::Any) if self.lists_hosts() => SessionAttrs::PreferStandby,
+            (_, attrs) => attrs,
+        }
     }
 
     pub(super) fn tls(&self) -> Result<Tls> {
@@ -94,130 +230,281 @@ impl Address {
         })
     }
 
+    #[cfg(test)]
     pub(super) fn connect(&self, tls: Tls) -> Result<Client> {
-        self.config
-            .connect(tls)
-            .map_err(|e| super::error::pg_error(Path::new(&self.shown), "connecting", e))
+        self.connect_as(&tls, self.attrs, self.timeout, "connecting")
+            .map(|(client, _)| client)
     }
 
-    /// [`Address::connect`] giving up after `wait`: a reconnection on the
-    /// console's thread must not hang it.
-    pub(super) fn connect_within(&self, tls: Tls, wait: Duration) -> Result<Client> {
-        let mut config = self.config.clone();
-        config.connect_timeout(wait);
+    /// The first host, in the address's order, whose session `attrs`
+    /// accepts, with what the server said it is.
+    pub(super) fn connect_as(
+        &self,
+        tls: &Tls,
+        attrs: SessionAttrs,
+        within: Option<Duration>,
+        doing: &str,
+    ) -> Result<(Client, Role)> {
+        let configs: Vec<(Endpoint, Config)> = self
+            .endpoints
+            .iter()
+            .map(|e| (e.clone(), self.config_for(e)))
+            .collect();
+        match hosts::connect(&configs, tls, attrs, within) {
+            Ok((client, role, _)) => Ok((client, role)),
+            Err(mut failures) => Err(match (failures.len(), failures.pop()) {
+                (1, Some((_, Failed::Pg(e)))) => {
+                    super::error::pg_error(Path::new(&self.shown), doing, e)
+                }
+                (_, last) => {
+                    failures.extend(last);
+                    let each: Vec<String> = failures
+                        .iter()
+                        .map(|(host, why)| format!("{host}: {why}"))
+                        .collect();
+                    super::error::failure(
+                        Path::new(&self.shown),
+                        doing,
+                        &each.join("; "),
+                        Fault::Lost,
+                    )
+                }
+            }),
+        }
+    }
+
+    /// The client library's configuration for one host, with the password
+    /// the address gave or the password file holds for that host.
+    fn config_for(&self, endpoint: &Endpoint) -> Config {
+        let mut config = self.base.clone();
+        if !endpoint.host.is_empty() {
+            config.host(&endpoint.host);
+        }
+        if let Some(addr) = endpoint.hostaddr {
+            config.hostaddr(addr);
+        }
+        config.port(endpoint.port);
+        let from_file = || {
+            let path = self.passfile.as_ref()?;
+            // libpq matches a bare hostaddr by its numbers.
+            let host = match (endpoint.host.as_str(), endpoint.hostaddr) {
+                ("", Some(addr)) => addr.to_string(),
+                (host, _) => host.to_string(),
+            };
+            let wanted = pgpass::Wanted {
+                host: &host,
+                port: endpoint.port,
+                dbname: self.base.get_dbname().unwrap_or_default(),
+                user: self.base.get_user().unwrap_or_default(),
+            };
+            pgpass::lookup(path, &wanted, &mut |_| {})
+        };
+        if let Some(password) = self.password.clone().or_else(from_file) {
+            config.password(password);
+        }
         config
-            .connect(tls)
-            .map_err(|e| super::error::pg_error(Path::new(&self.shown), "reconnecting", e))
     }
 }
 
-/// Takes `sslmode=verify-ca|verify-full` and `sslrootcert=FILE` out of an
-/// address (URL query or `key=value` words), leaving `sslmode=require` for
-/// the client library; `PGSSLMODE` and `PGSSLROOTCERT` stand in for what
-/// the address leaves out.
-fn take_tls_options(text: &str, env: &dyn Fn(&str) -> Option<String>) -> (String, TlsWish) {
-    let url = text.contains("://");
-    let (head, options, sep) = match text.split_once('?') {
-        Some((head, query)) if url => (format!("{head}?"), query.to_string(), "&"),
-        _ if url => (format!("{text}?"), String::new(), "&"),
-        _ => (String::new(), text.to_string(), " "),
+/// `target_session_attrs`, `connect_timeout` and `reads`, each checked.
+fn session_options(
+    params: &Params,
+) -> std::result::Result<(SessionAttrs, Option<Duration>, Reads), String> {
+    let attrs = match get(params, "target_session_attrs") {
+        None => SessionAttrs::Any,
+        Some(v) => SessionAttrs::parse(v).ok_or_else(|| {
+            format!(
+                "target_session_attrs={v}: not one of {}",
+                SessionAttrs::VALUES
+            )
+        })?,
     };
-    let mut wish = TlsWish::default();
-    let mut mode = None;
-    let mut kept = Vec::new();
-    for word in options.split(sep).filter(|w| !w.is_empty()) {
-        match word.split_once('=') {
-            Some(("sslmode", value)) => mode = Some(value.to_string()),
-            Some(("sslrootcert", value)) => wish.root_cert = Some(value.into()),
-            _ => kept.push(word.to_string()),
+    let timeout = match get(params, "connect_timeout") {
+        None => Some(DEFAULT_CONNECT_TIMEOUT),
+        Some(v) => match v.trim().parse::<i64>() {
+            // libpq's rule: 0 or less waits for ever, less than 2 s is 2 s.
+            Ok(s) if s <= 0 => None,
+            Ok(s) => Some(Duration::from_secs(s.max(2).unsigned_abs())),
+            Err(_) => return Err(format!("connect_timeout={v}: not a number of seconds")),
+        },
+    };
+    let reads = match get(params, "reads") {
+        None => Reads::Auto,
+        Some(v) => v.parse()?,
+    };
+    Ok((attrs, timeout, reads))
+}
+
+/// The address's keywords, then a service's for what it leaves out, then
+/// the environment's.
+fn with_defaults(mut params: Params, env: &dyn Fn(&str) -> Option<String>) -> Result<Params> {
+    let service = get(&params, "service")
+        .map(str::to_string)
+        .or_else(|| env("PGSERVICE"));
+    if let Some(name) = service {
+        let files = service_file::files(env);
+        let found = service_file::lookup(&name, &files).map_err(|why| {
+            Error::Usage(format!(
+                "service={}: {why}\n  what to do: define [{0}] in one of those files, or set PGSERVICEFILE",
+                crate::text::sanitize(&name)
+            ))
+        })?;
+        let mut merged: Params = found
+            .into_iter()
+            .filter(|(k, _)| get(&params, k).is_none())
+            .collect();
+        merged.append(&mut params);
+        params = merged;
+    }
+    for (key, var) in FROM_ENV {
+        if get(&params, key).is_none()
+            && let Some(value) = env(var)
+        {
+            params.push(((*key).to_string(), value));
         }
     }
-    let mode = mode.or_else(|| env("PGSSLMODE"));
-    wish.root_cert = wish
-        .root_cert
-        .or_else(|| env("PGSSLROOTCERT").map(Into::into));
-    let lib_mode = match mode.as_deref() {
+    Ok(params)
+}
+
+/// The hosts to try, in order: `host` and `hostaddr` lists paired, `port`
+/// one for all or one per host, as libpq pairs them.
+fn endpoints(params: &Params) -> std::result::Result<Vec<Endpoint>, String> {
+    let list = |key: &str| -> Vec<String> {
+        get(params, key)
+            .map(|v| v.split(',').map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let (mut hosts, addrs, ports) = (list("host"), list("hostaddr"), list("port"));
+    if !addrs.is_empty() && !hosts.is_empty() && addrs.len() != hosts.len() {
+        return Err(format!(
+            "could not match {} host names to {} hostaddr values",
+            hosts.len(),
+            addrs.len()
+        ));
+    }
+    let n = hosts.len().max(addrs.len());
+    if n == 0 {
+        hosts.push("localhost".into());
+    }
+    let n = n.max(1);
+    if ports.len() > 1 && ports.len() != n {
+        return Err(format!(
+            "could not match {} port numbers to {n} hosts",
+            ports.len()
+        ));
+    }
+    (0..n)
+        .map(|i| {
+            let port = ports
+                .get(i)
+                .or(ports.first())
+                .map(|p| p.trim())
+                .unwrap_or("");
+            let port = match port {
+                "" => 5432,
+                p => p.parse().map_err(|_| {
+                    format!("invalid port number: \"{}\"", crate::text::sanitize(p))
+                })?,
+            };
+            let hostaddr =
+                match addrs.get(i).map(|a| a.trim()).filter(|a| !a.is_empty()) {
+                    None => None,
+                    Some(a) => Some(a.parse().map_err(|_| {
+                        format!("invalid hostaddr: \"{}\"", crate::text::sanitize(a))
+                    })?),
+                };
+            let host = hosts.get(i).cloned().unwrap_or_default();
+            let host = if host.is_empty() && hostaddr.is_none() {
+                "localhost".into()
+            } else {
+                host
+            };
+            Ok(Endpoint {
+                host,
+                hostaddr,
+                port,
+            })
+        })
+        .collect()
+}
+
+/// Whether a password file may be read: libpq ignores one that group or
+/// others may read or write, and says so once.
+fn trusted(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return true;
+    };
+    if meta.permissions().mode() & 0o077 == 0 {
+        return true;
+    }
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        eprintln!(
+            "settle: warning: password file \"{}\" has group or world access; permissions should be u=rw (0600) or less",
+            path.display()
+        );
+    });
+    false
+}
+
+/// `sslmode=verify-ca|verify-full` and `sslrootcert=FILE` are settle's to
+/// apply; the client library gets `require` for them (it knows
+/// disable/prefer/require only), other modes as they are.
+fn tls_wish(params: &Params) -> (TlsWish, Option<String>) {
+    let mut wish = TlsWish {
+        root_cert: get(params, "sslrootcert").map(Into::into),
+        ..TlsWish::default()
+    };
+    let lib_mode = match get(params, "sslmode") {
         Some("verify-full") => {
             wish.verify = Verify::ChainAndHost;
-            Some("require")
+            Some("require".to_string())
         }
         Some("verify-ca") => {
             wish.verify = Verify::Chain;
-            Some("require")
+            Some("require".to_string())
         }
-        Some(other) => Some(other),
-        None => None,
+        other => other.map(str::to_string),
     };
-    if let Some(m) = lib_mode {
-        kept.push(format!("sslmode={m}"));
-    }
-    let rest = kept.join(sep);
-    let out = if url && head.ends_with('?') && rest.is_empty() {
-        head.trim_end_matches('?').to_string()
+    (wish, lib_mode)
+}
+
+fn shown(user: &str, endpoints: &[Endpoint], with_port: bool, db: Option<&str>) -> String {
+    let hosts: Vec<String> = endpoints
+        .iter()
+        .map(|e| {
+            if with_port {
+                e.shown()
+            } else {
+                e.shown()
+                    .rsplit_once(':')
+                    .map(|(h, _)| h.to_string())
+                    .unwrap_or_default()
+            }
+        })
+        .collect();
+    let db = db.unwrap_or("?");
+    crate::text::sanitize(&format!("{user}@{}/{db}", hosts.join(","))).into_owned()
+}
+
+/// `spec` with its reads sent as `reads` says (`primary`, `standby`,
+/// `auto`), when it is a PostgreSQL address: `--reads` and a named
+/// ledger's `reads` key become the address's own `reads` keyword, the
+/// last one set, so they override it. A SQLite path as it is.
+pub fn with_reads(spec: &Path, reads: Reads) -> PathBuf {
+    let Some(text) = spec.to_str().filter(|_| is_address(spec)) else {
+        return spec.to_path_buf();
+    };
+    let reads = reads.as_str();
+    let text = text.trim_end();
+    PathBuf::from(if !text.contains("://") {
+        format!("{text} reads={reads}")
+    } else if text.contains('?') {
+        format!("{text}&reads={reads}")
     } else {
-        format!("{head}{rest}")
-    };
-    (out, wish)
-}
-
-/// Fills from the environment what the address left out, as libpq does.
-fn fill_from_env(config: &mut Config, env: &dyn Fn(&str) -> Option<String>) {
-    if config.get_hosts().is_empty() {
-        match env("PGHOST") {
-            Some(host) => {
-                for h in host.split(',') {
-                    config.host(h);
-                }
-            }
-            None => {
-                config.host("localhost");
-            }
-        }
-    }
-    if config.get_ports().is_empty()
-        && let Some(port) = env("PGPORT").and_then(|p| p.parse().ok())
-    {
-        config.port(port);
-    }
-    if config.get_user().is_none() {
-        let user = env("PGUSER")
-            .or_else(|| env("USER"))
-            .unwrap_or_else(|| "postgres".to_string());
-        config.user(&user);
-    }
-    if config.get_password().is_none()
-        && let Some(password) = env("PGPASSWORD")
-    {
-        config.password(password);
-    }
-    if config.get_dbname().is_none() {
-        let db = env("PGDATABASE")
-            .or_else(|| config.get_user().map(str::to_string))
-            .unwrap_or_default();
-        config.dbname(&db);
-    }
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(std::time::Duration::from_secs(10));
-    }
-    if config.get_application_name().is_none() {
-        config.application_name("settle");
-    }
-}
-
-fn shown(config: &Config) -> String {
-    let user = config.get_user().unwrap_or("?");
-    let host = match config.get_hosts().first() {
-        Some(Host::Tcp(h)) => h.clone(),
-        Some(Host::Unix(p)) => p.display().to_string(),
-        None => "localhost".to_string(),
-    };
-    let port = config
-        .get_ports()
-        .first()
-        .map(|p| format!(":{p}"))
-        .unwrap_or_default();
-    let db = config.get_dbname().unwrap_or("?");
-    crate::text::sanitize(&format!("{user}@{host}{port}/{db}")).into_owned()
+        format!("{text}?reads={reads}")
+    })
 }
 
 /// An address as it may be shown in an error when it could not be parsed:
@@ -244,71 +531,5 @@ fn redact(text: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_and_key_value_forms_are_addresses_and_paths_are_not() {
-        assert!(is_address(Path::new("postgres://u@h/db")));
-        assert!(is_address(Path::new("postgresql://h/db")));
-        assert!(is_address(Path::new("host=/tmp dbname=ledger")));
-        assert!(!is_address(Path::new("ledger.db")));
-        assert!(!is_address(Path::new("./postgres/ledger.db")));
-        assert!(!is_address(Path::new("weird=name.db")));
-    }
-
-    #[test]
-    fn the_shown_name_never_carries_the_password() {
-        let a =
-            Address::parse(Path::new("postgres://alice:s3cret@db.example:6432/ledger")).unwrap();
-        assert_eq!(a.shown(), "alice@db.example:6432/ledger");
-        assert!(!format!("{a:?}").contains("s3cret"));
-        let b = Address::parse(Path::new("host=db user=bob password=s3cret dbname=l")).unwrap();
-        assert_eq!(b.shown(), "bob@db/l");
-        assert_eq!(
-            redact("postgres://alice:s3cret@h/db"),
-            "postgres://alice:***@h/db"
-        );
-        assert_eq!(redact("host=h password=s3cret"), "host=h password=***");
-    }
-
-    #[test]
-    fn verifying_tls_modes_and_the_root_certificate_are_settles_to_apply() {
-        let none = |_: &str| None;
-        let (url, wish) = take_tls_options(
-            "postgres://u@h/db?sslmode=verify-full&sslrootcert=/etc/ca.pem&application_name=x",
-            &none,
-        );
-        assert_eq!(url, "postgres://u@h/db?application_name=x&sslmode=require");
-        assert_eq!(wish.verify, Verify::ChainAndHost);
-        assert_eq!(wish.root_cert.as_deref(), Some(Path::new("/etc/ca.pem")));
-        let (kv, wish) = take_tls_options("host=h sslmode=verify-ca dbname=l", &none);
-        assert_eq!(kv, "host=h dbname=l sslmode=require");
-        assert_eq!(wish.verify, Verify::Chain);
-        let (plain, wish) = take_tls_options("postgres://u@h/db", &none);
-        assert_eq!(
-            (plain.as_str(), wish),
-            ("postgres://u@h/db", TlsWish::default())
-        );
-        let env = |k: &str| (k == "PGSSLMODE").then(|| "verify-full".to_string());
-        let (url, wish) = take_tls_options("postgres://u@h/db", &env);
-        assert_eq!(url, "postgres://u@h/db?sslmode=require");
-        assert_eq!(wish.verify, Verify::ChainAndHost);
-        assert!(Address::parse(Path::new("postgres://u@h/db?sslmode=verify-full")).is_ok());
-    }
-
-    #[test]
-    fn the_environment_fills_what_the_address_leaves_out() {
-        let mut c = Config::from_str("postgres:///ledger").unwrap();
-        let env = |k: &str| match k {
-            "PGHOST" => Some("/run/pg".to_string()),
-            "PGPORT" => Some("5433".to_string()),
-            "PGUSER" => Some("ops".to_string()),
-            "PGPASSWORD" => Some("pw".to_string()),
-            _ => None,
-        };
-        fill_from_env(&mut c, &env);
-        assert_eq!(shown(&c), "ops@/run/pg:5433/ledger");
-        assert_eq!(c.get_password(), Some(&b"pw"[..]));
-    }
-}
+#[path = "address_tests.rs"]
+mod tests;

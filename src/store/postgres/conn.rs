@@ -2,7 +2,7 @@
 //! backend works on. A password never leaves the address: everything shown
 //! names the ledger as `user@host:port/db`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -12,6 +12,7 @@ use super::address::Address;
 use super::error::pg_error;
 use super::heard::Live;
 use super::tls::Tls;
+use super::writes::Writes;
 use crate::error::{Error, Result};
 use crate::store::interrupt::{Interrupt, InterruptHandle};
 use crate::store::tables::Tables;
@@ -36,6 +37,17 @@ pub struct Pg {
     pub(super) events_by_op: bool,
     /// What the watching connection heard ([`super::live`]).
     pub(super) live: RefCell<Live>,
+    /// Where writes go ([`super::routing`]).
+    pub(super) writes: RefCell<Writes>,
+    /// The reading connection is on a standby.
+    pub(super) reader_in_recovery: Cell<bool>,
+    /// The last look found no primary (a write looks again).
+    pub(super) no_primary: Cell<bool>,
+    /// The decisions of this process this ledger's reads have waited for
+    /// ([`Pg::catch_up`]).
+    pub(super) seen: Cell<u64>,
+    /// What the last read after a write read from, and why.
+    pub(super) routed: RefCell<Option<String>>,
 }
 
 impl std::fmt::Debug for Pg {
@@ -53,7 +65,12 @@ impl Pg {
         let tls = address.tls()?;
         // The session's timeouts and read-only mode: schema::configure,
         // run by create and open.
-        let client = address.connect(tls.clone())?;
+        let (client, role) = address.connect_as(
+            &tls,
+            address.reader_attrs(),
+            address.timeout(),
+            "connecting",
+        )?;
         Ok(Pg {
             client: RefCell::new(client),
             shown: PathBuf::from(address.shown()),
@@ -64,7 +81,30 @@ impl Pg {
             tables: Tables::ALL,
             events_by_op: true,
             live: RefCell::default(),
+            writes: RefCell::new(if role.in_recovery {
+                Writes::Own(None)
+            } else {
+                Writes::Reader
+            }),
+            reader_in_recovery: Cell::new(role.in_recovery),
+            no_primary: Cell::new(false),
+            seen: Cell::new(super::writes::written()),
+            routed: RefCell::default(),
         })
+    }
+
+    /// A new reading connection, to the kind of server the first went to,
+    /// giving up after `wait` per host.
+    pub(super) fn connect_reader(&self, wait: Duration) -> Result<Client> {
+        let wait = self.address.timeout().map_or(wait, |t| t.min(wait));
+        let (client, role) = self.address.connect_as(
+            &self.tls,
+            self.address.reader_attrs(),
+            Some(wait),
+            "reconnecting",
+        )?;
+        self.reader_in_recovery.set(role.in_recovery);
+        Ok(client)
     }
 
     /// A handle another thread uses to cancel the statement running on this

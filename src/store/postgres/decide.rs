@@ -107,22 +107,19 @@ impl Pg {
             tries += 1;
             self.reconnect_if_closed()?;
             let wait_ms = self.wait.as_millis().clamp(1, i32::MAX as u128);
-            let outcome = run(
-                self.client.get_mut(),
-                &self.shown,
-                wait_ms,
-                drafts,
-                now,
-                batch,
-            );
+            let shown = self.shown.clone();
+            let outcome = run(self.writer()?, &shown, wait_ms, drafts, now, batch);
             match outcome {
-                Ok(outcomes) => return Ok(outcomes),
+                Ok(outcomes) => {
+                    super::writes::committed();
+                    return Ok(outcomes);
+                }
                 Err(Failure::Settle(e)) => return Err(e),
                 // A connection that died before COMMIT took the
                 // transaction with it: nothing was written, so run it
                 // again on a fresh one.
                 Err(Failure::Pg(_, e))
-                    if (retryable(&e) || self.client.get_mut().is_closed()) && tries < ATTEMPTS =>
+                    if (retryable(&e) || self.writer_closed()) && tries < ATTEMPTS =>
                 {
                     continue;
                 }
@@ -158,10 +155,7 @@ impl Pg {
     /// A fresh connection when the last one broke, so a console that lost
     /// its connection decides again without being restarted.
     pub(super) fn reconnect_if_closed(&mut self) -> Result<()> {
-        if self.client.get_mut().is_closed() {
-            self.reconnect()?;
-        }
-        Ok(())
+        self.writer().map(|_| ())
     }
 
     /// Settles a COMMIT whose answer never came: reconnects, waits for the
@@ -169,16 +163,20 @@ impl Pg {
     /// rolled back, so what we read next is final), and looks for the newest
     /// decision written by its id and chain hash. Found: recorded (`Ok`).
     pub(super) fn after_lost_commit(&mut self, last: &Written) -> Result<()> {
+        let path = self.shown.clone();
         let lost = |checked| Error::ConnectionLost {
-            path: self.shown.clone(),
+            path: path.clone(),
             checked,
         };
-        if self.reconnect().is_err() {
+        if self.reconnect_writer(self.wait).is_err() {
             return Err(lost(false));
         }
         let wait_ms = self.wait.as_millis().clamp(1, i32::MAX as u128);
+        let Ok(client) = self.writer() else {
+            return Err(lost(false));
+        };
         let found = (|| -> std::result::Result<bool, postgres::Error> {
-            let mut tx = self.client.get_mut().transaction()?;
+            let mut tx = client.transaction()?;
             tx.batch_execute(&format!(
                 "SET LOCAL lock_timeout = {wait_ms}; LOCK TABLE decisions IN SHARE ROW EXCLUSIVE MODE"
             ))?;

@@ -24,7 +24,7 @@ pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
     let code = e.code().map(|c| c.code().to_string());
     let mut problem = match e.as_db_error() {
         Some(db) => db.message().to_string(),
-        None => e.to_string(),
+        None => with_source(&e),
     };
     if code.as_deref() == Some(QUERY_CANCELED) {
         // The same SQLSTATE for a cancel and for the statement timeout:
@@ -50,6 +50,17 @@ pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
         doing: doing.to_string(),
         problem: crate::text::sanitize(&problem).into_owned(),
         fault,
+    }
+}
+
+/// The client library's error with its cause: its own text alone can be
+/// as bare as "invalid configuration" (a password missing, a bad port
+/// count).
+pub(super) fn with_source(e: &postgres::Error) -> String {
+    let text = e.to_string();
+    match std::error::Error::source(e).map(ToString::to_string) {
+        Some(cause) if !text.contains(&cause) => format!("{text}: {cause}"),
+        _ => text,
     }
 }
 

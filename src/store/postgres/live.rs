@@ -58,9 +58,13 @@ struct Dial {
 
 impl Dial {
     fn connect(&self) -> Result<postgres::Client> {
-        let mut client = self
-            .address
-            .connect_within(self.tls.clone(), CONNECT_WAIT)?;
+        // The host the reads go to: its WAL position is what they see.
+        let (mut client, _) = self.address.connect_as(
+            &self.tls,
+            self.address.reader_attrs(),
+            Some(CONNECT_WAIT),
+            "watching for changes",
+        )?;
         schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
         Ok(client)
     }
@@ -139,7 +143,7 @@ impl Pg {
         if self.client.borrow().is_closed() {
             self.reconnect()?;
         }
-        Ok(())
+        self.catch_up()
     }
 
     /// A new connection in place of the lost one, set up as the first was
@@ -147,7 +151,9 @@ impl Pg {
     /// reconnection in the backend, the watching thread's too, goes
     /// through [`Dial::connect`], so none loses the session's settings.
     pub(super) fn reconnect(&self) -> Result<()> {
-        *self.client.borrow_mut() = self.dial().connect()?;
+        let mut client = self.connect_reader(CONNECT_WAIT)?;
+        schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
+        *self.client.borrow_mut() = client;
         Ok(())
     }
 

@@ -13,6 +13,7 @@ mod cells;
 mod chain;
 mod clusters;
 mod conn;
+mod conninfo;
 mod contract;
 mod copy;
 mod decide;
@@ -23,26 +24,37 @@ mod error;
 mod filter;
 mod heard;
 mod history;
+mod hosts;
 mod import;
+#[cfg(test)]
+mod libpq_tests;
 mod live;
 mod objects;
 mod open;
+mod pgpass;
 mod portal;
 mod probes;
 mod read;
 #[cfg(test)]
 mod read_tests;
 mod retries;
+mod routing;
+#[cfg(test)]
+mod routing_tests;
 #[cfg(test)]
 mod same_contract;
 pub mod schema;
+mod service_file;
 #[cfg(test)]
 pub mod testing;
+#[cfg(test)]
+pub mod testing_bed;
 #[cfg(test)]
 mod tests;
 mod tls;
 #[cfg(test)]
 mod tls_tests;
+mod writes;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -51,13 +63,14 @@ use crate::error::Result;
 use crate::store::backend::{Backend, Kind};
 use crate::store::interrupt::InterruptHandle;
 
-pub use address::{Address, is_address};
+pub use address::{Address, is_address, with_reads};
 pub(crate) use cells::Cells;
 pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
 pub(crate) use decide::{head, insert_decision, queue_retry};
 pub(crate) use error::pg_error;
 pub(crate) use filter::{PgSql, refs};
+pub use hosts::Reads;
 pub(crate) use objects::console_objects;
 
 /// A session on a database settle reads without owning its tables (a job

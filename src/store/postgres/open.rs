@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::address::Address;
 use super::conn::Pg;
+use super::hosts::Reads;
 use super::schema;
 use crate::error::Result;
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
@@ -13,7 +14,8 @@ impl Pg {
     /// Creates the ledger's tables in an empty database; refuses one that
     /// already holds `operations`.
     pub(crate) fn create(address: &Address) -> Result<Pg> {
-        let mut pg = Pg::connect(address, false, BUSY_TIMEOUT)?;
+        // Creating writes: the whole session on the primary.
+        let mut pg = Pg::connect(&address.reading_from(Reads::Primary), false, BUSY_TIMEOUT)?;
         schema::create(&mut pg)?;
         Ok(pg)
     }
@@ -27,7 +29,16 @@ impl Pg {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Pg, OpenReport)> {
         let mut pg = Pg::connect(address, access == Access::ReadOnly, wait)?;
-        let report = schema::open(&mut pg, progress)?;
+        let mut report = schema::open(&mut pg, progress)?;
+        // A writable open on a standby finds the primary now, so the
+        // console says at once that it cannot write.
+        if access == Access::ReadWrite
+            && pg.writer_closed()
+            && pg.reconnect_writer(Duration::ZERO).is_ok()
+            && pg.no_primary.get()
+        {
+            report.read_only_reason = Some("no primary reachable".into());
+        }
         Ok((pg, report))
     }
 }

@@ -10,8 +10,7 @@ impl Probes for Pg {
     fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        self.client
-            .get_mut()
+        self.writer()?
             .query_one(
                 "INSERT INTO settle_probes (op_id, idem_key, command, outcome, result_id, exit,
                     output, operator, probed_at, duration_ms)

@@ -32,10 +32,10 @@ impl Retries for Pg {
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
         self.ensure_writable()?;
-        self.reconnect_if_closed()?;
         let tables = self.tables;
+        let client = self.writer()?;
         let claimed = (|| {
-            let mut tx = self.client.get_mut().transaction()?;
+            let mut tx = client.transaction()?;
             // A read's statement timeout must not cut a write short; row
             // waits stay bounded by the session's lock_timeout (Busy).
             tx.batch_execute("SET LOCAL statement_timeout = 0")?;
@@ -62,10 +62,10 @@ impl Retries for Pg {
         now: DateTime<Utc>,
     ) -> Result<Finish> {
         self.ensure_writable()?;
-        self.reconnect_if_closed()?;
         let tables = self.tables;
+        let client = self.writer()?;
         let finish = (|| {
-            let mut tx = self.client.get_mut().transaction()?;
+            let mut tx = client.transaction()?;
             tx.batch_execute("SET LOCAL statement_timeout = 0")?;
             let finish = retries::finish(
                 &mut Tx {

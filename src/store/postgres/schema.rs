@@ -390,6 +390,8 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
         pg.events_by_op = found.events_by_op;
         return Ok(report);
     }
+    // Adoption writes: on the primary when reads go to a standby.
+    let client = pg.writer()?;
     let adopted = super::adopt::adopt(client, &shown, wait, progress);
     // Adoption lifted the session's timeouts for its index builds.
     configure(client, &shown, read_only, wait)?;

@@ -44,7 +44,7 @@ pub fn connect(db: &Path) -> ::postgres::Client {
         .unwrap_or_else(|e| panic!("connecting to {}: {e}", db.display()))
 }
 
-fn skip(name_hint: &str) {
+pub(super) fn skip(name_hint: &str) {
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
         panic!(
             "{REQUIRE_ENV}=1 but this machine has no PostgreSQL server binaries (initdb, pg_ctl): install the postgresql package"
@@ -60,6 +60,43 @@ fn skip(name_hint: &str) {
 
 static CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
 static TLS_CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
+static PASSWORD_CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
+
+/// The superuser's password on [`password_database`]'s cluster.
+pub const PASSWORD: &str = "s3cret:with\\colon";
+
+/// A fresh database on a cluster that asks every client for a password
+/// (SCRAM, on its socket as over TCP): for `.pgpass` and service files.
+/// Returns its socket folder and the database's name; the address is the
+/// caller's to write, without the password. None, loudly, without server
+/// binaries.
+pub fn password_database(name_hint: &str) -> Option<(PathBuf, String)> {
+    let cluster = match PASSWORD_CLUSTER.get_or_init(|| {
+        Cluster::start_opts(Opts {
+            password: Some(PASSWORD),
+            ..Opts::default()
+        })
+    }) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            skip(name_hint);
+            return None;
+        }
+        Err(problem) => panic!("the throwaway password cluster did not start: {problem}"),
+    };
+    let db = cluster.create_database(name_hint);
+    let name = db.to_string_lossy().rsplit("dbname=").next()?.to_string();
+    Some((cluster.dir.clone(), name))
+}
+
+/// How a throwaway cluster is set up.
+#[derive(Default, Clone, Copy)]
+struct Opts {
+    /// Also on 127.0.0.1 with TLS.
+    tls: bool,
+    /// The superuser's password; every connection must give it.
+    password: Option<&'static str>,
+}
 
 /// A server that speaks TLS, for the tests of `sslmode`: a second throwaway
 /// cluster listening on 127.0.0.1 (TLS needs TCP; the first one has no TCP
@@ -104,6 +141,19 @@ struct Cluster {
     port: Option<u16>,
 }
 
+/// Runs one of the server's tools as the server's user (root may not).
+pub(super) fn server_tool(bin: &Path, as_root: bool, tool: &str) -> Command {
+    let mut cmd = if as_root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
+        c
+    } else {
+        Command::new(bin.join(tool))
+    };
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
 impl Cluster {
     /// Ok(None) when there are no server binaries.
     fn start() -> Result<Option<Cluster>, String> {
@@ -113,6 +163,14 @@ impl Cluster {
     /// [`Cluster::start`], with `tls`: also on 127.0.0.1 at a free port,
     /// with `ssl = on` and a self-signed certificate.
     fn start_with(tls: bool) -> Result<Option<Cluster>, String> {
+        Cluster::start_opts(Opts {
+            tls,
+            ..Opts::default()
+        })
+    }
+
+    fn start_opts(opts: Opts) -> Result<Option<Cluster>, String> {
+        let tls = opts.tls;
         let Some(bin) = server_bindir() else {
             return Ok(None);
         };
@@ -122,22 +180,8 @@ impl Cluster {
             run(Command::new("chown").arg("postgres").arg(&dir))?;
         }
         let data = dir.join("data");
-        let as_server = |tool: &str| {
-            let mut cmd = if as_root {
-                let mut c = Command::new("runuser");
-                c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
-                c
-            } else {
-                Command::new(bin.join(tool))
-            };
-            cmd.stdin(Stdio::null());
-            cmd
-        };
-        run(as_server("initdb")
-            .arg("-D")
-            .arg(&data)
-            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"])
-            .args(["--locale", "C"]))?;
+        let as_server = |tool: &str| server_tool(&bin, as_root, tool);
+        initdb(as_server("initdb"), &dir, opts.password, as_root)?;
         let mut options = format!(
             "-k {} -c fsync=off -c synchronous_commit=off \
              -c full_page_writes=off -c max_connections=200",
@@ -171,14 +215,18 @@ impl Cluster {
         })?;
         // The socket's name carries the port: a TLS cluster's is not 5432.
         let at_port = port.map(|p| format!(" port={p}")).unwrap_or_default();
-        let admin = ::postgres::Client::connect(
-            &format!(
-                "host={}{at_port} user=postgres dbname=postgres",
-                dir.display()
-            ),
-            ::postgres::NoTls,
+        let mut config: ::postgres::Config = format!(
+            "host={}{at_port} user=postgres dbname=postgres",
+            dir.display()
         )
-        .map_err(|e| format!("connecting to the throwaway cluster: {e}"))?;
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+        if let Some(password) = opts.password {
+            config.password(password);
+        }
+        let admin = config
+            .connect(::postgres::NoTls)
+            .map_err(|e| format!("connecting to the throwaway cluster: {e}"))?;
         Ok(Some(Cluster {
             dir,
             _watchdog: watchdog,
@@ -210,6 +258,33 @@ impl Cluster {
     }
 }
 
+/// `initdb` of `dir/data`: every local connection trusted, or with
+/// `password`, every one asked for it (SCRAM).
+pub(super) fn initdb(
+    mut initdb: Command,
+    dir: &Path,
+    password: Option<&str>,
+    as_root: bool,
+) -> Result<(), String> {
+    initdb.arg("-D").arg(dir.join("data"));
+    match password {
+        Some(password) => {
+            let file = dir.join("pwfile");
+            std::fs::write(&file, password).map_err(|e| format!("writing the password: {e}"))?;
+            if as_root {
+                run(Command::new("chown").arg("postgres").arg(&file))?;
+            }
+            initdb.args(["-A", "scram-sha-256", "--pwfile"]).arg(&file);
+        }
+        None => {
+            initdb.args(["-A", "trust"]);
+        }
+    }
+    run(initdb
+        .args(["-U", "postgres", "--no-sync", "-E", "UTF8"])
+        .args(["--locale", "C"]))
+}
+
 /// A self-signed certificate for 127.0.0.1 in the data directory, owned by
 /// the server's user, as `ssl = on` expects (server.crt, server.key).
 fn make_certificate(data: &Path, as_root: bool) -> Result<(), String> {
@@ -239,7 +314,7 @@ fn make_certificate(data: &Path, as_root: bool) -> Result<(), String> {
 /// it) that waits for its stdin to close, which happens when this process
 /// exits, then stops the server at once and removes the directory. Rust
 /// tests have no teardown hook; this is the one that always runs.
-fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String> {
+pub(super) fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String> {
     let data = dir.join("data");
     pg_ctl
         .arg("-D")
@@ -276,7 +351,7 @@ fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String>
 
 /// Where `initdb` and `pg_ctl` are: `pg_config --bindir`, else the newest
 /// `/usr/lib/postgresql/*/bin`, else `PATH`.
-fn server_bindir() -> Option<PathBuf> {
+pub(super) fn server_bindir() -> Option<PathBuf> {
     let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output()
         && out.status.success()
@@ -314,7 +389,7 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 
 /// initdb and the server refuse to run as root; `/proc/self` belongs to
 /// the process's effective user.
-fn running_as_root() -> bool {
+pub(super) fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     match std::fs::metadata("/proc/self") {
         Ok(m) => m.uid() == 0,
@@ -327,7 +402,7 @@ fn running_as_root() -> bool {
 
 /// A new directory for the socket and data; short, since a Unix socket path
 /// must fit in about 100 bytes.
-fn make_dir() -> Result<PathBuf, String> {
+pub(super) fn make_dir() -> Result<PathBuf, String> {
     let base = if Path::new("/tmp").is_dir() {
         PathBuf::from("/tmp")
     } else {
@@ -342,7 +417,7 @@ fn make_dir() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn run(cmd: &mut Command) -> Result<(), String> {
+pub(super) fn run(cmd: &mut Command) -> Result<(), String> {
     let out = cmd
         .output()
         .map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
