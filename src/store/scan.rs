@@ -1,0 +1,115 @@
+//! Reading a filter a slice of ids at a time, for a ledger where no index
+//! serves filters yet ([`Reads::filters_scan`]): each step is one
+//! statement bounded by an id range through the primary key
+//! ([`Reads::range_page`]), so the first matches of a big ledger show at
+//! once and a reader can stop between steps. Newest first: the walk goes
+//! down from the highest id the ledger held when it began.
+
+use chrono::{DateTime, Utc};
+
+use super::backend::Reads;
+use crate::domain::OperationRow;
+use crate::error::Result;
+use crate::query::Query;
+
+/// Ids one step reads at most: at a million operations a step takes tens
+/// of milliseconds, so a key waits at most that long for the reader.
+pub const STEP_IDS: i64 = 100_000;
+
+/// How far a scan has walked: the ids it covers and where it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPlace {
+    /// The lowest and highest operation id when the scan began.
+    pub low: i64,
+    pub high: i64,
+    /// Every id from `high` down to here, this one excluded, is read;
+    /// the ids below it are not yet.
+    pub next: i64,
+}
+
+impl ScanPlace {
+    /// Ids read so far.
+    pub fn covered(&self) -> u64 {
+        u64::try_from(self.high - self.next + 1).unwrap_or(0)
+    }
+
+    /// Ids the scan walks in all.
+    pub fn span(&self) -> u64 {
+        u64::try_from(self.high - self.low + 1).unwrap_or(0)
+    }
+
+    /// Every id is read.
+    pub fn done(&self) -> bool {
+        self.next <= self.low
+    }
+}
+
+/// What one step found, and where the scan stands after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanStep {
+    pub rows: Vec<OperationRow>,
+    pub place: ScanPlace,
+}
+
+/// Reads the next slice of the scan at `from` (a new scan when `None`):
+/// at most [`STEP_IDS`] ids and at most `limit` matches, newest first. A
+/// step that fills `limit` stops at its last match, where the next one
+/// goes on.
+pub(super) fn step<R: Reads + ?Sized>(
+    reads: &R,
+    query: &Query,
+    from: Option<ScanPlace>,
+    limit: usize,
+    now: DateTime<Utc>,
+) -> Result<ScanStep> {
+    let place = match from {
+        Some(place) => place,
+        None => match reads.id_span()? {
+            Some((low, high)) => ScanPlace {
+                low,
+                high,
+                next: high.saturating_add(1),
+            },
+            // Nothing to walk: a scan that is done before it starts.
+            None => ScanPlace {
+                low: 1,
+                high: 0,
+                next: 1,
+            },
+        },
+    };
+    if place.done() {
+        return Ok(ScanStep {
+            rows: Vec::new(),
+            place,
+        });
+    }
+    let through = place.next - 1;
+    let above = through.saturating_sub(STEP_IDS).max(place.low - 1);
+    let rows = reads.range_page(query, (above, through), limit, now)?;
+    let next = match rows.last() {
+        Some(last) if rows.len() >= limit => last.id.0,
+        _ => above + 1,
+    };
+    Ok(ScanStep {
+        rows,
+        place: ScanPlace { next, ..place },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_place_counts_what_it_covered() {
+        let place = ScanPlace {
+            low: 1,
+            high: 1000,
+            next: 801,
+        };
+        assert_eq!((place.covered(), place.span()), (200, 1000));
+        assert!(!place.done());
+        assert!(ScanPlace { next: 1, ..place }.done());
+    }
+}
