@@ -51,8 +51,8 @@ pub use chain::ChainVerdict;
 pub use copy::CopyReport;
 pub use import_report::ImportReport;
 pub use interrupt::InterruptHandle;
-pub use scan::{STEP_IDS, ScanPlace, ScanStep};
 pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
+pub use scan::{STEP_IDS, ScanPlace, ScanStep};
 pub use sqlite::schema;
 pub use sqlite::service::create_service_ledger;
 
