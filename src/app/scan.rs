@@ -28,7 +28,7 @@ impl ListScan {
                 thousands(p.covered()),
                 thousands(p.span())
             )),
-            None => Some("scanning".to_string()),
+            None => Some("scanning from the newest".to_string()),
         }
     }
 
@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn progress_counts_ids_and_the_count_is_a_bound_until_done() {
         let mut scan = ListScan::default();
-        assert_eq!(scan.progress().as_deref(), Some("scanning"));
+        assert_eq!(scan.progress().as_deref(), Some("scanning from the newest"));
         scan.place = Some(ScanPlace {
             low: 1,
             high: 1_000_000,
