@@ -69,4 +69,6 @@ mod pointer_tests;
 #[cfg(test)]
 mod probe_tests;
 #[cfg(test)]
+mod scan_tests;
+#[cfg(test)]
 mod tests;

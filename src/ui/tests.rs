@@ -497,6 +497,7 @@ mod drill_compare;
 mod footer_width;
 mod hostile_text;
 mod retry_progress;
+mod scan;
 mod timeline;
 
 /// The Clusters view: the fixture's queue grouped, the cursor on the
