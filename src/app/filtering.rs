@@ -168,6 +168,7 @@ pub(super) fn scan_answered(
         // A slice from a place the scan has left was read twice.
         (ScanRead::Step(from), Some(place)) if from == scan.place => {
             scan.place = Some(place);
+            scan.asked = false;
             scan.found += rows.len() as u64;
             if matches!(merge, Merge::Replace { .. }) {
                 window.rows.clear();
@@ -194,7 +195,11 @@ pub(super) fn scan_answered(
 fn more(app: &mut App, id: ListId) -> Option<Effect> {
     let height = app.visible_rows().max(1);
     let list = app.list(id);
-    let place = list.scan?.place.filter(|p| !p.done())?;
+    let place = list
+        .scan
+        .filter(|s| !s.asked)?
+        .place
+        .filter(|p| !p.done())?;
     let w = &list.window;
     if w.rows.len() > w.cursor + 2 * height {
         return None;
@@ -250,4 +255,14 @@ pub(super) fn scan_refresh(app: &mut App, id: ListId) -> Vec<Effect> {
     }
     effects.extend(more(app, id));
     effects
+}
+
+/// A page failed: a slice asked for may have been it, so the next move
+/// or reread asks again.
+pub(super) fn page_failed(app: &mut App) {
+    for id in [ListId::Queue, ListId::All] {
+        if let Some(scan) = app.list_mut(id).scan.as_mut() {
+            scan.asked = false;
+        }
+    }
 }

@@ -433,11 +433,11 @@ impl App {
             // Older rows of a scanned filter: the scan goes on from where
             // it stopped.
             Pane::Operations(list) if merge == Merge::Append && self.list(list).scan.is_some() => {
-                let place = self.list(list).scan.and_then(|s| s.place);
+                let scan = self.list(list).scan.filter(|s| !s.asked)?;
                 PageSource::Scan {
                     list,
                     query: self.list(list).query.clone(),
-                    read: ScanRead::Step(Some(place.filter(|p| !p.done())?)),
+                    read: ScanRead::Step(Some(scan.place.filter(|p| !p.done())?)),
                 }
             }
             Pane::Operations(list) => PageSource::Operations {
@@ -462,10 +462,26 @@ impl App {
     ) -> Effect {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        if matches!(merge, Merge::Replace { .. })
-            && let Some(generation) = self.generation_mut(pane)
+        if matches!(merge, Merge::Replace { .. }) {
+            // The reader drops every older page for it, slices included.
+            for scan in [&mut self.queue.scan, &mut self.all.scan]
+                .into_iter()
+                .flatten()
+            {
+                scan.asked = false;
+            }
+            if let Some(generation) = self.generation_mut(pane) {
+                *generation = ticket;
+            }
+        }
+        if let PageSource::Scan {
+            list,
+            read: ScanRead::Step(_),
+            ..
+        } = &source
+            && let Some(scan) = self.list_mut(*list).scan.as_mut()
         {
-            *generation = ticket;
+            scan.asked = true;
         }
         Effect::Read(Read::LoadPage {
             ticket,

@@ -11,6 +11,10 @@ pub struct ListScan {
     pub place: Option<ScanPlace>,
     /// Matches found so far (and held in the list or scrolled past).
     pub found: u64,
+    /// A slice from `place` is asked for and will answer. Asking again
+    /// would interrupt it: another process committing rereads the list
+    /// every few hundred milliseconds, and a slow slice would never end.
+    pub asked: bool,
 }
 
 impl ListScan {

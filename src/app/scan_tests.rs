@@ -82,11 +82,17 @@ fn paging_past_the_rows_found_goes_on_from_where_the_scan_stopped() {
     h.app.queue.scan = Some(ListScan {
         place: Some(midway()),
         found: 2,
+        ..ListScan::default()
     });
     h.app.queue.window.at_end = false;
     let asked = update(&mut h.app, Intent::Last);
     assert_eq!(scan_reads(&asked), [ScanRead::Step(Some(midway()))]);
     assert_eq!(h.app.queue.count_text(""), Some("≥2".to_string()));
+    // Another process commits while that slice is read: the rows held are
+    // reread, and the slice is left to finish rather than asked again.
+    let reread = update(&mut h.app, Intent::Reload);
+    let reads = scan_reads(&reread);
+    assert!(matches!(reads[..], [ScanRead::Reread(..)]), "{reads:?}");
 }
 
 #[test]

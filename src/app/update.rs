@@ -11,7 +11,9 @@ use super::decisions::{
 use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
 use super::effect::{Effect, Ticket};
 use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
-use super::filtering::{edit_filter, filters_scan_changed, scan_answered, start_filter};
+use super::filtering::{
+    edit_filter, filters_scan_changed, page_failed, scan_answered, start_filter,
+};
 use super::model::{App, LedgerAccess, Mode};
 use super::msg::{Msg, PageRows};
 use super::navigation::{
@@ -181,6 +183,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         } => page_loaded(app, ticket, fetch, merge, limit, rows),
         Msg::PageFailed { ticket, message } => {
             app.error(message);
+            page_failed(app);
             page_answered(app, ticket)
         }
         Msg::DetailLoaded(detail) => {

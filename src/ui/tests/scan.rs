@@ -24,6 +24,7 @@ fn midway(filter: &str) -> String {
             next: 800_001,
         }),
         found,
+        ..ListScan::default()
     });
     h.app.queue.window.at_end = false;
     h.app.status = None;
