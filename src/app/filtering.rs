@@ -57,7 +57,12 @@ pub(super) fn requery(app: &mut App, id: ListId) -> Vec<Effect> {
             list.marks.clear();
             list.count = None;
             let mut effects = read_from_start(app, id);
-            effects.push(app.count_request());
+            // A scanned filter is counted by its scan: the counter would
+            // only count the states again, on every key typed (a whole
+            // ledger read where it has no index).
+            if app.list(id).scan.is_none() {
+                effects.push(app.count_request());
+            }
             effects
         }
         Err(e) => {
