@@ -16,6 +16,12 @@ use crate::query::Query;
 /// of milliseconds, so a key waits at most that long for the reader.
 pub const STEP_IDS: i64 = 100_000;
 
+/// Ids the first step reads; each step then reads as many as were read
+/// before it, up to [`STEP_IDS`]. Before adoption a row costs more than
+/// its match (its last event is looked for without an index), so a first
+/// slice this small puts the first rows on screen sooner.
+const FIRST_STEP_IDS: i64 = 10_000;
+
 /// How far a scan has walked: the ids it covers and where it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ScanPlace {
@@ -52,7 +58,8 @@ pub struct ScanStep {
 }
 
 /// Reads the next slice of the scan at `from` (a new scan when `None`):
-/// at most [`STEP_IDS`] ids and at most `limit` matches, newest first. A
+/// [`FIRST_STEP_IDS`] ids, twice as many each step up to [`STEP_IDS`], and
+/// at most `limit` matches, newest first. A
 /// step that fills `limit` stops at its last match, where the next one
 /// goes on.
 pub(super) fn step<R: Reads + ?Sized>(
@@ -96,7 +103,8 @@ fn step_of<R: Reads + ?Sized>(
         });
     }
     let through = place.next - 1;
-    let above = through.saturating_sub(ids).max(place.low - 1);
+    let slice = slice_ids(place.covered(), ids);
+    let above = through.saturating_sub(slice).max(place.low - 1);
     let rows = reads.range_page(query, (above, through), limit, now)?;
     let next = match rows.last() {
         Some(last) if rows.len() >= limit => last.id.0,
@@ -106,6 +114,14 @@ fn step_of<R: Reads + ?Sized>(
         rows,
         place: ScanPlace { next, ..place },
     })
+}
+
+/// Ids the next slice reads, `covered` being read: as many again, from
+/// [`FIRST_STEP_IDS`] up to `most`.
+fn slice_ids(covered: u64, most: i64) -> i64 {
+    i64::try_from(covered)
+        .unwrap_or(i64::MAX)
+        .clamp(FIRST_STEP_IDS.min(most), most)
 }
 
 #[cfg(test)]
@@ -153,6 +169,16 @@ mod tests {
             assert!(steps > 40 / 7, "{steps} slices");
             walked
         });
+    }
+
+    #[test]
+    fn slices_start_small_and_grow_to_the_step() {
+        let sizes: Vec<i64> = [0, 10_000, 30_000, 500_000]
+            .iter()
+            .map(|covered| slice_ids(*covered, STEP_IDS))
+            .collect();
+        assert_eq!(sizes, [10_000, 10_000, 30_000, 100_000]);
+        assert_eq!(slice_ids(0, 7), 7);
     }
 
     #[test]
