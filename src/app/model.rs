@@ -524,7 +524,7 @@ impl App {
                     .merge(fetch, merge, rows, limit, height);
             }
             PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
-            // A scan's rows go where its place says (`scanning::answered`).
+            // A scan's rows go where its place says (`filtering::scan_answered`).
             PageRows::Scanned { .. } => return false,
         }
         true

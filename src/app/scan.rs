@@ -1,6 +1,6 @@
 //! A filter read a slice of ids at a time: where the ledger has no index
 //! for filters yet, a list shows only what its scan has found so far, and
-//! says how far the scan got. Plain data; `scanning` moves it.
+//! says how far the scan got. Plain data; `filtering` moves it.
 
 use crate::store::ScanPlace;
 
