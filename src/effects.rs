@@ -12,7 +12,7 @@ use crate::app::effect::Read;
 use crate::app::window::{Fetch, Merge};
 use crate::app::{
     DecisionOutcome, DecisionResult, Effect, ExportRequest, ExportRows, ListId, LoadedDrill, Msg,
-    PageRows, PageSource, Ticket,
+    PageRows, PageSource, ScanRead, Ticket,
 };
 use crate::domain::{DecisionDraft, DecisionId, OperationId, SortKey};
 use crate::error::{Error, Result};
@@ -107,6 +107,7 @@ fn page(
         PageSource::Audit => ledger
             .audit_page(fetch.clone().map(|k| DecisionId(k.id)), limit)
             .map(PageRows::Audit),
+        PageSource::Scan { list, query, read } => scan(ledger, now, list, &query, read, limit),
     };
     match rows {
         Ok(rows) => vec![Msg::PageLoaded {
@@ -122,6 +123,33 @@ fn page(
             message: first_line(&e),
         }],
     }
+}
+
+/// One slice of a scanned filter, or the rows it holds read again.
+fn scan(
+    ledger: &Ledger,
+    now: DateTime<Utc>,
+    list: ListId,
+    query: &Query,
+    read: ScanRead,
+    limit: usize,
+) -> Result<PageRows> {
+    let (rows, place) = match read {
+        ScanRead::Step(from) => {
+            let step = ledger.scan_step(query, from, limit, now)?;
+            (step.rows, Some(step.place))
+        }
+        ScanRead::Reread(above, through) => (
+            ledger.range_page(query, (above, through), limit, now)?,
+            None,
+        ),
+    };
+    Ok(PageRows::Scanned {
+        list,
+        rows,
+        read,
+        place,
+    })
 }
 
 /// Writes an export's rows to a new file, streamed from the ledger (one

@@ -155,6 +155,7 @@ fn new_app(
         Utc::now(),
     );
     app.color = config.colour;
+    app.filters_scan = look.filters_scan();
     app.mouse = config.mouse;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
     if adopting {

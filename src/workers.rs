@@ -52,6 +52,8 @@ impl Reader {
         let interrupt = ledger.interrupt_handle();
         let (jobs, job_rx) = mpsc::channel::<ReadJob>();
         thread::spawn(move || {
+            // The console learnt it from the same ledger before the spawn.
+            let mut scans = ledger.filters_scan();
             while let Ok(job) = job_rx.recv() {
                 if job.reinspect
                     && let Err(e) = ledger.reinspect()
@@ -60,7 +62,13 @@ impl Reader {
                     let _ = answers.send(ReadDone(vec![failed]).into());
                     continue;
                 }
-                let msgs = effects::read(&ledger, job.now, job.read);
+                let mut msgs = Vec::new();
+                if ledger.filters_scan() != scans {
+                    scans = !scans;
+                    // Before the job's answer, which was read the new way.
+                    msgs.push(Msg::FiltersScan(scans));
+                }
+                msgs.extend(effects::read(&ledger, job.now, job.read));
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
                 }
@@ -155,7 +163,9 @@ fn supersedes(new: &Read, old: &Read) -> bool {
 
 fn pane_of(source: &PageSource) -> Pane {
     match source {
-        PageSource::Operations { list, .. } => Pane::Operations(*list),
+        PageSource::Operations { list, .. } | PageSource::Scan { list, .. } => {
+            Pane::Operations(*list)
+        }
         PageSource::Audit => Pane::Audit,
     }
 }

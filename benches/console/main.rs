@@ -17,6 +17,7 @@ mod floor;
 mod foreign;
 mod pg;
 mod pg_load;
+mod scan;
 mod screen;
 mod term;
 
@@ -28,6 +29,8 @@ struct Args {
     floor: Option<PathBuf>,
     sqlite: bool,
     postgres: bool,
+    /// Only the scans of an unadopted look (`--scan-only`).
+    scan_only: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -37,6 +40,7 @@ fn parse_args() -> Result<Args, String> {
         floor: None,
         sqlite: true,
         postgres: false,
+        scan_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -52,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--ops {v}: {e}"))?;
             }
             "--generate-only" => args.generate_only = true,
+            "--scan-only" => args.scan_only = true,
             "--pg" => args.postgres = true,
             "--pg-only" => {
                 args.postgres = true;
@@ -98,11 +103,15 @@ fn main() {
     let mut columns = Vec::new();
     for (n, pristine) in &ledgers {
         let mut column = Vec::new();
-        if args.sqlite {
+        if args.sqlite || args.scan_only {
+            eprintln!("measuring filters scanned on an unadopted look at {n} operations");
+            column.extend(scan::measure(&dir, *n, pristine));
+        }
+        if args.sqlite && !args.scan_only {
             eprintln!("measuring {n} operations");
             column = figures::measure(&dir, *n, pristine);
         }
-        if args.postgres {
+        if args.postgres && !args.scan_only {
             eprintln!("measuring {n} operations on PostgreSQL");
             match pg::measure(*n, pristine) {
                 Ok(figs) => column.extend(figs),

@@ -9,6 +9,7 @@ use super::pane::ListId;
 use super::window::{Fetch, Merge};
 use crate::domain::{DecisionDraft, OperationId, Sort};
 use crate::query::Query;
+use crate::store::ScanPlace;
 
 /// Which rows a page request reads.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +22,23 @@ pub enum PageSource {
     },
     /// The audit trail, newest decision first.
     Audit,
+    /// One slice of an operation list's filter read by id ranges, where
+    /// the ledger has no index for filters yet.
+    Scan {
+        list: ListId,
+        query: Query,
+        read: ScanRead,
+    },
+}
+
+/// What a scan's request reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ScanRead {
+    /// The next slice after this place (a new scan when `None`).
+    Step(Option<ScanPlace>),
+    /// The matches among the ids above the first and up to the second
+    /// again: the rows held, after another process wrote.
+    Reread(i64, i64),
 }
 
 /// Numbers the model's page requests, newest highest: an answer to a

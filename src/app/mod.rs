@@ -9,7 +9,8 @@
 //! - plain data: [`window`] (paging math), [`layout`], [`pane`] (the one
 //!   cursor every view scrolls with), [`form`] (the decision form),
 //!   [`bulk`], [`probe`], [`export`], [`drill_files`], [`clusters`] (the
-//!   queue grouped), [`drill_compare`] (runs side by side);
+//!   queue grouped), [`drill_compare`] (runs side by side), [`scan`] (how
+//!   far a filter read without an index got);
 //! - [`effect`] (what the shell must do, by who does it) and [`msg`] (what
 //!   it reports back); [`drills`] (the Drills view's rows, open case,
 //!   filter and sort);
@@ -41,6 +42,7 @@ pub mod pane;
 mod pointer;
 pub mod probe;
 mod probe_flow;
+pub mod scan;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod update;
@@ -49,7 +51,7 @@ pub mod window;
 pub use crate::intent::{Intent, View};
 pub use clusters::ClustersPane;
 pub use drills::{DrillRow, DrillsPane, LoadedDrill};
-pub use effect::{Count, Effect, PageSource, Read, Ticket, Write};
+pub use effect::{Count, Effect, PageSource, Read, ScanRead, Ticket, Write};
 pub use export::{ExportRequest, ExportRows};
 pub use model::{App, DetailPane, FormSlot, LedgerAccess, ListState, Mode, Refresh, Status};
 pub use msg::{DecisionOutcome, DecisionResult, Msg, PageRows};
@@ -66,5 +68,7 @@ mod late_tests;
 mod pointer_tests;
 #[cfg(test)]
 mod probe_tests;
+#[cfg(test)]
+mod scan_tests;
 #[cfg(test)]
 mod tests;

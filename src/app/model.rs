@@ -9,12 +9,13 @@ use ratatui::layout::Rect;
 
 use super::clusters::{ClustersPane, TOP_GROUPS};
 use super::drills::DrillsPane;
-use super::effect::{Count, Effect, PageSource, Read, Ticket};
+use super::effect::{Count, Effect, PageSource, Read, ScanRead, Ticket};
 use super::form::DecisionForm;
 use super::history::QueueHistory;
 use super::layout;
 use super::msg::PageRows;
 use super::pane::{ListId, Pane, PaneCursor};
+use super::scan::ListScan;
 use super::window::{Fetch, Merge, Window};
 use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
 use crate::intent::{KeyMode, View};
@@ -105,9 +106,21 @@ pub struct ListState {
     pub marks: BTreeSet<OperationId>,
     /// Matching operations, from the worker; `None` until it answers.
     pub count: Option<i64>,
+    /// The filter is read a slice of ids at a time, the ledger having no
+    /// index for it: how far that got. Its count is the scan's.
+    pub scan: Option<ListScan>,
 }
 
 impl ListState {
+    /// The list's count as shown: its scan's while one reads the filter,
+    /// else the counter's (`approx` before it when estimated).
+    pub fn count_text(&self, approx: &str) -> Option<String> {
+        match &self.scan {
+            Some(scan) => Some(scan.count()),
+            None => self.count.map(|n| format!("{approx}{n}")),
+        }
+    }
+
     fn new(base: Query) -> Self {
         ListState {
             query: base.clone(),
@@ -117,6 +130,7 @@ impl ListState {
             window: Window::default(),
             marks: BTreeSet::new(),
             count: None,
+            scan: None,
         }
     }
 }
@@ -199,6 +213,9 @@ pub struct App {
     pub file_problem: Option<String>,
     /// Rereads asked for by other processes' commits.
     pub refresh: Refresh,
+    /// The ledger has no index for filters yet (not adopted): a filter is
+    /// read a slice of ids at a time, its rows shown as they are found.
+    pub filters_scan: bool,
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
@@ -254,6 +271,7 @@ impl App {
             live_error: None,
             file_problem: None,
             refresh: Refresh::default(),
+            filters_scan: false,
             next_ticket: 1,
             status: None,
             session: Vec::new(),
@@ -417,6 +435,16 @@ impl App {
         limit: usize,
     ) -> Option<Effect> {
         let source = match pane {
+            // Older rows of a scanned filter: the scan goes on from where
+            // it stopped.
+            Pane::Operations(list) if merge == Merge::Append && self.list(list).scan.is_some() => {
+                let scan = self.list(list).scan.filter(|s| !s.asked)?;
+                PageSource::Scan {
+                    list,
+                    query: self.list(list).query.clone(),
+                    read: ScanRead::Step(Some(scan.place.filter(|p| !p.done())?)),
+                }
+            }
             Pane::Operations(list) => PageSource::Operations {
                 list,
                 query: self.list(list).query.clone(),
@@ -425,20 +453,48 @@ impl App {
             Pane::Audit => PageSource::Audit,
             Pane::Drills | Pane::Clusters => return None,
         };
+        Some(self.page_request(pane, source, fetch, merge, limit))
+    }
+
+    /// The effect that reads `source` into `pane`, with a new ticket.
+    pub(super) fn page_request(
+        &mut self,
+        pane: Pane,
+        source: PageSource,
+        fetch: Fetch,
+        merge: Merge,
+        limit: usize,
+    ) -> Effect {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        if matches!(merge, Merge::Replace { .. })
-            && let Some(generation) = self.generation_mut(pane)
-        {
-            *generation = ticket;
+        if matches!(merge, Merge::Replace { .. }) {
+            // The reader drops every older page for it, slices included.
+            for scan in [&mut self.queue.scan, &mut self.all.scan]
+                .into_iter()
+                .flatten()
+            {
+                scan.asked = false;
+            }
+            if let Some(generation) = self.generation_mut(pane) {
+                *generation = ticket;
+            }
         }
-        Some(Effect::Read(Read::LoadPage {
+        if let PageSource::Scan {
+            list,
+            read: ScanRead::Step(_),
+            ..
+        } = &source
+            && let Some(scan) = self.list_mut(*list).scan.as_mut()
+        {
+            scan.asked = true;
+        }
+        Effect::Read(Read::LoadPage {
             ticket,
             source: Box::new(source),
             fetch,
             merge,
             limit,
-        }))
+        })
     }
 
     fn generation_mut(&mut self, pane: Pane) -> Option<&mut Ticket> {
@@ -473,6 +529,8 @@ impl App {
                     .merge(fetch, merge, rows, limit, height);
             }
             PageRows::Audit(rows) => self.audit.merge(fetch, merge, rows, limit, height),
+            // A scan's rows go where its place says (`filtering::scan_answered`).
+            PageRows::Scanned { .. } => return false,
         }
         true
     }
@@ -500,9 +558,9 @@ impl App {
                 let count = Pane::of(*view)
                     .list()
                     .map(|id| self.list(id))
-                    .and_then(|l| l.count.map(|n| (self.approx(l), n)));
+                    .and_then(|l| l.count_text(self.approx(l)));
                 let label = match count {
-                    Some((approx, n)) => format!(" {} {} {approx}{n} ", i + 1, view.title()),
+                    Some(n) => format!(" {} {} {n} ", i + 1, view.title()),
                     None => format!(" {} {} ", i + 1, view.title()),
                 };
                 (*view, label)
@@ -511,11 +569,16 @@ impl App {
     }
 
     /// The counts the header shows, for the lists' current queries.
+    /// A list whose filter is scanned is counted by its scan, never by a
+    /// count that would read the whole ledger again.
     pub(super) fn count_request(&self) -> Effect {
-        Effect::Count(Count::Lists(vec![
-            (ListId::Queue, self.queue.query.clone()),
-            (ListId::All, self.all.query.clone()),
-        ]))
+        Effect::Count(Count::Lists(
+            [ListId::Queue, ListId::All]
+                .into_iter()
+                .filter(|id| self.list(*id).scan.is_none())
+                .map(|id| (id, self.list(id).query.clone()))
+                .collect(),
+        ))
     }
 
     /// The grouping the Clusters view shows, over the queue's own query

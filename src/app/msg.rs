@@ -9,14 +9,14 @@ use chrono::{DateTime, Utc};
 
 use super::bulk::{BulkPreview, BulkWrite};
 use super::drill_files::{CaseKey, LoadedDrill};
-use super::effect::Ticket;
+use super::effect::{ScanRead, Ticket};
 use super::pane::{ListId, Pane};
 use super::probe::ProbeNews;
 use super::window::{Fetch, Merge};
 use crate::domain::Clusters;
 use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
 use crate::query::Query;
-use crate::store::{Progress, StateCounts};
+use crate::store::{Progress, ScanPlace, StateCounts};
 
 /// The rows a page request returned, tagged with where they go.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,13 +26,23 @@ pub enum PageRows {
         rows: Vec<OperationRow>,
     },
     Audit(Vec<Decision>),
+    /// What a scan's request found: `place` is where a step left the scan
+    /// (`None` for a reread).
+    Scanned {
+        list: ListId,
+        rows: Vec<OperationRow>,
+        read: ScanRead,
+        place: Option<ScanPlace>,
+    },
 }
 
 impl PageRows {
     /// The pane these rows belong to.
     pub fn pane(&self) -> Pane {
         match self {
-            PageRows::Operations { list, .. } => Pane::Operations(*list),
+            PageRows::Operations { list, .. } | PageRows::Scanned { list, .. } => {
+                Pane::Operations(*list)
+            }
             PageRows::Audit(_) => Pane::Audit,
         }
     }
@@ -110,6 +120,9 @@ pub enum Msg {
     DrillLoaded(Box<LoadedDrill>),
     /// Another process committed to the ledger.
     LedgerChanged,
+    /// Whether the ledger's filters are read without an index (it has
+    /// none yet), said when it changes: such a filter is then scanned.
+    FiltersScan(bool),
     /// Asking the ledger whether it changed failed: the screen may be stale.
     LiveLost(String),
     /// The ledger answers again after [`Msg::LiveLost`].

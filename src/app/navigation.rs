@@ -4,7 +4,7 @@
 
 use super::clusters::filter_term;
 use super::effect::{Effect, Read, Ticket};
-use super::filtering::{clear_filter, requery};
+use super::filtering::{clear_filter, read_from_start, requery, scan_refresh};
 use super::model::{App, DetailPane, FormSlot, Mode};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
@@ -65,11 +65,16 @@ pub(super) fn page_answered(app: &mut App, ticket: Ticket) -> Vec<Effect> {
 /// the counts.
 pub(super) fn refresh(app: &mut App) -> Vec<Effect> {
     let pane = app.pane();
-    let request = app.cursor(pane).refresh_request();
-    let mut effects: Vec<Effect> = request
-        .and_then(|(fetch, merge, limit)| app.load_page(pane, fetch, merge, limit))
-        .into_iter()
-        .collect();
+    let mut effects = match pane.list() {
+        Some(id) if app.list(id).scan.is_some() => scan_refresh(app, id),
+        _ => {
+            let request = app.cursor(pane).refresh_request();
+            request
+                .and_then(|(fetch, merge, limit)| app.load_page(pane, fetch, merge, limit))
+                .into_iter()
+                .collect()
+        }
+    };
     if app.detail_open
         && app.view.shows_detail()
         && let Some(pane) = &app.detail
@@ -106,6 +111,11 @@ pub(super) fn resort(app: &mut App, change: impl FnOnce(Sort) -> Sort) -> Vec<Ef
     let window = &mut app.list_mut(list).window;
     let sort = change(window.sort);
     let (fetch, merge) = window.resort(sort);
+    // Without an index a filter is scanned newest first, or read whole in
+    // another order: either way from its start.
+    if app.filters_scan && app.list(list).query != app.list(list).base {
+        return read_from_start(app, list);
+    }
     app.load_page(Pane::Operations(list), fetch, merge, PAGE)
         .into_iter()
         .collect()
@@ -114,6 +124,19 @@ pub(super) fn resort(app: &mut App, change: impl FnOnce(Sort) -> Sort) -> Vec<Ef
 pub(super) fn jump(app: &mut App, fetch: Fetch) -> Vec<Effect> {
     let pane = app.pane();
     let to_top = matches!(fetch, Fetch::First);
+    // A scanned filter's newest rows are held, or read again by a new
+    // scan; its oldest are where the scan goes on.
+    if let Some(id) = pane.list()
+        && app.list(id).scan.is_some()
+    {
+        return if !to_top {
+            move_cursor(app, isize::MAX)
+        } else if app.list(id).window.at_start {
+            move_cursor(app, isize::MIN)
+        } else {
+            read_from_start(app, id)
+        };
+    }
     match app.load_page(pane, fetch, Merge::Replace { keep: None }, PAGE) {
         Some(effect) => vec![effect],
         // A pane that holds all its rows (Drills) moves to its end.

@@ -11,7 +11,9 @@ use super::decisions::{
 use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
 use super::effect::{Effect, Ticket};
 use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
-use super::filtering::{edit_filter, start_filter};
+use super::filtering::{
+    edit_filter, filters_scan_changed, page_failed, scan_answered, start_filter,
+};
 use super::model::{App, LedgerAccess, Mode};
 use super::msg::{Msg, PageRows};
 use super::navigation::{
@@ -181,6 +183,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         } => page_loaded(app, ticket, fetch, merge, limit, rows),
         Msg::PageFailed { ticket, message } => {
             app.error(message);
+            page_failed(app);
             page_answered(app, ticket)
         }
         Msg::DetailLoaded(detail) => {
@@ -210,6 +213,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
+        Msg::FiltersScan(scans) => filters_scan_changed(app, scans),
         Msg::LiveLost(message) => live(app, Some(message)),
         Msg::LiveRestored => live(app, None),
         Msg::FileReplaced(why) => file_in_place(app, Some(why)),
@@ -319,6 +323,17 @@ fn page_loaded(
     limit: usize,
     rows: PageRows,
 ) -> Vec<Effect> {
+    if let PageRows::Scanned {
+        list,
+        rows,
+        read,
+        place,
+    } = rows
+    {
+        let mut effects = scan_answered(app, ticket, merge, list, rows, (read, place));
+        effects.extend(page_answered(app, ticket));
+        return effects;
+    }
     let pane = rows.pane();
     let mut effects = Vec::new();
     let replaced = matches!(merge, Merge::Replace { .. });

@@ -190,16 +190,7 @@ impl<T: Keyed> Window<T> {
                 }
                 self.rows.extend(page);
                 self.at_end = short;
-                if self.rows.len() > MAX_BUFFER {
-                    let drop =
-                        (self.rows.len() - MAX_BUFFER).min(self.cursor.saturating_sub(height));
-                    self.rows.drain(..drop);
-                    self.cursor -= drop;
-                    self.top = self.top.saturating_sub(drop);
-                    if drop > 0 {
-                        self.at_start = false;
-                    }
-                }
+                self.trim_start(height);
             }
             Merge::Prepend => {
                 if !matches!(&seek, Fetch::Before(key) if self.rows.first().is_some_and(|r| r.key(self.sort) == *key))
@@ -224,6 +215,61 @@ impl<T: Keyed> Window<T> {
         }
         self.loaded = true;
         self.scroll_to_cursor(height);
+    }
+
+    /// Keeps the buffer within [`MAX_BUFFER`] after rows were added at its
+    /// end, dropping from the start what is off screen.
+    fn trim_start(&mut self, height: usize) {
+        if self.rows.len() > MAX_BUFFER {
+            let drop = (self.rows.len() - MAX_BUFFER).min(self.cursor.saturating_sub(height));
+            self.rows.drain(..drop);
+            self.cursor -= drop;
+            self.top = self.top.saturating_sub(drop);
+            if drop > 0 {
+                self.at_start = false;
+            }
+        }
+    }
+
+    /// Adds the rows a scan found after the last one held (they are
+    /// older, in the same order); `at_end` says whether the scan is done.
+    pub fn extend(&mut self, rows: Vec<T>, at_end: bool, height: usize) {
+        self.rows.extend(rows);
+        self.at_end = at_end;
+        self.loaded = true;
+        self.trim_start(height);
+        self.scroll_to_cursor(height);
+    }
+
+    /// Puts `rows` (newest first) in place of the held rows whose id lies
+    /// above `above` and at most `through`, the cursor staying on its row
+    /// when it is still there. Says how many rows that added (negative:
+    /// removed).
+    pub fn replace_ids(
+        &mut self,
+        (above, through): (i64, i64),
+        rows: Vec<T>,
+        height: usize,
+    ) -> i64 {
+        let keep = self.selected().map(Keyed::id);
+        let before = self.rows.len() as i64;
+        self.rows.retain(|r| r.id() <= above || r.id() > through);
+        let at = self
+            .rows
+            .iter()
+            .position(|r| r.id() <= above)
+            .unwrap_or(self.rows.len());
+        self.rows.splice(at..at, rows);
+        if let Some(id) = keep {
+            self.cursor = self
+                .rows
+                .iter()
+                .position(|r| r.id() <= id)
+                .unwrap_or(self.rows.len());
+        }
+        self.cursor = self.cursor.min(self.rows.len().saturating_sub(1));
+        self.scroll_to_cursor(height);
+        self.rows.len() as i64 - before
     }
 
     /// The request that rereads the rows on screen in place (live changes,

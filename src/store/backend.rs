@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use super::chain::ChainVerdict;
 use super::copy::{CopyReport, RowSource, Table, Value};
 use super::detail;
-use super::filter::{Statement, count_sql, page_sql};
+use super::filter::{Statement, count_sql, id_end_sql, page_sql, range_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
 use super::open::{Access, OpenReport, Progress};
@@ -172,6 +172,36 @@ pub(crate) trait Reads: Session {
             Ok(())
         })?;
         Ok(n)
+    }
+
+    /// Whether a filter's page reads the operations here without an index
+    /// for it (the ledger was not adopted yet, or what indexes it is not
+    /// built yet), so a page of a rare match may read the whole ledger.
+    /// Answered from what the backend already knows, running nothing: the
+    /// console then reads filters a slice at a time
+    /// ([`Reads::range_page`]) rather than wait on one long statement.
+    fn filters_scan(&self) -> bool;
+
+    /// The lowest and the highest operation id, `None` when there is no
+    /// operation: two steps down the primary key.
+    fn id_span(&self) -> Result<Option<(i64, i64)>> {
+        let lowest = self.ids_of(&id_end_sql(false), "finding the lowest operation id")?;
+        let highest = self.ids_of(&id_end_sql(true), "finding the highest operation id")?;
+        Ok(lowest.first().copied().zip(highest.first().copied()))
+    }
+
+    /// The matches of `query` whose id is above `range.0` and at most
+    /// `range.1`, newest first, at most `limit`: one statement the id range bounds through the primary key,
+    /// however much of the ledger the filter would read otherwise.
+    fn range_page(
+        &self,
+        query: &Query,
+        range: (i64, i64),
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>> {
+        let page = range_sql(self.dialect(), query, range, limit, now);
+        self.operation_rows(&page)
     }
 
     /// How many operations `query` matches: exact, so it may scan; callers

@@ -235,6 +235,45 @@ pub(super) fn page_sql(
     (statement, reverse)
 }
 
+/// The matches of `query` among the ids in `range` (above `range.0`, up
+/// to and including `range.1`), newest first, at most `limit`: the id range bounds the statement
+/// through the primary key whatever the filter, so where no index serves
+/// the filter it reads one slice of the ledger, never all of it.
+pub(super) fn range_sql(
+    d: &dyn Dialect,
+    query: &Query,
+    range: (i64, i64),
+    limit: usize,
+    now: DateTime<Utc>,
+) -> Statement {
+    let mut args = Args::new(d);
+    let mut clause = where_clause(d, query, now, &mut args);
+    clause.push(format!(
+        "o.id > {} AND o.id <= {}",
+        args.int(range.0),
+        args.int(range.1)
+    ));
+    let limit = args.int(limit.min(i64::MAX as usize) as i64);
+    Statement {
+        sql: format!(
+            "{} {} ORDER BY o.id DESC LIMIT {limit}",
+            d.row_source(),
+            where_sql(&clause)
+        ),
+        args: args.values,
+    }
+}
+
+/// The highest operation id (`highest`), or the lowest: one step down the
+/// primary key.
+pub(super) fn id_end_sql(highest: bool) -> Statement {
+    let order = if highest { "DESC" } else { "ASC" };
+    Statement {
+        sql: format!("SELECT o.id FROM operations o ORDER BY o.id {order} LIMIT 1"),
+        args: Vec::new(),
+    }
+}
+
 /// How many operations `query` matches.
 pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);

@@ -27,6 +27,7 @@ pub mod receiver;
 mod registry;
 mod retries;
 mod rows;
+mod scan;
 mod sql;
 pub mod sqlite;
 mod tables;
@@ -53,6 +54,7 @@ pub use copy::CopyReport;
 pub use import_report::ImportReport;
 pub use interrupt::InterruptHandle;
 pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
+pub use scan::{STEP_IDS, ScanPlace, ScanStep};
 pub use sqlite::schema;
 pub use sqlite::service::create_service_ledger;
 
@@ -192,6 +194,31 @@ impl Ledger {
 
     pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
         self.backend.count(query, now)
+    }
+
+    pub fn filters_scan(&self) -> bool {
+        self.backend.filters_scan()
+    }
+
+    pub fn range_page(
+        &self,
+        query: &Query,
+        range: (i64, i64),
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<OperationRow>> {
+        self.backend.range_page(query, range, limit, now)
+    }
+
+    /// The next slice of a scan of `query` (see [`scan`]).
+    pub fn scan_step(
+        &self,
+        query: &Query,
+        from: Option<ScanPlace>,
+        limit: usize,
+        now: DateTime<Utc>,
+    ) -> Result<ScanStep> {
+        scan::step(&*self.backend, query, from, limit, now)
     }
 
     pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {

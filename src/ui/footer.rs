@@ -31,8 +31,14 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_ar
             Span::raw(format!("{}▏", clean(&app.drills.filter_text))),
             Span::styled("  case, strategy, verdict or run", theme.dim()),
         ]),
-        _ => match &app.status {
-            Some(s) => Line::styled(
+        _ => match (&app.status, scan_progress(app)) {
+            // How far a filter read without an index got, unless
+            // something went wrong.
+            (s, Some(progress)) if s.as_ref().is_none_or(|s| !s.error) => Line::styled(
+                format!("{progress}; `settle adopt` adds the indexes"),
+                theme.dim(),
+            ),
+            (Some(s), _) => Line::styled(
                 clean(&s.text),
                 if s.error {
                     theme.error()
@@ -40,7 +46,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_ar
                     Style::default()
                 },
             ),
-            None => match app.current_list().and_then(|l| l.filter_error.as_ref()) {
+            (None, _) => match app.current_list().and_then(|l| l.filter_error.as_ref()) {
                 Some(e) => Line::styled(format!("filter: {}", clean(e)), theme.error()),
                 None => Line::raw(""),
             },
@@ -197,3 +203,8 @@ fn alert(theme: Theme, frame: &mut Frame, status: Rect, text: &str) {
 
 use ratatui::style::Style;
 use ratatui::widgets::{Block, Clear, Wrap};
+
+/// How far the scan of the list on screen got, while one runs.
+fn scan_progress(app: &App) -> Option<String> {
+    app.current_list()?.scan?.progress()
+}

@@ -33,7 +33,10 @@ pub fn render(shown: Shown, theme: Theme, frame: &mut Frame, area: Rect) {
     let block = Block::bordered().title(title(shown, theme));
     let w = &list.window;
     if w.rows.is_empty() {
-        let text = if !w.loaded {
+        let progress = list.scan.and_then(|s| s.progress());
+        let text = if let Some(progress) = progress {
+            format!("{progress}: no match yet")
+        } else if !w.loaded {
             "loading…".to_string()
         } else if !list.filter_text.is_empty() {
             "no operation matches the filter (esc clears it)".to_string()
@@ -104,10 +107,21 @@ fn title(shown: Shown, theme: Theme) -> Line<'static> {
         theme.title(),
     )];
     let w = &list.window;
-    if let Some(n) = list.count {
+    let operations = |approx: &str, n: i64| {
         let noun = if n == 1 { "operation" } else { "operations" };
-        spans.push(Span::raw(format!("{}{n} {noun} ", shown.approx)));
-    }
+        format!("{approx}{n} {noun} ")
+    };
+    let count = match (list.scan, list.count) {
+        // What the scan found so far: never a count the rows contradict.
+        (Some(scan), _) if !scan.done() => Some(format!("{} so far ", scan.found)),
+        (Some(scan), _) => Some(operations(
+            "",
+            i64::try_from(scan.found).unwrap_or(i64::MAX),
+        )),
+        (None, Some(n)) => Some(operations(shown.approx, n)),
+        (None, None) => None,
+    };
+    spans.extend(count.map(Span::raw));
     if !list.marks.is_empty() {
         spans.push(Span::styled(
             format!("· {} marked ", list.marks.len()),
@@ -136,6 +150,9 @@ fn title(shown: Shown, theme: Theme) -> Line<'static> {
     }
     if !w.at_end && !w.rows.is_empty() {
         spans.push(Span::raw(format!("· ↓ {down} ")));
+    }
+    if let Some(progress) = list.scan.and_then(|s| s.progress()) {
+        spans.push(Span::styled(format!("· {progress} "), theme.dim()));
     }
     Line::from(spans)
 }

@@ -499,6 +499,7 @@ mod header_width;
 mod hostile_text;
 mod read_only_reason;
 mod retry_progress;
+mod scan;
 mod timeline;
 
 /// The Clusters view: the fixture's queue grouped, the cursor on the

@@ -90,6 +90,12 @@ impl Reads for Pg {
             .map_err(|e| self.err("counting operations", e))
     }
 
+    fn filters_scan(&self) -> bool {
+        // Adoption adds the filters' indexes with the console's tables: a
+        // database without those tables has none of them.
+        !self.tables.console
+    }
+
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
         // The queue's states and the stale reservations are always exact
         // (the partial queue index holds them); on a ledger above

@@ -106,6 +106,12 @@ impl Reads for Sqlite {
             .map_err(|e| self.err("counting operations", e))
     }
 
+    fn filters_scan(&self) -> bool {
+        // Adoption builds the filters' indexes with the summaries, in one
+        // transaction: a file without the summaries has neither.
+        !self.derived
+    }
+
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
         // The trigger-kept `settle_state_counts` (a few rows) and the stale
         // reservations through the lease index, so the cost does not grow

@@ -18,6 +18,10 @@ fn a_read_only_open_never_adopts_yet_reads_the_same_rows() {
     fill(&Connection::open(&path).unwrap(), 1, 20);
     let (ledger, report) = Ledger::open(&path, Access::ReadOnly).unwrap();
     assert!(report.not_adopted.is_some());
+    assert!(
+        ledger.filters_scan(),
+        "no index for filters before adoption"
+    );
     let version: i64 = Connection::open(&path)
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -32,6 +36,10 @@ fn a_read_only_open_never_adopts_yet_reads_the_same_rows() {
     let mut steps: Vec<Progress> = Vec::new();
     let (ledger, _) =
         Ledger::open_with_progress(&path, Access::ReadWrite, &mut |p| steps.push(p)).unwrap();
+    assert!(
+        !ledger.filters_scan(),
+        "adoption built the filters' indexes"
+    );
     assert_eq!(
         ledger
             .page(&Query::queue(), Seek::First, 50, now())
