@@ -179,14 +179,12 @@ pub struct App {
     pub ledger_path: String,
     pub operator: String,
     pub access: LedgerAccess,
-    /// Why the ledger is read-only when the operator did not ask (the
-    /// ledger said so at open: a file not writable, no primary reachable),
-    /// for the header.
+    /// Why the ledger is read-only unasked (a file not writable, no
+    /// primary reachable), for the header.
     pub read_only_reason: Option<String>,
     /// False under NO_COLOR: the theme uses only bold, dim and reverse.
     pub color: bool,
-    /// The console takes clicks and the wheel (not with `--no-mouse`);
-    /// help says how to use them.
+    /// The console takes clicks and the wheel (not with `--no-mouse`).
     pub mouse: bool,
     pub keymap: Keymap,
     pub now: DateTime<Utc>,
@@ -201,10 +199,9 @@ pub struct App {
     pub detail_open: bool,
     pub detail: Option<DetailPane>,
     pub counts: Option<StateCounts>,
-    /// The unfiltered queue's size each time it was counted, over the last
-    /// hour: the header's sparkline.
+    /// The unfiltered queue's size at each count of the last hour.
     pub queue_history: QueueHistory,
-    /// When the ledger last changed under us (another process wrote).
+    /// When another process last wrote the ledger.
     pub last_change: Option<DateTime<Utc>>,
     /// Why live polling failed, while it does; the header says "not live".
     pub live_error: Option<String>,
@@ -213,8 +210,8 @@ pub struct App {
     pub file_problem: Option<String>,
     /// Rereads asked for by other processes' commits.
     pub refresh: Refresh,
-    /// The ledger has no index for filters yet (not adopted): a filter is
-    /// read a slice of ids at a time, its rows shown as they are found.
+    /// No index serves filters here: a filter is read a slice of ids at
+    /// a time, its rows shown as they are found.
     pub filters_scan: bool,
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,

@@ -22,6 +22,13 @@ impl Reads for JobQueue {
         self.sql
     }
 
+    /// The engines index their jobs for their workers, not by queue, task
+    /// or key as settle filters them: a filter is read a slice of ids at a
+    /// time.
+    fn filters_scan(&self) -> bool {
+        true
+    }
+
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
         self.rows(&page.sql, &page.args, "listing jobs", |c| {
             rows::operation_row(c)
