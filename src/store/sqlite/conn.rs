@@ -7,6 +7,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::error::sqlite;
+use super::model::Model;
 use crate::error::{Error, Result};
 use crate::store::interrupt::Interrupt;
 use crate::store::tables::Tables;
@@ -20,10 +21,11 @@ pub struct Sqlite {
     /// service ledger that was never adopted has none, so reads of
     /// decisions, retry requests and probes return nothing.
     pub(super) tables: Tables,
-    /// The trigger-kept summary and count tables are there and current, so
-    /// reads use them instead of aggregating (false for a read-only look at
-    /// a ledger that was never adopted or migrated).
-    pub(super) derived: bool,
+    /// The read model beside the ledger, attached as `rm`: reads find their
+    /// rows and counts through it instead of aggregating (None for a
+    /// read-only look at a ledger that was never adopted or migrated, or
+    /// whose read model is not built yet).
+    pub(super) model: Option<Model>,
     /// The busy timeout: how long a write waits for the write lock.
     pub(super) wait: Duration,
 }
@@ -40,6 +42,20 @@ impl std::fmt::Debug for Sqlite {
 impl Sqlite {
     pub(super) fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
         sqlite(&self.path, doing, e)
+    }
+
+    /// Whether reads go through the read model.
+    pub(super) fn derived(&self) -> bool {
+        self.model.is_some()
+    }
+
+    /// Brings the read model up to what the ledger holds before a read,
+    /// when someone committed since the last one.
+    pub(super) fn fresh(&self) -> Result<()> {
+        match &self.model {
+            Some(model) => model.fresh(&self.conn),
+            None => Ok(()),
+        }
     }
 
     pub(super) fn ensure_writable(&self) -> Result<()> {

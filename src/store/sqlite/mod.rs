@@ -14,6 +14,7 @@ mod decide_bulk;
 mod derived;
 pub(super) mod error;
 mod import;
+mod model;
 mod open;
 mod probes;
 mod read;
