@@ -253,3 +253,20 @@ fn unreadable(e: &rusqlite::Error) -> bool {
         Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
     )
 }
+
+#[cfg(test)]
+impl Model {
+    /// Runs `during` while the keeper holds a catch-up transaction open,
+    /// the read model's write lock taken: what a service does meanwhile on
+    /// the ledger must not wait for it.
+    pub(crate) fn holding_a_batch(&self, during: impl FnOnce()) {
+        let tx = self.keeper.unchecked_transaction().unwrap();
+        tx.execute("UPDATE settle_marks SET complete = complete", [])
+            .unwrap();
+        let _: i64 = tx
+            .query_row("SELECT count(*) FROM l.operations", [], |r| r.get(0))
+            .unwrap();
+        during();
+        tx.commit().unwrap();
+    }
+}
