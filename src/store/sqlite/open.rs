@@ -117,27 +117,10 @@ impl Sqlite {
             }
         } else {
             configure_writer(&conn, path, wait)?;
-            // The read model's steps follow the upgrade's in one count.
-            let mut upgrade_steps = 0;
             if found.needs_upgrade {
-                let mut counted = |p: Progress| {
-                    upgrade_steps = p.total + 1;
-                    progress(p);
-                };
-                report.upgraded = Some(
-                    schema::upgrade(&mut conn, path, &mut counted)
-                        .map_err(|e| e.busy_after(wait))?,
-                );
                 tables = Tables::ALL;
             }
-            let mut after_upgrade = |p: Progress| {
-                progress(Progress {
-                    done: p.done + upgrade_steps,
-                    total: p.total + upgrade_steps,
-                    ..p
-                });
-            };
-            model = Some(writable_model(&conn, path, wait, &mut after_upgrade)?);
+            model = Some(adopt(&mut conn, path, wait, &found, &mut report, progress)?);
         }
         Ok((
             Sqlite {
@@ -151,6 +134,36 @@ impl Sqlite {
             report,
         ))
     }
+}
+
+/// Upgrades a writable ledger when `found` says it needs it (said in
+/// `report`), then builds or opens its read model: one count of steps for
+/// `progress`, the read model's after the upgrade's.
+fn adopt(
+    conn: &mut Connection,
+    path: &Path,
+    wait: Duration,
+    found: &schema::Inspection,
+    report: &mut OpenReport,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Model> {
+    let mut upgrade_steps = 0;
+    if found.needs_upgrade {
+        let mut counted = |p: Progress| {
+            upgrade_steps = p.total + 1;
+            progress(p);
+        };
+        report.upgraded =
+            Some(schema::upgrade(conn, path, &mut counted).map_err(|e| e.busy_after(wait))?);
+    }
+    let mut after_upgrade = |p: Progress| {
+        progress(Progress {
+            done: p.done + upgrade_steps,
+            total: p.total + upgrade_steps,
+            ..p
+        });
+    };
+    writable_model(conn, path, wait, &mut after_upgrade)
 }
 
 /// The read model of a writable ledger at schema 6, built when missing or

@@ -25,11 +25,11 @@ use crate::store::tables::Tables;
 
 mod cells;
 mod clusters;
-mod filter;
+pub(super) mod filter;
 mod history;
 use cells::Cells;
 pub(super) use filter::SqliteSql;
-pub(super) use filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql, same_as_ledger};
+pub(super) use filter::{STALE_CANDIDATES, instant_sql};
 
 /// Reads one operation's whole history, on the connection or inside the
 /// decision transaction, which must judge the rules on what it is about to

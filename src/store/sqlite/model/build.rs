@@ -5,7 +5,7 @@
 //! counts, and the indexes last, on the copied rows. Nothing here takes the
 //! ledger's write lock: a service writing meanwhile never waits.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use super::ddl::{COPIED, COPIED_O, FORMAT, TABLE_NAMES, TABLES, indexes};
 use crate::store::open::Progress;
@@ -56,23 +56,22 @@ pub(super) fn build(
     };
     let mut from = ops_min - 1;
     let mut n = 0;
-    loop {
+    while let Some(to) = chunk_end(k, "l.operations", from, i64::MAX)? {
         n += 1;
         step(
             format!("copying operations ({n} of {ops_chunks})"),
             progress,
         );
-        match copy_operations(k, from)? {
-            Some(to) => from = to,
-            None => break,
-        }
+        copy_operations(k, from, to)?;
+        from = to;
     }
     let mut from = 0;
     n = 0;
-    while from < events {
+    while let Some(to) = chunk_end(k, "l.events", from, events)? {
         n += 1;
         step(format!("indexing events ({n} of {event_chunks})"), progress);
-        from = copy_events(k, from, events)?;
+        copy_events(k, from, to)?;
+        from = to;
     }
     for (name, on) in index_list {
         step(format!("building index {name}"), progress);
@@ -110,22 +109,23 @@ fn reset(k: &Connection) -> rusqlite::Result<()> {
     k.execute_batch(&sql)
 }
 
-/// Copies the next chunk of operations after id `from`, with each one's
-/// attempt count and last error (through the attempts primary key); the
-/// last id copied, or None when there was none.
-fn copy_operations(k: &Connection, from: i64) -> rusqlite::Result<Option<i64>> {
+/// The last id of the next chunk of `table` after `from`, up to `until`;
+/// None when there is none.
+fn chunk_end(k: &Connection, table: &str, from: i64, until: i64) -> rusqlite::Result<Option<i64>> {
+    k.query_row(
+        &format!(
+            "SELECT max(id) FROM (SELECT id FROM {table} WHERE id > ?1 AND id <= ?2
+                 ORDER BY id LIMIT ?3)"
+        ),
+        params![from, until, CHUNK],
+        |r| r.get(0),
+    )
+}
+
+/// Copies the operations with ids in `(from, to]`, with each one's attempt
+/// count and last error (through the attempts primary key).
+fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
-    let to: Option<i64> = tx
-        .query_row(
-            "SELECT max(id) FROM (SELECT id FROM l.operations WHERE id > ?1 ORDER BY id LIMIT ?2)",
-            params![from, CHUNK],
-            |r| r.get(0),
-        )
-        .optional()?
-        .flatten();
-    let Some(to) = to else {
-        return Ok(None);
-    };
     tx.execute(
         &format!(
             "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt)
@@ -139,22 +139,13 @@ fn copy_operations(k: &Connection, from: i64) -> rusqlite::Result<Option<i64>> {
         params![from, to],
     )?;
     tx.execute("UPDATE settle_marks SET ops = ?1", [to])?;
-    tx.commit()?;
-    Ok(Some(to))
+    tx.commit()
 }
 
-/// Indexes the next chunk of events after id `from` (up to `until`) by
-/// operation, and keeps each operation's newest event; the last id done.
-fn copy_events(k: &Connection, from: i64, until: i64) -> rusqlite::Result<i64> {
+/// Indexes the events with ids in `(from, to]` by operation, and keeps
+/// each operation's newest event.
+fn copy_events(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
-    let to: i64 = tx
-        .query_row(
-            "SELECT max(id) FROM (SELECT id FROM l.events WHERE id > ?1 AND id <= ?2
-                 ORDER BY id LIMIT ?3)",
-            params![from, until, CHUNK],
-            |r| r.get::<_, Option<i64>>(0),
-        )?
-        .unwrap_or(until);
     tx.execute(
         "INSERT OR IGNORE INTO settle_events (op_id, event_id)
          SELECT op_id, id FROM l.events WHERE id > ?1 AND id <= ?2 AND op_id IS NOT NULL",
@@ -169,6 +160,5 @@ fn copy_events(k: &Connection, from: i64, until: i64) -> rusqlite::Result<i64> {
         params![from, to],
     )?;
     tx.execute("UPDATE settle_marks SET events = ?1", [to])?;
-    tx.commit()?;
-    Ok(to)
+    tx.commit()
 }

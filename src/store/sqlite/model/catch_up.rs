@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::ddl::{COPIED, COPIED_O};
-use crate::store::sqlite::read::same_as_ledger;
+use crate::store::sqlite::read::filter::same_as_ledger;
 
 /// New rows of each kind read per batch.
 const BATCH: i64 = 5_000;

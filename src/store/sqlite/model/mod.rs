@@ -87,6 +87,10 @@ impl Model {
             return None;
         }
         let keeper = keeper(ledger, wait).ok()?;
+        // A read model this account may not write would fall behind.
+        if keeper.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return None;
+        }
         (health(&keeper, ledger_id).ok()? == Health::Ready).then(|| Model::new(keeper, ledger))
     }
 
