@@ -14,6 +14,14 @@ use crate::store::tables::Tables;
 
 /// An open SQLite ledger.
 pub struct Sqlite {
+    /// The read model beside the ledger, attached as `rm`: reads find their
+    /// rows and counts through it instead of aggregating (None for a
+    /// read-only look at a ledger that was never adopted or migrated, or
+    /// whose read model is not built yet).
+    /// Declared first so it is dropped first: the ledger's own connection
+    /// must close last, as the one that checkpoints the WAL and removes it
+    /// (the keeper attaches the ledger read-only and cannot).
+    pub(super) model: Option<Model>,
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
     pub(super) read_only: bool,
@@ -21,11 +29,6 @@ pub struct Sqlite {
     /// service ledger that was never adopted has none, so reads of
     /// decisions, retry requests and probes return nothing.
     pub(super) tables: Tables,
-    /// The read model beside the ledger, attached as `rm`: reads find their
-    /// rows and counts through it instead of aggregating (None for a
-    /// read-only look at a ledger that was never adopted or migrated, or
-    /// whose read model is not built yet).
-    pub(super) model: Option<Model>,
     /// The busy timeout: how long a write waits for the write lock.
     pub(super) wait: Duration,
 }
