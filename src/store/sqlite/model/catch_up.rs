@@ -17,8 +17,9 @@ use crate::store::sqlite::read::filter::same_as_ledger;
 /// New rows of each kind read per batch.
 const BATCH: i64 = 5_000;
 
-/// Operations the sweep compares per batch.
-pub(super) const SWEEP: i64 = 5_000;
+/// Operations the sweep compares per batch: a few milliseconds, so the
+/// slice a read pays for stays small.
+pub(super) const SWEEP: i64 = 1_000;
 
 /// Takes the next batch of what the service wrote since the watermarks
 /// into the read model; true when there may be more.
