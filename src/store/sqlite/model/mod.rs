@@ -27,6 +27,10 @@ pub(crate) use ddl::sidecar;
 /// How long one read may spend on the sweep before it reads.
 const SWEEP_BUDGET: Duration = Duration::from_millis(5);
 
+/// The least time between two rounds of the sweep: a service committing
+/// every few milliseconds would otherwise keep every read sweeping.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
 /// The read model of one open ledger: the keeper's connection, and what
 /// this process last saw of the ledger.
 pub(crate) struct Model {
@@ -38,6 +42,8 @@ pub(crate) struct Model {
     /// Where the sweep goes on from; None once it went through the ledger
     /// and nobody committed since.
     sweep_from: Cell<Option<i64>>,
+    /// When the sweep's last round began.
+    swept_at: Cell<Instant>,
 }
 
 /// What the read model's file holds for a ledger.
@@ -100,6 +106,7 @@ impl Model {
             ledger: ledger.to_path_buf(),
             seen: Cell::new(None),
             sweep_from: Cell::new(Some(0)),
+            swept_at: Cell::new(Instant::now()),
         }
     }
 
@@ -126,8 +133,9 @@ impl Model {
             self.seen.set(Some(now));
             // A commit may have changed what no new row tells: the sweep
             // goes through the ledger again, a bounded slice per read.
-            if self.sweep_from.get().is_none() {
+            if self.sweep_from.get().is_none() && self.swept_at.get().elapsed() >= SWEEP_EVERY {
                 self.sweep_from.set(Some(0));
+                self.swept_at.set(Instant::now());
             }
         }
         let started = Instant::now();
