@@ -112,11 +112,14 @@ fn a_service_ledger_is_adopted_once_and_its_rows_are_untouched() {
     assert!(stdout(&out).contains("already adopted"), "{}", stdout(&out));
 }
 
-/// An adoption leaves no WAL behind for every later open to read again
-/// (177 MB after adopting a million operations), even while the
-/// service keeps the ledger open, which stops SQLite deleting it on close.
+/// An adoption leaves no big WAL behind for every later open to read again
+/// (schema 5's index builds left 177 MB after a million operations), even
+/// while the service keeps the ledger open, which stops SQLite deleting it
+/// on close. It writes only settle's own small tables to the ledger now,
+/// and no longer truncates the WAL: a TRUNCATE checkpoint holds the
+/// service's writes back while it waits for readers.
 #[test]
-fn adopting_leaves_no_wal_behind_while_the_service_has_the_ledger_open() {
+fn adopting_leaves_no_big_wal_behind_while_the_service_has_the_ledger_open() {
     let dir = tempfile::tempdir().unwrap();
     let l = dir.path().join("svc.db");
     service_ledger(&l);
@@ -136,7 +139,10 @@ fn adopting_leaves_no_wal_behind_while_the_service_has_the_ledger_open() {
     let out = settle(&["adopt", l.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let wal = std::fs::metadata(l.with_extension("db-wal")).map_or(0, |m| m.len());
-    assert_eq!(wal, 0, "the -wal file holds {wal} bytes after adopting");
+    assert!(
+        wal < 256 * 1024,
+        "the -wal file holds {wal} bytes after adopting"
+    );
     // The adoption is in the database file all the same.
     assert_eq!(
         service

@@ -62,7 +62,8 @@ impl HistorySql {
             ),
             events: format!(
                 "SELECT id, op_id, attempt, at, event, detail FROM events
-                 WHERE op_id = {key} ORDER BY id"
+                 WHERE {} ORDER BY id",
+                d.events_of(&key)
             ),
             decisions: format!(
                 "SELECT {DECISION_COLUMNS} FROM decisions WHERE op_id = {key} ORDER BY id"

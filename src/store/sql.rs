@@ -140,6 +140,12 @@ pub(crate) trait Dialect {
     /// `column` read as text, where the database may hold a number.
     fn as_text(&self, column: &str) -> String;
 
+    /// The condition on `events` that selects one operation's events, its
+    /// id at placeholder `key`.
+    fn events_of(&self, key: &str) -> String {
+        format!("op_id = {key}")
+    }
+
     /// A constant standing for a column of SQL type `ty` the ledger lacks.
     fn typed(&self, literal: &str, ty: &str) -> String;
 }

@@ -7,12 +7,21 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::error::sqlite;
+use super::model::Model;
 use crate::error::{Error, Result};
 use crate::store::interrupt::Interrupt;
 use crate::store::tables::Tables;
 
 /// An open SQLite ledger.
 pub struct Sqlite {
+    /// The read model beside the ledger, attached as `rm`: reads find their
+    /// rows and counts through it instead of aggregating (None for a
+    /// read-only look at a ledger that was never adopted or migrated, or
+    /// whose read model is not built yet).
+    /// Declared first so it is dropped first: the ledger's own connection
+    /// must close last, as the one that checkpoints the WAL and removes it
+    /// (the keeper attaches the ledger read-only and cannot).
+    pub(super) model: Option<Model>,
     pub(super) conn: Connection,
     pub(super) path: PathBuf,
     pub(super) read_only: bool,
@@ -20,10 +29,6 @@ pub struct Sqlite {
     /// service ledger that was never adopted has none, so reads of
     /// decisions, retry requests and probes return nothing.
     pub(super) tables: Tables,
-    /// The trigger-kept summary and count tables are there and current, so
-    /// reads use them instead of aggregating (false for a read-only look at
-    /// a ledger that was never adopted or migrated).
-    pub(super) derived: bool,
     /// The busy timeout: how long a write waits for the write lock.
     pub(super) wait: Duration,
 }
@@ -40,6 +45,20 @@ impl std::fmt::Debug for Sqlite {
 impl Sqlite {
     pub(super) fn err(&self, doing: &str, e: rusqlite::Error) -> Error {
         sqlite(&self.path, doing, e)
+    }
+
+    /// Whether reads go through the read model.
+    pub(super) fn derived(&self) -> bool {
+        self.model.is_some()
+    }
+
+    /// Brings the read model up to what the ledger holds before a read,
+    /// when someone committed since the last one.
+    pub(super) fn fresh(&self) -> Result<()> {
+        match &self.model {
+            Some(model) => model.fresh(&self.conn),
+            None => Ok(()),
+        }
     }
 
     pub(super) fn ensure_writable(&self) -> Result<()> {

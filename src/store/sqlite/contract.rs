@@ -36,7 +36,17 @@ impl Session for Sqlite {
     fn reinspect(&mut self) -> Result<()> {
         let found = super::schema::inspect(&self.conn, &self.path)?;
         self.tables = found.tables();
-        self.derived = found.derived;
+        if self.model.is_none() && found.read_model {
+            // Another connection adopted the ledger or built its read
+            // model: reads go through it from now on.
+            let id = super::schema::ledger_id(&self.conn, &self.path)?;
+            if let Some(model) =
+                id.and_then(|id| super::model::Model::ready(&self.path, &id, self.wait))
+            {
+                model.attach(&self.conn)?;
+                self.model = Some(model);
+            }
+        }
         Ok(())
     }
 

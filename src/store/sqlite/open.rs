@@ -8,6 +8,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::conn::Sqlite;
 use super::error::{classify_open_error, sqlite};
+use super::model::Model;
 use super::schema;
 use crate::error::{Error, Result};
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
@@ -32,12 +33,13 @@ impl Sqlite {
         .map_err(|e| sqlite(path, "creating the ledger", e))?;
         configure_writer(&conn, path, BUSY_TIMEOUT)?;
         schema::create(&mut conn, path).map_err(|e| e.busy_after(BUSY_TIMEOUT))?;
+        let model = writable_model(&conn, path, BUSY_TIMEOUT, &mut |_| {})?;
         Ok(Sqlite {
             conn,
             path: path.to_path_buf(),
             read_only: false,
             tables: Tables::ALL,
-            derived: true,
+            model: Some(model),
             wait: BUSY_TIMEOUT,
         })
     }
@@ -97,8 +99,9 @@ impl Sqlite {
             .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
         let found = schema::inspect(&conn, path)?;
         let mut tables = found.tables();
-        let mut derived = found.derived;
+        let model;
         if read_only {
+            model = read_only_model(&conn, path, wait, &found, &mut report)?;
             if found.needs_upgrade {
                 report.not_adopted = Some(if found.user_version < schema::SCHEMA_VERSION {
                     format!(
@@ -115,12 +118,9 @@ impl Sqlite {
         } else {
             configure_writer(&conn, path, wait)?;
             if found.needs_upgrade {
-                report.upgraded = Some(
-                    schema::upgrade(&mut conn, path, progress).map_err(|e| e.busy_after(wait))?,
-                );
                 tables = Tables::ALL;
-                derived = true;
             }
+            model = Some(adopt(&mut conn, path, wait, &found, &mut report, progress)?);
         }
         Ok((
             Sqlite {
@@ -128,11 +128,94 @@ impl Sqlite {
                 path: path.to_path_buf(),
                 read_only,
                 tables,
-                derived,
+                model,
                 wait,
             },
             report,
         ))
+    }
+}
+
+/// Upgrades a writable ledger when `found` says it needs it (said in
+/// `report`), then builds or opens its read model: one count of steps for
+/// `progress`, the read model's after the upgrade's.
+fn adopt(
+    conn: &mut Connection,
+    path: &Path,
+    wait: Duration,
+    found: &schema::Inspection,
+    report: &mut OpenReport,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Model> {
+    let mut upgrade_steps = 0;
+    if found.needs_upgrade {
+        let mut counted = |p: Progress| {
+            upgrade_steps = p.total + 1;
+            progress(p);
+        };
+        report.upgraded =
+            Some(schema::upgrade(conn, path, &mut counted).map_err(|e| e.busy_after(wait))?);
+    }
+    let mut after_upgrade = |p: Progress| {
+        progress(Progress {
+            done: p.done + upgrade_steps,
+            total: p.total + upgrade_steps,
+            ..p
+        });
+    };
+    writable_model(conn, path, wait, &mut after_upgrade)
+}
+
+/// The read model of a writable ledger at schema 6, built when missing or
+/// untrusted (`progress` told each step) and attached to `conn`.
+fn writable_model(
+    conn: &Connection,
+    path: &Path,
+    wait: Duration,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Model> {
+    let id = schema::ledger_id(conn, path)?.ok_or_else(|| {
+        Error::ledger(
+            path,
+            "settle's identity row in settle_meta is missing",
+            "open it once more read-write; if it stays, restore settle_meta from a backup",
+        )
+    })?;
+    let model = Model::ensure(path, &id, wait, progress)?;
+    model.attach(conn)?;
+    Ok(model)
+}
+
+/// The read model of a ledger opened only to read, attached when it is
+/// there and built for this ledger; otherwise the report says the ledger
+/// is shown without it (the console then builds it in the background).
+fn read_only_model(
+    conn: &Connection,
+    path: &Path,
+    wait: Duration,
+    found: &schema::Inspection,
+    report: &mut OpenReport,
+) -> Result<Option<Model>> {
+    if !found.read_model {
+        return Ok(None);
+    }
+    let model = match schema::ledger_id(conn, path)? {
+        Some(id) => Model::ready(path, &id, wait),
+        None => None,
+    };
+    match model {
+        Some(model) => {
+            model.attach(conn)?;
+            Ok(Some(model))
+        }
+        None => {
+            report.not_adopted.get_or_insert_with(|| {
+                "settle's read model beside it is missing or out of date; \
+                 shown read-only without it until it is built"
+                    .to_string()
+            });
+            Ok(None)
+        }
     }
 }
 

@@ -135,7 +135,8 @@ mod tests {
 
         let (mut ledger, report) = Ledger::open(&path, Access::ReadWrite).unwrap();
         let line = report.upgraded.unwrap();
-        assert!(line.contains("schema 4 -> 5"), "{line}");
+        let versions = format!("schema 4 -> {}", super::super::schema::SCHEMA_VERSION);
+        assert!(line.contains(&versions), "{line}");
         assert!(line.contains("column retry_requests.claimed_by"), "{line}");
         ledger
             .record_probe(&probe(ProbeOutcome::NotFound, None))

@@ -25,11 +25,11 @@ use crate::store::tables::Tables;
 
 mod cells;
 mod clusters;
-mod filter;
+pub(super) mod filter;
 mod history;
 use cells::Cells;
 pub(super) use filter::SqliteSql;
-pub(super) use filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
+pub(super) use filter::{STALE_CANDIDATES, instant_sql};
 
 /// Reads one operation's whole history, on the connection or inside the
 /// decision transaction, which must judge the rules on what it is about to
@@ -67,8 +67,8 @@ impl Sqlite {
 
 impl Reads for Sqlite {
     fn dialect(&self) -> &dyn Dialect {
-        // With the trigger-kept summary once adopted.
-        if self.derived {
+        // Through the read model once it is built.
+        if self.derived() {
             &SqliteSql { derived: true }
         } else {
             &SqliteSql { derived: false }
@@ -76,6 +76,7 @@ impl Reads for Sqlite {
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
+        self.fresh()?;
         let mut stmt = self
             .conn
             .prepare_cached(&page.sql)
@@ -92,6 +93,7 @@ impl Reads for Sqlite {
         list: &Statement,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<()> {
+        self.fresh()?;
         self.stream(
             list,
             "preparing the list query",
@@ -101,25 +103,33 @@ impl Reads for Sqlite {
     }
 
     fn count_of(&self, count: &Statement) -> Result<i64> {
+        self.fresh()?;
         self.conn
             .query_row(&count.sql, params_from_iter(&count.args), |r| r.get(0))
             .map_err(|e| self.err("counting operations", e))
     }
 
     fn filters_scan(&self) -> bool {
-        // Adoption builds the filters' indexes with the summaries, in one
-        // transaction: a file without the summaries has neither.
-        !self.derived
+        // The filters' indexes are the read model's: until it is attached
+        // (built, or caught up after a look), a filter is a scan.
+        !self.derived()
     }
 
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
-        // The trigger-kept `settle_state_counts` (a few rows) and the stale
-        // reservations through the lease index, so the cost does not grow
+        // The read model's `settle_state_counts` (a few rows) and the stale
+        // reservations through its lease index, so the cost does not grow
         // with the ledger. An unadopted ledger is counted.
-        let sql = if self.derived {
-            "SELECT state, n FROM settle_state_counts WHERE n <> 0"
+        self.fresh()?;
+        let (sql, stale_from) = if self.derived() {
+            (
+                "SELECT state, n FROM rm.settle_state_counts WHERE n <> 0",
+                "rm.settle_ops",
+            )
         } else {
-            "SELECT state, COUNT(*) FROM operations GROUP BY state"
+            (
+                "SELECT state, COUNT(*) FROM operations GROUP BY state",
+                "main.operations",
+            )
         };
         let mut stmt = self
             .conn
@@ -136,7 +146,7 @@ impl Reads for Sqlite {
             .conn
             .query_row(
                 &format!(
-                    "SELECT COUNT(*) FROM operations WHERE {STALE_CANDIDATES} AND {} <= ?1",
+                    "SELECT COUNT(*) FROM {stale_from} WHERE {STALE_CANDIDATES} AND {} <= ?1",
                     instant_sql("lease_expires_at")
                 ),
                 [now.timestamp()],
@@ -159,6 +169,7 @@ impl Reads for Sqlite {
     }
 
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
+        self.fresh()?;
         clusters::clusters(self, query, now, top)
     }
 }

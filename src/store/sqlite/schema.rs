@@ -9,14 +9,14 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::chain;
 use super::columns::SETTLE_COLUMNS;
-use super::derived::{COUNT_TRIGGERS_BEFORE_4, DERIVED_TABLES, FILL_DERIVED, triggers};
+use super::derived::{OLD_INDEXES, OLD_TABLES, OLD_TRIGGERS};
 use super::error::{classify_open_error, sqlite};
 use crate::error::{Error, Result};
 use crate::store::open::Progress;
 use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 
 /// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Tables services write (ledger-v1). Required in every ledger.
 pub const SERVICE_TABLES: &str = r#"
@@ -99,9 +99,16 @@ CREATE TABLE IF NOT EXISTS op_types (
 );
 "#;
 
-/// settle's own tables beyond the contract's (schema 5): the receivers'
-/// answers to probes, append-only like the decisions.
+/// settle's own tables beyond the contract's: the receivers' answers to
+/// probes (schema 5), append-only like the decisions, and the ledger's
+/// identity (schema 6), which its read model beside it must carry too.
 const SETTLE_TABLES: &str = r#"
+CREATE TABLE IF NOT EXISTS settle_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO settle_meta (key, value)
+    VALUES ('ledger_id', lower(hex(randomblob(16))));
 CREATE TABLE IF NOT EXISTS settle_probes (
     id          INTEGER PRIMARY KEY,
     op_id       INTEGER NOT NULL,
@@ -117,79 +124,35 @@ CREATE TABLE IF NOT EXISTS settle_probes (
 );
 "#;
 
-/// Indexes the console relies on to page and count without full scans.
-/// Named `settle_*` so services can tell them from their own. Each filter
-/// qualifier has one whose last column is `id`, so a page in id order reads
-/// only the rows it returns (`tests` in `store/plans.rs` hold this).
+/// Indexes on settle's own tables, which settle writes and the service
+/// never does. Named `settle_*` so services can tell them from their own.
+/// The service's tables carry none of settle's: the pages walk the read
+/// model's ([`super::model`]).
 const CONSOLE_INDEXES: &[(&str, &str)] = &[
-    ("settle_operations_state", "operations (state, id)"),
-    ("settle_events_op", "events (op_id, id)"),
     ("settle_decisions_op", "decisions (op_id, id)"),
     ("settle_retry_requests_op", "retry_requests (op_id, id)"),
     (
         "settle_retry_requests_status",
         "retry_requests (status, id)",
     ),
-    ("settle_operations_account", "operations (account, id)"),
-    ("settle_operations_type", "operations (op_type, id)"),
-    ("settle_operations_key", "operations (idem_key, id)"),
     ("settle_probes_op", "settle_probes (op_id, id)"),
 ];
 
-/// Indexes whose definition comes from the domain's rules (the queue), so
-/// the SQL that pages the queue and the index it needs cannot drift apart.
-fn domain_indexes() -> Vec<(&'static str, String)> {
-    vec![
-        (
-            "settle_operations_queue",
-            format!(
-                "operations (id) WHERE {}",
-                super::read::queue_candidates_sql("state")
-            ),
-        ),
-        (
-            "settle_operations_reserved_lease",
-            format!(
-                "operations ({}) WHERE {}",
-                super::read::instant_sql("lease_expires_at"),
-                super::read::STALE_CANDIDATES
-            ),
-        ),
-    ]
-}
-
-/// Every statement that brings the console's indexes, derived tables and
-/// triggers into a ledger, each with the step name progress reports show.
-/// All are idempotent (`IF NOT EXISTS`) except the fills, which start over.
+/// Every statement that brings settle's own tables, their indexes and
+/// their append-only triggers into a ledger, each with the step name
+/// progress reports show. All are idempotent (`IF NOT EXISTS`) and cheap:
+/// none reads the service's tables.
 fn console_steps() -> Vec<(String, String)> {
     let mut steps: Vec<(String, String)> = vec![(
         "creating settle's tables".to_string(),
-        format!("{DERIVED_TABLES}{SETTLE_TABLES}"),
+        SETTLE_TABLES.to_string(),
     )];
-    let indexes = CONSOLE_INDEXES
-        .iter()
-        .map(|(n, on)| (n.to_string(), on.to_string()))
-        .chain(
-            domain_indexes()
-                .into_iter()
-                .map(|(n, on)| (n.to_string(), on)),
-        );
-    for (name, on) in indexes {
+    for (name, on) in CONSOLE_INDEXES {
         steps.push((
             format!("building index {name}"),
             format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"),
         ));
     }
-    steps.push((
-        "creating the triggers".to_string(),
-        triggers()
-            .into_iter()
-            .map(|(name, when, body)| {
-                format!("CREATE TRIGGER IF NOT EXISTS {name} {when} BEGIN\n{body}\nEND;")
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    ));
     steps.push((
         "making the audit trail append-only".to_string(),
         chain::append_only_triggers()
@@ -207,9 +170,7 @@ fn console_steps() -> Vec<(String, String)> {
 /// has them all.
 fn console_object_names() -> Vec<String> {
     let mut names: Vec<String> = CONSOLE_INDEXES.iter().map(|(n, _)| n.to_string()).collect();
-    names.extend(domain_indexes().into_iter().map(|(n, _)| n.to_string()));
-    names.extend(derived_object_names());
-    names.push("settle_probes".to_string());
+    names.extend(["settle_probes", "settle_meta"].map(String::from));
     names.extend(
         chain::append_only_triggers()
             .into_iter()
@@ -218,14 +179,13 @@ fn console_object_names() -> Vec<String> {
     names
 }
 
-/// Names of the derived tables and the triggers that keep them current.
-fn derived_object_names() -> Vec<String> {
-    let mut names: Vec<String> = triggers()
+/// What settle kept on the service's tables before schema 6: a ledger
+/// holding any of it is migrated.
+fn old_object_names() -> impl Iterator<Item = &'static str> {
+    OLD_TRIGGERS
         .into_iter()
-        .map(|(n, _, _)| n.to_string())
-        .collect();
-    names.extend(["settle_op_summary", "settle_state_counts"].map(String::from));
-    names
+        .chain(OLD_INDEXES)
+        .chain(OLD_TABLES)
 }
 
 impl Inspection {
@@ -249,9 +209,9 @@ pub struct Inspection {
     /// `settle_probes` and the worker's `retry_requests` columns exist
     /// (schema 5): reads may select them.
     pub worker_columns: bool,
-    /// The derived tables (operation summaries, state counts) exist and
-    /// their triggers keep them current: reads may use them.
-    pub derived: bool,
+    /// The ledger carries the identity its read model must match (schema
+    /// 6): reads may use a read model built for it.
+    pub read_model: bool,
 }
 
 /// Reads the schema and refuses what this binary cannot use: not SQLite, a
@@ -296,7 +256,8 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
         }
     }
     let present = settle_objects(conn, path)?;
-    let all_objects = console_object_names().iter().all(|n| present.contains(n));
+    let all_objects = console_object_names().iter().all(|n| present.contains(n))
+        && !old_object_names().any(|n| present.iter().any(|p| p == n));
     let mut has_settle_columns = true;
     for (table, wanted) in SETTLE_COLUMNS {
         let columns = table_columns(conn, path, table)?;
@@ -304,9 +265,7 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
             || wanted.iter().all(|(c, _)| columns.iter().any(|p| p == c));
     }
     let worker_columns = has_settle_columns && present.iter().any(|n| n == "settle_probes");
-    // The derived tables arrived in schema 2; a read-only look at a schema 2
-    // ledger may use them.
-    let derived = user_version >= 2 && derived_object_names().iter().all(|n| present.contains(n));
+    let read_model = user_version >= 6 && present.iter().any(|n| n == "settle_meta");
     Ok(Inspection {
         user_version,
         worker_columns,
@@ -314,7 +273,7 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
             || !missing_console_tables.is_empty()
             || !all_objects
             || !has_settle_columns,
-        derived,
+        read_model,
         missing_console_tables,
     })
 }
@@ -326,6 +285,17 @@ fn settle_objects(conn: &Connection, path: &Path) -> Result<Vec<String>> {
     stmt.query_map([], |r| r.get::<_, String>(0))
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(|e| sqlite(path, "reading the schema", e))
+}
+
+/// The ledger's identity (schema 6), which its read model must carry.
+pub(super) fn ledger_id(conn: &Connection, path: &Path) -> Result<Option<String>> {
+    conn.query_row(
+        "SELECT value FROM main.settle_meta WHERE key = 'ledger_id'",
+        [],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(|e| sqlite(path, "reading the ledger's identity", e))
 }
 
 /// Creates the whole schema in a new, empty file.
@@ -346,10 +316,13 @@ pub fn create(conn: &mut Connection, path: &Path) -> Result<()> {
 }
 
 /// Brings an older or service-created ledger up to [`SCHEMA_VERSION`] in one
-/// transaction: adds the console's tables, columns, indexes, derived tables
-/// and their triggers, never touches a service row. Calls `progress` before
-/// each step (index builds dominate on a big ledger). Returns one line saying
-/// what it did.
+/// short transaction: adds settle's own tables, columns, indexes and
+/// append-only triggers, and drops the triggers an older settle kept on the
+/// service's tables; never touches a service row nor reads the service's
+/// tables, so the write lock is held for milliseconds whatever the
+/// ledger's size. The indexes and summary tables an older settle kept are
+/// dropped after, each in its own transaction. Calls `progress` before each
+/// step. Returns one line saying what it did.
 pub fn upgrade(
     conn: &mut Connection,
     path: &Path,
@@ -374,14 +347,7 @@ pub fn upgrade(
     tx.execute_batch(CONSOLE_TABLES)
         .map_err(|e| sqlite(path, "adding the console tables", e))?;
     added.extend(add_missing_columns(&tx, path)?);
-    let steps: Vec<(String, String)> = console_steps()
-        .into_iter()
-        .chain(
-            FILL_DERIVED
-                .iter()
-                .map(|(n, q)| (n.to_string(), q.to_string())),
-        )
-        .collect();
+    let steps = console_steps();
     // Chain what an older settle recorded, before the triggers forbid the
     // update. Never on a ledger already at schema 3: recomputing its chain
     // would launder an edit into a valid link.
@@ -419,7 +385,7 @@ pub fn upgrade(
         .map_err(|e| sqlite(path, "setting the schema version", e))?;
     tx.commit()
         .map_err(|e| sqlite(path, "committing the upgrade", e))?;
-    truncate_wal(conn);
+    shed_old_objects(conn, path)?;
     Ok(upgrade_line(path, found.user_version, &added))
 }
 
@@ -458,40 +424,66 @@ fn upgrade_line(path: &Path, user_version: i64, added: &[String]) -> String {
     )
 }
 
-/// The count triggers kept their names when their text changed (schema 4
-/// counts a NULL state): `CREATE TRIGGER IF NOT EXISTS` would keep the old
-/// ones, so a ledger older than 4 loses them first.
+/// Drops, inside the upgrade's transaction, the triggers whose text
+/// changed (schema 5 lets a worker's request end as `failed`) and every
+/// trigger an older settle kept on the service's tables: from this commit
+/// on, a service's write pays nothing for settle.
 fn drop_outdated_triggers(tx: &Connection, path: &Path, user_version: i64) -> Result<()> {
-    // Schema 5 lets a worker's request end as `failed`.
     let forward = (user_version < 5).then_some("settle_retry_requests_forward");
-    let counts = if user_version < 4 {
-        &COUNT_TRIGGERS_BEFORE_4[..]
-    } else {
-        &[]
-    };
-    for name in counts.iter().copied().chain(forward) {
-        let doing = format!("replacing trigger {name}");
-        tx.execute_batch(&format!("DROP TRIGGER IF EXISTS {name};"))
+    for name in OLD_TRIGGERS.into_iter().chain(forward) {
+        let doing = format!("dropping trigger {name}");
+        tx.execute_batch(&format!("DROP TRIGGER IF EXISTS main.{name};"))
             .map_err(|e| sqlite(path, &doing, e))?;
     }
     Ok(())
+}
+
+/// Drops the indexes and summary tables an older settle kept on the
+/// service's tables, each in its own short transaction so a service's
+/// write waits for one drop at most. A drop cut short is done on the next
+/// writable open ([`inspect`] sees what is left).
+fn shed_old_objects(conn: &mut Connection, path: &Path) -> Result<()> {
+    let present = settle_objects(conn, path)?;
+    for name in OLD_INDEXES {
+        if present.iter().any(|p| p == name) {
+            drop_one(conn, path, "INDEX", name)?;
+        }
+    }
+    for name in OLD_TABLES {
+        if present.iter().any(|p| p == name) {
+            drop_one(conn, path, "TABLE", name)?;
+        }
+    }
+    Ok(())
+}
+
+fn drop_one(conn: &mut Connection, path: &Path, kind: &str, name: &str) -> Result<()> {
+    let doing = format!("dropping {} {name}", kind.to_lowercase());
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE; DROP {kind} IF EXISTS main.{name}; COMMIT;"
+    ))
+    .map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK");
+        sqlite(path, &doing, e)
+    })
 }
 
 /// What an upgrade from `user_version` adds besides tables and columns, for
 /// its one line on stderr.
 fn objects_added(user_version: i64, missing_objects: &[String]) -> Vec<String> {
     let mut added = Vec::new();
-    if user_version < 2 {
-        added.push("indexes, operation summaries, state counts and their triggers".to_string());
-    }
     if user_version < 3 {
         added.push("append-only triggers on the audit trail".to_string());
     }
-    if (2..4).contains(&user_version) {
-        added.push("state counts that count a NULL state".to_string());
-    }
     if user_version < 5 {
         added.push("the probes table and the worker's progress on retry requests".to_string());
+    }
+    if user_version < 6 {
+        added.push(
+            "a read model beside the ledger (LEDGER-settle) in place of triggers and \
+             indexes on the service's tables"
+                .to_string(),
+        );
     }
     if user_version >= 3 && !missing_objects.is_empty() {
         // Someone dropped settle's objects (the append-only triggers, say):
@@ -499,15 +491,6 @@ fn objects_added(user_version: i64, missing_objects: &[String]) -> Vec<String> {
         added.push(format!("the missing {}", missing_objects.join(", ")));
     }
     added
-}
-
-/// Copies the WAL into the database file and empties it. An adoption writes
-/// every index page through the WAL (177 MB for a million operations), which
-/// every later open would otherwise read again. Best effort: the
-/// data is committed either way, so a reader holding an old snapshot (the
-/// checkpoint then stops short) is not an error.
-fn truncate_wal(conn: &Connection) {
-    let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
 }
 
 fn table_columns(conn: &Connection, path: &Path, table: &str) -> Result<Vec<String>> {

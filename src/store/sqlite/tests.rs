@@ -115,6 +115,7 @@ mod clusters;
 mod counts;
 mod decide;
 mod malformed;
+mod model;
 mod open;
 mod paging;
 mod plans;

@@ -4,6 +4,8 @@
 //! from the domain's definitions, which the partial indexes repeat. Builds
 //! text only; runs nothing.
 
+use std::sync::LazyLock;
+
 use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, Value};
 
@@ -12,7 +14,8 @@ use crate::store::filter::queue_candidate_words;
 use crate::store::sql::{Arg, Dialect};
 
 /// The states an operation in the triage queue can have, as the partial
-/// index `settle_operations_queue` and the queue predicate both spell it
+/// index `settle_operations_queue` (on the read model) and the queue
+/// predicate both spell it
 /// (SQLite uses a partial index only when the query repeats its condition).
 /// The unary `+` keeps the planner off `settle_operations_state`, which
 /// would read the states one after the other and sort the whole queue.
@@ -42,16 +45,51 @@ pub(crate) fn instant_sql(column: &str) -> String {
     )
 }
 
-/// The FROM with the derived summary that triggers keep current.
-const FROM_DERIVED: &str = "operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id";
+/// The FROM of counts and the Clusters view: the read model's rows.
+const FROM_DERIVED: &str = "rm.settle_ops o";
 
-/// A list row from the derived summary: one primary-key lookup per row.
-const ROW_SOURCE: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
-    coalesce(s.attempts, 0), o.max_attempts, s.last_event, s.last_error,
-    o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version,
-    CASE WHEN o.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
-        WHERE r.op_id = o.id ORDER BY r.id DESC LIMIT 1) END
-    FROM operations o LEFT JOIN settle_op_summary s ON s.op_id = o.id";
+/// A row of the read model `model` still says what the ledger's operation
+/// `ledger` says in every column a filter or a sort reads (`IS`: a NULL
+/// equals a NULL), so a row the keeper has not caught up with yet never
+/// shows under a filter it fails. The keeper's sweep uses it too.
+pub(crate) fn same_as_ledger(model: &str, ledger: &str) -> String {
+    [
+        "state",
+        "account",
+        "op_type",
+        "idem_key",
+        "result_id",
+        "lease_expires_at",
+        "created_at",
+        "updated_at",
+        "version",
+    ]
+    .map(|c| format!("{model}.{c} IS {ledger}.{c}"))
+    .join(" AND ")
+}
+
+/// A list row: found through the read model `o` (its indexes serve every
+/// filter), read from the ledger's `operations t` by primary key, and kept
+/// only while the two agree.
+static ROW_SOURCE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT t.id, t.state, t.account, t.op_type, t.idem_key,
+    o.attempts, t.max_attempts, o.last_event, o.last_error,
+    t.result_id, CAST(t.lease_expires_at AS TEXT), t.created_at, t.updated_at, t.version,
+    CASE WHEN t.state = 'retry_pending' THEN (SELECT r.status FROM retry_requests r
+        WHERE r.op_id = t.id ORDER BY r.id DESC LIMIT 1) END
+    FROM rm.settle_ops o JOIN main.operations t ON t.id = o.id AND {}",
+        same_as_ledger("o", "t")
+    )
+});
+
+/// One operation's events through the read model's index of events by
+/// operation, and those the keeper has not read yet from the ledger's tail
+/// (a short range of its primary key), so the history is whole without an
+/// index on the service's `events`.
+const EVENTS_OF: &str = "id IN (SELECT event_id FROM rm.settle_events WHERE op_id = {key}
+    UNION SELECT id FROM main.events
+        WHERE id > (SELECT events FROM rm.settle_marks) AND op_id = {key})";
 
 /// The same row for a ledger shown read-only without adopting it (no
 /// summary table): three subqueries per row, still bounded by the page.
@@ -69,8 +107,8 @@ const ATTEMPTS: &str = "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id)";
 const LAST_ERROR: &str =
     "(SELECT a.error FROM attempts a WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1)";
 
-/// SQLite's spelling. `derived`: the trigger-kept summary table is there
-/// and current (joined as `s`), so reads use it instead of aggregating.
+/// SQLite's spelling. `derived`: the read model is attached as `rm`, so
+/// reads find their rows through it (as `o`) instead of aggregating.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SqliteSql {
     pub derived: bool,
@@ -129,23 +167,19 @@ impl Dialect for SqliteSql {
 
     fn row_source(&self) -> &'static str {
         if self.derived {
-            ROW_SOURCE
+            &ROW_SOURCE
         } else {
             ROW_SOURCE_UNADOPTED
         }
     }
 
     fn attempts(&self) -> &'static str {
-        if self.derived {
-            "coalesce(s.attempts, 0)"
-        } else {
-            ATTEMPTS
-        }
+        if self.derived { "o.attempts" } else { ATTEMPTS }
     }
 
     fn last_error(&self) -> &'static str {
         if self.derived {
-            "s.last_error"
+            "o.last_error"
         } else {
             LAST_ERROR
         }
@@ -155,7 +189,7 @@ impl Dialect for SqliteSql {
         instant_sql(column)
     }
 
-    /// Read from the trigger-kept summary when it is there.
+    /// Read from the read model when it is there.
     fn sort(&self, column: SortColumn) -> &'static str {
         match (column, self.derived) {
             (SortColumn::Id, _) => "o.id",
@@ -163,9 +197,9 @@ impl Dialect for SqliteSql {
             (SortColumn::Updated, _) => "o.updated_at",
             (SortColumn::Account, _) => "o.account",
             (SortColumn::OpType, _) => "o.op_type",
-            (SortColumn::Attempts, true) => "coalesce(s.attempts, 0)",
+            (SortColumn::Attempts, true) => "o.attempts",
             (SortColumn::Attempts, false) => ATTEMPTS,
-            (SortColumn::LastEvent, true) => "coalesce(s.last_event, '')",
+            (SortColumn::LastEvent, true) => "coalesce(o.last_event, '')",
             (SortColumn::LastEvent, false) => {
                 "coalesce((SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1), '')"
             }
@@ -181,6 +215,14 @@ impl Dialect for SqliteSql {
     /// digits.
     fn as_text(&self, column: &str) -> String {
         format!("CAST({column} AS TEXT)")
+    }
+
+    fn events_of(&self, key: &str) -> String {
+        if self.derived {
+            EVENTS_OF.replace("{key}", key)
+        } else {
+            format!("op_id = {key}")
+        }
     }
 
     /// SQLite's columns take any value.

@@ -18,9 +18,23 @@ use crate::store::sqlite::conn::Sqlite;
 impl Reader for &Connection {
     type Error = rusqlite::Error;
 
-    /// The base tables' spelling: these reads never join the summary.
+    /// The read model's spelling where it is attached: an operation's
+    /// events are found through its index (the service's `events` has no
+    /// index of settle's). The decision and retry transactions read here
+    /// too.
     fn dialect(&self) -> &dyn Dialect {
-        &SqliteSql { derived: false }
+        let attached = self
+            .query_row(
+                "SELECT 1 FROM pragma_database_list WHERE name = 'rm'",
+                [],
+                |_| Ok(()),
+            )
+            .is_ok();
+        if attached {
+            &SqliteSql { derived: true }
+        } else {
+            &SqliteSql { derived: false }
+        }
     }
 
     fn rows<T>(

@@ -57,12 +57,13 @@ fn a_read_only_open_never_adopts_yet_reads_the_same_rows() {
     );
 }
 
-/// A service whose table allows a NULL state writes one: settle's triggers
-/// count it (as a malformed state) instead of failing the service's write,
-/// and a ledger adopted before that fix (schema 3, the old triggers) gets
-/// the fixed triggers on its next writable open.
+/// A service whose table allows a NULL state writes one: the read model
+/// counts it (as a malformed state). A ledger an older settle adopted
+/// (triggers and indexes of settle's on the service's tables, one trigger
+/// failing that NULL as schema 3's did) loses them all on its next writable
+/// open, and keeps every row.
 #[test]
-fn a_null_state_never_fails_a_service_write_even_on_a_ledger_adopted_earlier() {
+fn a_ledger_adopted_earlier_loses_the_triggers_and_indexes_on_the_service_tables() {
     let dir = TempDir::new().unwrap();
     let path = dir.path().join("lax.db");
     let service = Connection::open(&path).unwrap();
@@ -79,45 +80,65 @@ fn a_null_state_never_fails_a_service_write_even_on_a_ledger_adopted_earlier() {
     assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
     drop(ledger);
 
-    // The same ledger as schema 3 left it: count triggers that insert the
-    // NULL itself.
+    // The same ledger as schema 5 left it, with schema 3's count trigger.
     service
         .execute_batch(
-            "DROP TRIGGER settle_operations_insert;
+            "CREATE TABLE settle_state_counts (state TEXT PRIMARY KEY, n INTEGER NOT NULL)
+                 WITHOUT ROWID;
+             CREATE TABLE settle_op_summary (op_id INTEGER PRIMARY KEY, attempts INTEGER);
              CREATE TRIGGER settle_operations_insert AFTER INSERT ON operations BEGIN
                  INSERT INTO settle_state_counts (state, n) VALUES (NEW.state, 1)
                  ON CONFLICT (state) DO UPDATE SET n = n + 1;
              END;
-             PRAGMA user_version = 3;",
+             CREATE TRIGGER settle_events_insert AFTER INSERT ON events BEGIN
+                 INSERT INTO settle_op_summary (op_id) VALUES (NEW.op_id);
+             END;
+             CREATE INDEX settle_operations_state ON operations (state, id);
+             CREATE INDEX settle_events_op ON events (op_id, id);
+             PRAGMA user_version = 5;",
         )
         .unwrap();
-    let old = service.execute(
-        "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
-             max_attempts, created_at, updated_at, version)
-         VALUES (6, 'a', 'charge', 'k-6', 'fp', NULL, 3, '2026-01-01T00:00:00Z',
-             '2026-01-01T00:00:00Z', 1)",
-        [],
-    );
-    assert!(old.is_err(), "the schema 3 trigger fails the write");
+    let insert_null = |id: i64| {
+        service.execute(
+            "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at, version)
+             VALUES (?1, 'a', 'charge', 'k-' || ?1, 'fp', NULL, 3, '2026-01-01T00:00:00Z',
+                 '2026-01-01T00:00:00Z', 1)",
+            [id],
+        )
+    };
+    assert!(insert_null(6).is_err(), "the old trigger fails the write");
+    let rows = |table: &str| -> i64 {
+        service
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = ["operations", "attempts", "events"].map(rows);
 
     let (ledger, report) = Ledger::open(&path, Access::ReadWrite).unwrap();
     let said = report.upgraded.unwrap_or_default();
     assert!(
-        said.contains(&format!("(schema 3 -> {})", super::schema::SCHEMA_VERSION)),
+        said.contains(&format!("(schema 5 -> {})", super::schema::SCHEMA_VERSION)),
         "{said}"
     );
-    service
-        .execute(
-            "INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
-                 max_attempts, created_at, updated_at, version)
-             VALUES (6, 'a', 'charge', 'k-6', 'fp', NULL, 3, '2026-01-01T00:00:00Z',
-                 '2026-01-01T00:00:00Z', 1)",
-            [],
+    assert_eq!(["operations", "attempts", "events"].map(rows), before);
+    let on_service_tables: Vec<String> = service
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE name LIKE 'settle%'
+                 AND (tbl_name IN ('operations', 'attempts', 'events')
+                      OR name IN ('settle_op_summary', 'settle_state_counts'))",
         )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
         .unwrap();
+    assert_eq!(on_service_tables, Vec::<String>::new());
+    insert_null(6).unwrap();
     service
         .execute("UPDATE operations SET state = 'unknown' WHERE id = 1", [])
         .unwrap();
+    ledger.model.as_ref().unwrap().sweep_all().unwrap();
     let counts = ledger.state_counts(now()).unwrap();
     assert_eq!(counts.total, 6);
     assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);

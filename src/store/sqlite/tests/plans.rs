@@ -114,7 +114,7 @@ fn counts_read_the_count_table_and_the_lease_index() {
             .join("\n")
     };
     let stale = explain(&format!(
-        "SELECT COUNT(*) FROM operations WHERE {} AND {} <= ?1",
+        "SELECT COUNT(*) FROM rm.settle_ops WHERE {} AND {} <= ?1",
         super::read::STALE_CANDIDATES,
         super::read::instant_sql("lease_expires_at")
     ));

@@ -1,0 +1,284 @@
+//! settle's read model of a SQLite ledger: a file beside it (`LEDGER-settle`)
+//! holding, per operation, the columns the filters and the list need with
+//! their indexes, an index of events by operation, the count per state, and
+//! how far it has read the ledger. The service's tables carry no trigger
+//! and no index of settle's: the model is built and kept current by
+//! settle's own connection (the keeper, whose `main` is the model and which
+//! attaches the ledger read-only), so neither a build nor an index on it can
+//! stall a service's write. Reading connections attach it as `rm`; what
+//! they show comes from the ledger, the model only finds it.
+
+mod build;
+mod catch_up;
+mod ddl;
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
+
+use super::error::sqlite;
+use crate::error::Result;
+use crate::store::open::Progress;
+
+pub(crate) use ddl::sidecar;
+
+/// How long one read may spend on the sweep before it reads.
+const SWEEP_BUDGET: Duration = Duration::from_millis(5);
+
+/// The least time between two rounds of the sweep: a service committing
+/// every few milliseconds would otherwise keep every read sweeping.
+const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// The read model of one open ledger: the keeper's connection, and what
+/// this process last saw of the ledger.
+pub(crate) struct Model {
+    keeper: Connection,
+    ledger: PathBuf,
+    /// The reading connection's `data_version` and `total_changes` at the
+    /// last catch-up: either changes when someone committed to the ledger.
+    seen: Cell<Option<(i64, u64)>>,
+    /// Where the sweep goes on from; None once it went through the ledger
+    /// and nobody committed since.
+    sweep_from: Cell<Option<i64>>,
+    /// When the sweep's last round began.
+    swept_at: Cell<Instant>,
+}
+
+/// What the read model's file holds for a ledger.
+#[derive(Debug, PartialEq, Eq)]
+enum Health {
+    /// Built for this ledger and current up to its watermarks.
+    Ready,
+    /// Missing, another ledger's, another format's, half built, or ahead
+    /// of the ledger (a ledger restored from a backup): built again.
+    Stale,
+}
+
+impl Model {
+    /// The read model of the writable ledger at `ledger`, built (with
+    /// `progress`) when it is missing or cannot be trusted, and caught up.
+    pub(crate) fn ensure(
+        ledger: &Path,
+        ledger_id: &str,
+        wait: Duration,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Model> {
+        let err = |doing: &str, e| sqlite(&sidecar(ledger), doing, e);
+        let opened = keeper(ledger, wait).and_then(|k| Ok((health(&k, ledger_id)?, k)));
+        let (health, keeper) = match opened {
+            Ok(found) => found,
+            // Not a database, or corrupt: only settle's copy, made again.
+            Err(e) if unreadable(&e) => {
+                remove(ledger);
+                let k = keeper(ledger, wait).map_err(|e| err("creating the read model", e))?;
+                (Health::Stale, k)
+            }
+            Err(e) => return Err(err("opening the read model", e)),
+        };
+        if health != Health::Ready {
+            build::build(&keeper, ledger_id, progress)
+                .map_err(|e| err("building the read model", e))?;
+        }
+        let model = Model::new(keeper, ledger);
+        model.catch_up_all()?;
+        Ok(model)
+    }
+
+    /// The read model of a ledger opened only to read, when it is there
+    /// and built for this ledger; None otherwise (nothing is created).
+    pub(crate) fn ready(ledger: &Path, ledger_id: &str, wait: Duration) -> Option<Model> {
+        if !sidecar(ledger).is_file() {
+            return None;
+        }
+        let keeper = keeper(ledger, wait).ok()?;
+        // A read model this account may not write would fall behind.
+        if keeper.is_readonly(rusqlite::MAIN_DB).unwrap_or(true) {
+            return None;
+        }
+        (health(&keeper, ledger_id).ok()? == Health::Ready).then(|| Model::new(keeper, ledger))
+    }
+
+    fn new(keeper: Connection, ledger: &Path) -> Model {
+        Model {
+            keeper,
+            ledger: ledger.to_path_buf(),
+            seen: Cell::new(None),
+            sweep_from: Cell::new(Some(0)),
+            swept_at: Cell::new(Instant::now()),
+        }
+    }
+
+    /// Attaches the read model to `conn`, the ledger's reading connection,
+    /// as `rm`.
+    pub(crate) fn attach(&self, conn: &Connection) -> Result<()> {
+        let path = sidecar(&self.ledger);
+        let name = path.to_string_lossy();
+        conn.execute("ATTACH DATABASE ?1 AS rm", [name.as_ref()])
+            .map(|_| ())
+            .map_err(|e| sqlite(&path, "attaching the read model", e))
+    }
+
+    /// Brings the read model up to what `conn` (the reading connection)
+    /// can see, when someone committed since the last time; then one
+    /// bounded slice of the sweep.
+    pub(crate) fn fresh(&self, conn: &Connection) -> Result<()> {
+        let version: i64 = conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(|e| sqlite(&self.ledger, "reading data_version", e))?;
+        let now = (version, conn.total_changes());
+        if self.seen.get() != Some(now) {
+            self.catch_up_all()?;
+            self.seen.set(Some(now));
+            // A commit may have changed what no new row tells: the sweep
+            // goes through the ledger again, a bounded slice per read.
+            if self.sweep_from.get().is_none() && self.swept_at.get().elapsed() >= SWEEP_EVERY {
+                self.sweep_from.set(Some(0));
+                self.swept_at.set(Instant::now());
+            }
+        }
+        let started = Instant::now();
+        while let Some(from) = self.sweep_from.get() {
+            if started.elapsed() > SWEEP_BUDGET {
+                break;
+            }
+            let next = catch_up::sweep(&self.keeper, from)
+                .map_err(|e| sqlite(&sidecar(&self.ledger), "sweeping the read model", e))?;
+            self.sweep_from.set(next);
+        }
+        Ok(())
+    }
+
+    /// Catch-up batches until the model has read everything committed.
+    fn catch_up_all(&self) -> Result<()> {
+        while catch_up::batch(&self.keeper)
+            .map_err(|e| sqlite(&sidecar(&self.ledger), "catching up the read model", e))?
+        {}
+        Ok(())
+    }
+
+    /// The whole sweep at once, for a test that changes rows behind
+    /// settle's back.
+    #[cfg(test)]
+    pub(crate) fn sweep_all(&self) -> Result<()> {
+        self.sweep_from.set(Some(0));
+        while let Some(from) = self.sweep_from.get() {
+            let next = catch_up::sweep(&self.keeper, from)
+                .map_err(|e| sqlite(&sidecar(&self.ledger), "sweeping the read model", e))?;
+            self.sweep_from.set(next);
+        }
+        Ok(())
+    }
+}
+
+/// The keeper's connection: the read model's file as `main` (created when
+/// missing, in WAL so the readers never wait for it), the ledger attached
+/// read-only as `l`, so nothing it runs can take the ledger's write lock.
+fn keeper(ledger: &Path, wait: Duration) -> rusqlite::Result<Connection> {
+    let k = Connection::open_with_flags(
+        sidecar(ledger),
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    k.busy_timeout(wait)?;
+    k.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
+    // A copy settle can always make again: a power cut may lose its last
+    // commits, never the ledger's.
+    k.pragma_update(None, "synchronous", "NORMAL")?;
+    k.execute("ATTACH DATABASE ?1 AS l", [read_only_uri(ledger)])?;
+    Ok(k)
+}
+
+/// `file:` URI of the ledger opened read-only, its path percent-encoded
+/// where a URI would read a character otherwise.
+fn read_only_uri(ledger: &Path) -> String {
+    let absolute = std::path::absolute(ledger).unwrap_or_else(|_| ledger.to_path_buf());
+    let mut uri = String::from("file:");
+    for b in absolute.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => uri.push_str(&format!("%{b:02X}")),
+            b if b.is_ascii() && !b.is_ascii_control() => uri.push(char::from(*b)),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?mode=ro");
+    uri
+}
+
+/// Whether the keeper's file is the complete read model of `ledger_id`.
+fn health(k: &Connection, ledger_id: &str) -> rusqlite::Result<Health> {
+    let exists: Option<String> = k
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE name = 'settle_marks'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if exists.is_none() {
+        return Ok(Health::Stale);
+    }
+    let marks: Option<(i64, String, i64, i64, i64)> = k
+        .query_row(
+            "SELECT format, ledger_id, complete, ops, events FROM settle_marks",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()?;
+    let Some((format, id, complete, ops, events)) = marks else {
+        return Ok(Health::Stale);
+    };
+    let (max_op, max_event): (i64, i64) = k.query_row(
+        "SELECT (SELECT coalesce(max(id), 0) FROM l.operations),
+                (SELECT coalesce(max(id), 0) FROM l.events)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let trusted = format == ddl::FORMAT
+        && id == ledger_id
+        && complete == 1
+        && ops <= max_op
+        && events <= max_event;
+    Ok(if trusted {
+        Health::Ready
+    } else {
+        Health::Stale
+    })
+}
+
+/// Deletes a read model SQLite cannot read, with its WAL and shared memory.
+fn remove(ledger: &Path) {
+    let path = sidecar(ledger);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(name));
+    }
+}
+
+/// Whether `e` says the file is not a database SQLite can read.
+fn unreadable(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)
+    )
+}
+
+#[cfg(test)]
+impl Model {
+    /// Runs `during` while the keeper holds a catch-up transaction open,
+    /// the read model's write lock taken: what a service does meanwhile on
+    /// the ledger must not wait for it.
+    pub(crate) fn holding_a_batch(&self, during: impl FnOnce()) {
+        let tx = self.keeper.unchecked_transaction().unwrap();
+        tx.execute("UPDATE settle_marks SET complete = complete", [])
+            .unwrap();
+        let _: i64 = tx
+            .query_row("SELECT count(*) FROM l.operations", [], |r| r.get(0))
+            .unwrap();
+        during();
+        tx.commit().unwrap();
+    }
+}

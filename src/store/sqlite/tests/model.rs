@@ -1,0 +1,170 @@
+//! The read model beside the ledger: what a service writes, with settle
+//! running or not, reaches it; a missing, foreign or unreadable one is
+//! built again, never trusted; and keeping it never takes the ledger's
+//! write lock.
+
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::{Ledger, adopted, insert_attempt, insert_op, now};
+use crate::domain::{Seek, State};
+use crate::query::Query;
+use crate::store::Access;
+use crate::store::backend::{Reads as _, Session as _};
+use crate::store::sqlite::model::sidecar;
+
+fn keyed(ledger: &Ledger, key: &str) -> Vec<crate::domain::OperationRow> {
+    ledger
+        .page(
+            &Query::parse(&format!("key:{key}")).unwrap(),
+            Seek::First,
+            5,
+            now(),
+        )
+        .unwrap()
+}
+
+fn event(service: &Connection, op: i64, event: &str) {
+    service
+        .execute(
+            "INSERT INTO events (op_id, at, event) VALUES (?1, '2026-01-01T00:00:00Z', ?2)",
+            rusqlite::params![op, event],
+        )
+        .unwrap();
+}
+
+#[test]
+fn what_a_service_wrote_while_settle_was_away_shows_on_the_next_open() {
+    let (_dir, ledger, service) = adopted(10);
+    let path = ledger.path().to_path_buf();
+    drop(ledger);
+    insert_op(&service, 11, "acct-away", "k-away", "unknown", None);
+    insert_attempt(&service, 11, 1, Some("HTTP 502"));
+    event(&service, 11, "timeout");
+    service
+        .execute("UPDATE operations SET state = 'exhausted' WHERE id = 5", [])
+        .unwrap();
+    event(&service, 5, "gave up");
+    for access in [Access::ReadOnly, Access::ReadWrite] {
+        let (ledger, report) = Ledger::open(&path, access).unwrap();
+        assert_eq!(report.not_adopted, None);
+        let row = &keyed(&ledger, "k-away")[0];
+        assert_eq!(
+            (
+                row.attempts,
+                row.last_error.as_deref(),
+                row.last_event.as_deref()
+            ),
+            (1, Some("HTTP 502"), Some("timeout"))
+        );
+        let exhausted = ledger
+            .page(
+                &Query::parse("state:exhausted").unwrap(),
+                Seek::First,
+                20,
+                now(),
+            )
+            .unwrap();
+        assert!(exhausted.iter().any(|r| r.id.0 == 5), "{exhausted:?}");
+        let counts = ledger.state_counts(now()).unwrap();
+        assert_eq!(counts.total, 11);
+        assert_eq!(counts.get(&State::Exhausted), 3);
+    }
+}
+
+#[test]
+fn a_plain_sql_write_shows_on_the_next_read_and_never_under_a_filter_it_fails() {
+    let (_dir, ledger, service) = adopted(10);
+    let unknown = Query::parse("state:unknown").unwrap();
+    let before = ledger.page(&unknown, Seek::First, 20, now()).unwrap();
+    assert!(before.iter().any(|r| r.id.0 == 5));
+    // Moved without any event: the read model still says unknown until the
+    // sweep, yet the row leaves the filter at once.
+    service
+        .execute("UPDATE operations SET state = 'completed' WHERE id = 5", [])
+        .unwrap();
+    let after = ledger.page(&unknown, Seek::First, 20, now()).unwrap();
+    assert!(after.iter().all(|r| r.state == State::Unknown), "{after:?}");
+    insert_op(&service, 12, "acct-live", "k-live", "unknown", None);
+    event(&service, 12, "sent");
+    let row = &keyed(&ledger, "k-live")[0];
+    assert_eq!(row.last_event.as_deref(), Some("sent"));
+    let detail = crate::store::backend::History::detail(&ledger, row.id).unwrap();
+    assert_eq!(detail.events.len(), 1);
+    // An event the keeper has not read yet is in the history too.
+    event(&service, 12, "acked");
+    let detail = crate::store::backend::History::detail(&ledger, row.id).unwrap();
+    assert_eq!(detail.events.len(), 2);
+}
+
+#[test]
+fn a_missing_foreign_or_unreadable_read_model_is_built_again() {
+    let (_dir, ledger, _service) = adopted(10);
+    let path = ledger.path().to_path_buf();
+    let rows = ledger
+        .page(&Query::default(), Seek::First, 20, now())
+        .unwrap();
+    drop(ledger);
+    let (other_dir, other, _) = adopted(3);
+    let foreign = sidecar(other.path());
+    drop(other);
+
+    std::fs::remove_file(sidecar(&path)).unwrap();
+    let (look, report) = Ledger::open(&path, Access::ReadOnly).unwrap();
+    assert!(report.not_adopted.is_some(), "a look shows it without one");
+    assert!(look.model.is_none());
+    assert_eq!(
+        look.page(&Query::default(), Seek::First, 20, now())
+            .unwrap(),
+        rows
+    );
+    drop(look);
+    let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    assert_eq!(
+        ledger
+            .page(&Query::default(), Seek::First, 20, now())
+            .unwrap(),
+        rows
+    );
+    drop(ledger);
+
+    for replace in [
+        |_: &std::path::Path, foreign: &std::path::Path, model: &std::path::Path| {
+            std::fs::copy(foreign, model).unwrap();
+        },
+        |_: &std::path::Path, _: &std::path::Path, model: &std::path::Path| {
+            std::fs::write(model, b"not a database, not at all, not even close").unwrap();
+        },
+    ] {
+        let model = sidecar(&path);
+        for suffix in ["-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", model.display()));
+        }
+        replace(&path, &foreign, &model);
+        let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
+        assert!(look.model.is_none(), "never trusted");
+        drop(look);
+        let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+        assert!(ledger.model.is_some());
+        assert_eq!(
+            ledger
+                .page(&Query::default(), Seek::First, 20, now())
+                .unwrap(),
+            rows
+        );
+        assert_eq!(ledger.state_counts(now()).unwrap().total, 10);
+    }
+    drop(other_dir);
+}
+
+#[test]
+fn a_service_write_never_waits_for_the_read_model() {
+    let (_dir, ledger, service) = adopted(10);
+    service.busy_timeout(Duration::ZERO).unwrap();
+    ledger.model.as_ref().unwrap().holding_a_batch(|| {
+        insert_op(&service, 20, "acct-busy", "k-busy", "unknown", None);
+        event(&service, 20, "sent");
+    });
+    assert_eq!(keyed(&ledger, "k-busy").len(), 1);
+}
