@@ -198,6 +198,11 @@ pub(super) fn page_sql(
 ) -> (Statement, bool) {
     let mut args = Args::new(d);
     let mut clause = where_clause(d, query, now, &mut args);
+    let source = if clause.is_empty() {
+        d.unfiltered_row_source()
+    } else {
+        d.row_source()
+    };
     let (order, reverse, bound) = seek_plan(seek, sort.descending);
     let column = d.sort(sort.column);
     if let Some((key, op)) = bound {
@@ -223,11 +228,7 @@ pub(super) fn page_sql(
     } else {
         format!("{column} {order}, o.id {order}")
     };
-    let sql = format!(
-        "{} {} ORDER BY {by}{limit}",
-        d.row_source(),
-        where_sql(&clause)
-    );
+    let sql = format!("{source} {} ORDER BY {by}{limit}", where_sql(&clause));
     let statement = Statement {
         sql,
         args: args.values,

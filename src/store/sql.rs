@@ -106,6 +106,14 @@ pub(crate) trait Dialect {
     /// [`Dialect::from`] and whatever joins compute them.
     fn row_source(&self) -> &'static str;
 
+    /// [`Dialect::row_source`] for a list nothing filters: a backend that
+    /// drops rows whose lagging copy disagrees with the ledger (SQLite's
+    /// read model) has nothing to check there, and must not hide a row a
+    /// service edited until its copy catches up.
+    fn unfiltered_row_source(&self) -> &'static str {
+        self.row_source()
+    }
+
     /// The operation's attempt count, in a condition on `o`.
     fn attempts(&self) -> &'static str;
 

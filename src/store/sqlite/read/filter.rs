@@ -83,6 +83,10 @@ static ROW_SOURCE: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// [`ROW_SOURCE`] without the agreement check, for a list nothing filters.
+static ROW_SOURCE_UNFILTERED: LazyLock<String> =
+    LazyLock::new(|| ROW_SOURCE.replace(&format!(" AND {}", same_as_ledger("o", "t")), ""));
+
 /// One operation's events through the read model's index of events by
 /// operation, and those the keeper has not read yet from the ledger's tail
 /// (a short range of its primary key), so the history is whole without an
@@ -168,6 +172,14 @@ impl Dialect for SqliteSql {
     fn row_source(&self) -> &'static str {
         if self.derived {
             &ROW_SOURCE
+        } else {
+            ROW_SOURCE_UNADOPTED
+        }
+    }
+
+    fn unfiltered_row_source(&self) -> &'static str {
+        if self.derived {
+            &ROW_SOURCE_UNFILTERED
         } else {
             ROW_SOURCE_UNADOPTED
         }
