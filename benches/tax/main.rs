@@ -90,6 +90,28 @@ pub(crate) fn median(v: &[Duration]) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
+/// One table line for a service's commits while `settle adopt` ran: the
+/// slowest, how many took over 100 ms, how many failed.
+pub(crate) fn waits_line(
+    what: &str,
+    took: Duration,
+    mut waits: Vec<Duration>,
+    failed: u64,
+) -> String {
+    waits.sort();
+    let slowest = waits.last().copied().unwrap_or_default();
+    let over = waits
+        .iter()
+        .filter(|w| **w > Duration::from_millis(100))
+        .count();
+    format!(
+        "| {what}: a commit every 10 ms while `settle adopt` ran ({:.1} s) | | slowest {:.0} ms; {over} of {} over 100 ms; {failed} failed | |",
+        took.as_secs_f64(),
+        slowest.as_secs_f64() * 1000.0,
+        waits.len()
+    )
+}
+
 /// `after / before`, as "1.07x".
 pub(crate) fn ratio(after: f64, before: f64) -> String {
     if before > 0.0 {

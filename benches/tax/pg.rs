@@ -11,30 +11,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::{ratio, settle_bin};
+use crate::{ratio, settle_bin, waits_line};
 
 #[path = "../../src/store/postgres/testing.rs"]
 mod cluster;
 
-/// The service's write path, per operation: reserve it; the attempt and its
-/// start event; the commit event, the finished attempt and the completed
-/// operation. Each its own transaction.
-const WRITE_PATH: &str = r"\set acct random(0, 4999)
-BEGIN;
-INSERT INTO operations (account, op_type, idem_key, fingerprint, params, state, max_attempts, created_at, updated_at, version)
-VALUES ('acct-' || lpad(:acct::text, 4, '0'), 'place_order', gen_random_uuid()::text, 'sha256:00', '{}', 'reserved', 3, now(), now(), 1)
-RETURNING id AS op \gset
-COMMIT;
-BEGIN;
-INSERT INTO attempts (op_id, attempt, started_at, outcome) VALUES (:op, 1, now(), 'pending');
-INSERT INTO events (op_id, attempt, at, event) VALUES (:op, 1, now(), 'started');
-COMMIT;
-BEGIN;
-INSERT INTO events (op_id, attempt, at, event, detail) VALUES (:op, 1, now(), 'committed', '{}');
-UPDATE attempts SET ended_at = now(), outcome = 'ok' WHERE op_id = :op AND attempt = 1;
-UPDATE operations SET state = 'completed', result_id = 'r-' || :op, updated_at = now(), version = version + 1 WHERE id = :op;
-COMMIT;
-";
+/// The service's write path, per operation, as pgbench runs it: the
+/// project's script, so the benchmark and a hand run measure the same.
+const WRITE_PATH: &str = include_str!("../../scripts/pg-service-write.sql");
 
 /// Clients and seconds per pgbench run.
 const CLIENTS: &str = "16";
@@ -177,20 +161,13 @@ fn during_adoption(address: &str, n: u64) -> Result<String, String> {
     let took = adopt(address);
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
-    let (mut waits, failed) = writer
+    let (waits, failed) = writer
         .join()
         .map_err(|_| "the service thread panicked".to_string())??;
-    let took = took?;
-    waits.sort();
-    let slowest = waits.last().copied().unwrap_or_default();
-    let over = waits
-        .iter()
-        .filter(|w| **w > Duration::from_millis(100))
-        .count();
-    Ok(format!(
-        "| PostgreSQL {n} ops: a commit every 10 ms while `settle adopt` ran ({:.1} s) | | slowest {:.0} ms; {over} of {} over 100 ms; {failed} failed | |",
-        took.as_secs_f64(),
-        slowest.as_secs_f64() * 1000.0,
-        waits.len()
+    Ok(waits_line(
+        &format!("PostgreSQL {n} ops"),
+        took?,
+        waits,
+        failed,
     ))
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 
-use crate::{median, ratio, settle_bin};
+use crate::{median, ratio, settle_bin, waits_line};
 
 /// A timestamp in the form the generator writes.
 const NOW: &str = "2026-12-01T12:00:00Z";
@@ -87,11 +87,16 @@ fn write_path(path: &Path, sync: &str, writes: u64, tag: &str) -> rusqlite::Resu
 /// run: the timed runs add operations).
 fn copy(dir: &Path, n: u64, pristine: &Path, name: &str) -> Result<PathBuf, String> {
     let to = dir.join(format!("tax-{n}-{name}.db"));
-    for suffix in ["", "-wal", "-shm", "-settle", "-settle-wal", "-settle-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", to.display()));
-    }
+    remove(&to);
     std::fs::copy(pristine, &to).map_err(|e| format!("copying to {}: {e}", to.display()))?;
     Ok(to)
+}
+
+/// Removes a ledger copy with its WAL and settle's read model beside it.
+fn remove(ledger: &Path) {
+    for suffix in ["", "-wal", "-shm", "-settle", "-settle-wal", "-settle-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", ledger.display()));
+    }
 }
 
 fn adopt(path: &Path) -> Result<Duration, String> {
@@ -153,11 +158,8 @@ pub fn measure(
             ratio(ma.as_secs_f64(), mb.as_secs_f64())
         ));
     }
-    for path in [before, after] {
-        for suffix in ["", "-wal", "-shm", "-settle", "-settle-wal", "-settle-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-    }
+    remove(&before);
+    remove(&after);
     Ok(lines)
 }
 
@@ -193,24 +195,10 @@ fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String
     let took = adopt(&path);
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
-    let (mut waits, failed) = writer
+    let (waits, failed) = writer
         .join()
         .map_err(|_| "the service thread panicked".to_string())?
         .map_err(|e| e.to_string())?;
-    let took = took?;
-    waits.sort();
-    let slowest = waits.last().copied().unwrap_or_default();
-    let over = waits
-        .iter()
-        .filter(|w| **w > Duration::from_millis(100))
-        .count();
-    for suffix in ["", "-wal", "-shm", "-settle", "-settle-wal", "-settle-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    Ok(format!(
-        "| SQLite {n} ops: a commit every 10 ms while `settle adopt` ran ({:.1} s) | | slowest {:.0} ms; {over} of {} over 100 ms; {failed} failed | |",
-        took.as_secs_f64(),
-        slowest.as_secs_f64() * 1000.0,
-        waits.len()
-    ))
+    remove(&path);
+    Ok(waits_line(&format!("SQLite {n} ops"), took?, waits, failed))
 }
