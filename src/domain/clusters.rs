@@ -10,7 +10,8 @@ pub enum ClusterDimension {
     Account,
     /// The error of the operation's last attempt.
     LastError,
-    /// How long since the operation last changed (`updated_at`).
+    /// How long since the operation got stuck: its last attempt's start,
+    /// else its last change.
     Age,
 }
 
@@ -75,7 +76,7 @@ pub struct Clusters {
     pub sections: Vec<ClusterSection>,
     /// Operations grouped (each counted once per dimension).
     pub total: i64,
-    /// When the grouped operations last changed, over time.
+    /// When the grouped operations got stuck, over time.
     pub timeline: Timeline,
 }
 

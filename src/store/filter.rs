@@ -286,16 +286,16 @@ pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> S
 }
 
 /// Each operation `query` matches as the Clusters view counts it: type,
-/// account, last error and last change (whole seconds since the epoch;
-/// NULL when not a time), in id order so the same index as the queue's
-/// pages serves it.
+/// account, last error and when it got stuck ([`Dialect::stuck_since`],
+/// whole seconds since the epoch; NULL when not a time), in id order so
+/// the same index as the queue's pages serves it.
 pub(super) fn clusters_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
     let clause = where_clause(d, query, now, &mut args);
     let sql = format!(
         "SELECT o.op_type, o.account, {}, {} FROM {} {} ORDER BY o.id",
         d.last_error(),
-        d.epoch_seconds("o.updated_at"),
+        d.epoch_seconds(d.stuck_since()),
         d.from(),
         where_sql(&clause)
     );

@@ -34,6 +34,11 @@ pub(super) fn whole_seconds(now: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp(now.timestamp(), 0).unwrap_or(now)
 }
 
+/// An operation's last attempt's start through the attempts primary key
+/// (`op_id, attempt`), else its last change.
+pub(crate) const LAST_ATTEMPT_STARTED: &str = "coalesce((SELECT a.started_at FROM attempts a
+    WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1), o.updated_at)";
+
 /// A statement's arguments in placeholder order, numbered as the dialect
 /// numbers them (`?3` or `$3`).
 pub(super) struct Args {
@@ -135,6 +140,13 @@ pub(crate) trait Dialect {
     /// The time text in `column` as whole seconds since the epoch, NULL
     /// when it is not a time.
     fn epoch_seconds(&self, column: &str) -> String;
+
+    /// When an operation got stuck, for the Clusters view's chart: its
+    /// last attempt's start, or its last change when it has no attempt.
+    /// An engine whose record says otherwise overrides it.
+    fn stuck_since(&self) -> &'static str {
+        LAST_ATTEMPT_STARTED
+    }
 
     /// The expression a sort orders the list by, never NULL (a row
     /// compared with NULL is neither before nor after it, and the page

@@ -182,7 +182,7 @@ impl TextCounts {
     }
 }
 
-/// The bucket of an operation last changed at `instant` (seconds since
+/// The bucket of an operation stuck since `instant` (seconds since
 /// the epoch), read from [`AGE_BUCKETS`].
 pub(super) fn age_bucket(instant: Option<i64>, now: i64) -> &'static str {
     let Some(at) = instant else {

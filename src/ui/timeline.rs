@@ -1,5 +1,6 @@
 //! Time drawn rather than read: the Clusters view's bar chart of when the
-//! queue's operations last changed, with an axis in local time, and the
+//! queue's operations got stuck (their last attempt), with an axis in
+//! local time, and the
 //! sparklines that repeat it small (per group, and the queue's size in the
 //! header). Built from ratatui's own widgets, so bars scale in eighths.
 
@@ -28,7 +29,7 @@ pub fn chart(timeline: &Timeline, theme: Theme, frame: &mut Frame, area: Rect) {
     }
     let max = timeline.counts.iter().copied().max().unwrap_or(0);
     let title = Line::from(vec![
-        Span::styled("when they last changed", theme.title()),
+        Span::styled("when they got stuck (last attempt)", theme.title()),
         Span::styled(
             format!(
                 "  per {}, local time; the tallest bar is {max}",

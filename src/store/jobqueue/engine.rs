@@ -146,4 +146,10 @@ impl Dialect for EngineSql {
     fn table_count(&self) -> &'static str {
         PgSql::ALL.table_count()
     }
+
+    /// The engines keep no attempts table settle reads in a condition:
+    /// a job got stuck when it last changed.
+    fn stuck_since(&self) -> &'static str {
+        "o.updated_at"
+    }
 }

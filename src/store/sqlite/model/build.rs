@@ -128,10 +128,12 @@ fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
     tx.execute(
         &format!(
-            "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt)
-             SELECT o.id, {COPIED_O}, coalesce(a.n, 0), a.error, a.last
+            "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
+                 last_attempt_at)
+             SELECT o.id, {COPIED_O}, coalesce(a.n, 0), a.error, a.last, a.started_at
              FROM l.operations o LEFT JOIN (
-                 SELECT op_id, COUNT(*) AS n, error, MAX(attempt) AS last FROM l.attempts
+                 SELECT op_id, COUNT(*) AS n, error, started_at, MAX(attempt) AS last
+                 FROM l.attempts
                  WHERE op_id > ?1 AND op_id <= ?2 GROUP BY op_id
              ) a ON a.op_id = o.id
              WHERE o.id > ?1 AND o.id <= ?2"

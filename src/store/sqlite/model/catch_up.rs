@@ -99,12 +99,14 @@ pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
         .execute([op])?;
     tx.prepare_cached(&format!(
         "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
-             last_event, last_event_id)
+             last_attempt_at, last_event, last_event_id)
          SELECT o.id, {COPIED_O},
              (SELECT COUNT(*) FROM l.attempts a WHERE a.op_id = o.id),
              (SELECT a.error FROM l.attempts a WHERE a.op_id = o.id
                  ORDER BY a.attempt DESC LIMIT 1),
              (SELECT MAX(a.attempt) FROM l.attempts a WHERE a.op_id = o.id),
+             (SELECT a.started_at FROM l.attempts a WHERE a.op_id = o.id
+                 ORDER BY a.attempt DESC LIMIT 1),
              e.event, e.id
          FROM l.operations o LEFT JOIN l.events e ON e.id =
              (SELECT MAX(event_id) FROM settle_events WHERE op_id = o.id)

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::store::sqlite::read::filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
 
 /// The read model's format: a file of another format is rebuilt.
-pub(crate) const FORMAT: i64 = 1;
+pub(crate) const FORMAT: i64 = 2;
 
 /// The read model of `ledger`: the ledger's path with `-settle` after it,
 /// beside SQLite's own `-wal` and `-shm`.
@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS settle_ops (
     attempts      INTEGER NOT NULL DEFAULT 0,
     last_error,
     last_attempt,
+    last_attempt_at,
     last_event,
     last_event_id
 );

@@ -185,6 +185,15 @@ impl Dialect for SqliteSql {
         }
     }
 
+    /// The read model keeps the last attempt's start.
+    fn stuck_since(&self) -> &'static str {
+        if self.derived {
+            "coalesce(o.last_attempt_at, o.updated_at)"
+        } else {
+            crate::store::sql::LAST_ATTEMPT_STARTED
+        }
+    }
+
     fn attempts(&self) -> &'static str {
         if self.derived { "o.attempts" } else { ATTEMPTS }
     }

@@ -29,6 +29,15 @@ fn clusters_group_the_queue_by_receiver_account_error_and_age() {
             )
             .unwrap();
     };
+    let attempt = |id: i64, n: i64, error: &str, at: &str| {
+        service
+            .execute(
+                "INSERT INTO attempts (op_id, attempt, started_at, outcome, error)
+                 VALUES (?1, ?2, ?3, 'error', ?4)",
+                params![id, n, at, error],
+            )
+            .unwrap();
+    };
     // The incident: five place_order of acct-1 timing out, 10 minutes ago.
     for id in 1..=5 {
         op(
@@ -38,12 +47,14 @@ fn clusters_group_the_queue_by_receiver_account_error_and_age() {
             "unknown",
             "2026-06-01T11:50:00Z",
         );
-        insert_attempt(&service, id, 1, Some("connection refused"));
-        insert_attempt(&service, id, 2, Some("timeout"));
+        attempt(id, 1, "connection refused", "2026-06-01T11:49:00Z");
+        attempt(id, 2, "timeout", "2026-06-01T11:50:00Z");
     }
-    // Two older ones elsewhere, one without an error; one settled.
-    op(6, "acct-2", "refund", "exhausted", "2026-05-31T12:00:00Z");
-    insert_attempt(&service, 6, 1, Some("declined"));
+    // Two older ones elsewhere, one without an error; one settled. The
+    // exhausted one was touched a minute ago, but it got stuck when its
+    // last attempt ran, a day before: its age is the attempt's.
+    op(6, "acct-2", "refund", "exhausted", "2026-06-01T11:59:00Z");
+    attempt(6, 1, "declined", "2026-05-31T12:00:00Z");
     op(7, "acct-3", "refund", "conflict", "2026-04-01T00:00:00Z");
     op(
         8,
