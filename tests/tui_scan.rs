@@ -138,19 +138,17 @@ fn a_filter_on_an_unadopted_ledger_shows_only_its_matches_as_the_scan_finds_them
         "paged past the first screen:\n{text}"
     );
 
-    // A rare account: rows of acct-007 go at once, and nothing shows
-    // until the scan reaches the three old matches, then all three.
+    // A rare account: rows of acct-007 go at once, and every frame under
+    // its name shows only its rows until the scan has found all three.
+    // Its progress text is not awaited here: the screen is read once a
+    // frame has settled, and a whole scan of this ledger may draw all its
+    // frames between two reads on a loaded machine (the common account
+    // above shows the progress text; the snapshots show each state).
     screen.send("\x1b");
     screen.send("/type:type-rare\r");
-    let mut under_way = false;
     let text = sample_until(&mut screen, ("type:type-rare", "acct-rare"), |t| {
-        // Any frame of the scan under way: a loaded machine may draw the
-        // first slice's frame after the next one's.
-        under_way |= (t.contains("no match yet") || t.contains(" so far"))
-            && t.contains("`settle adopt` adds the indexes");
         t.contains("3 operations") && listed_accounts(t).len() == 3 && !t.contains("scanning")
     });
-    assert!(under_way, "the scan was never seen under way");
     assert!(
         text.contains("3 Queue 3") || text.contains("Queue 3"),
         "{text}"
