@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use super::cells::CellRead;
 use super::timeline::{Counts, Grid};
 use crate::domain::clusters::{AGE_BUCKETS, AGE_UNREADABLE, TIMELINE_BUCKETS};
 use crate::domain::{Cluster, ClusterDimension, Clusters, Timeline};
@@ -119,6 +120,17 @@ impl Tally {
     }
 
     /// The `top` biggest groups of each dimension.
+    /// One row of [`crate::store::filter::clusters_sql`], read tolerantly:
+    /// the time first, so the row's groups count in its bucket.
+    pub(super) fn row<C: CellRead>(&mut self, c: &mut C) -> Result<(), C::Error> {
+        self.age(c.opt_int(3, "updated_at")?);
+        for i in 0..3 {
+            let value = c.opt_text(i, "cluster value")?;
+            self.text(i, value.as_deref());
+        }
+        Ok(())
+    }
+
     pub(super) fn into_clusters(self, top: usize) -> Clusters {
         let timed = self.timed;
         let groups = TEXT_DIMENSIONS

@@ -90,12 +90,7 @@ impl Reads for JobQueue {
         let mut tally = Tally::new(now.timestamp());
         let failed = |e| self.err("grouping the queue", e);
         self.stream(&statement, "grouping the queue", &mut |c| {
-            tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
-            for i in 0..3 {
-                let value = c.opt_text(i, "cluster value").map_err(failed)?;
-                tally.text(i, value.as_deref());
-            }
-            Ok(())
+            tally.row(c).map_err(failed)
         })?;
         Ok(tally.into_clusters(top))
     }

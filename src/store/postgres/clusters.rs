@@ -12,7 +12,6 @@ use crate::domain::Clusters;
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
-use crate::store::cells::CellRead;
 use crate::store::filter::clusters_sql;
 use crate::store::tally::Tally;
 
@@ -28,13 +27,7 @@ pub(super) fn clusters(pg: &Pg, query: &Query, now: DateTime<Utc>, top: usize) -
     };
     let mut tally = Tally::new(now.timestamp());
     pg.stream(&statement, portal, "grouping the queue", |c| {
-        // The time first: the row's groups count in its bucket.
-        tally.age(c.opt_int(3, "updated_at").map_err(failed)?);
-        for i in 0..3 {
-            let value = c.opt_text(i, "cluster value").map_err(failed)?;
-            tally.text(i, value.as_deref());
-        }
-        Ok(())
+        tally.row(c).map_err(failed)
     })?;
     Ok(tally.into_clusters(top))
 }
