@@ -10,14 +10,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use postgres::Client;
-use postgres::fallible_iterator::FallibleIterator;
 
 use super::engine::EngineSql;
 use crate::error::{Error, Result};
 use crate::store::backend::Session;
 use crate::store::filter::Statement;
 use crate::store::interrupt::{Interrupt, InterruptHandle};
-use crate::store::postgres::{Cells, Foreign, foreign_session, pg_error, refs};
+use crate::store::postgres::{Cells, Foreign, Portal, foreign_session, pg_error, refs, stream_on};
 use crate::store::sql::Arg;
 use crate::store::tables::Tables;
 
@@ -170,10 +169,9 @@ impl JobQueue {
             .map_err(|e| self.err(doing, e))
     }
 
-    /// Hands each row of `statement` to `each` as the server sends it (the
-    /// driver reads the socket only as fast as the rows are taken), never
-    /// all held in memory; a whole list may take longer than the statement
-    /// timeout a page has.
+    /// Hands each row of `statement` to `each` through PostgreSQL's portal
+    /// reader, a batch at a time, never all held in memory; a whole list
+    /// may take longer than the statement timeout a page has.
     pub(super) fn stream(
         &self,
         statement: &Statement,
@@ -182,22 +180,17 @@ impl JobQueue {
     ) -> Result<()> {
         self.fresh()?;
         let failed = |e| self.err(doing, e);
-        let mut client = self.client.borrow_mut();
-        let mut tx = client
-            .build_transaction()
-            .read_only(true)
-            .start()
-            .map_err(failed)?;
-        tx.batch_execute("SET LOCAL statement_timeout = 0")
-            .map_err(failed)?;
-        let mut rows = tx
-            .query_raw(&statement.sql, refs(&statement.args))
-            .map_err(failed)?;
-        while let Some(row) = rows.next().map_err(failed)? {
-            each(&mut Cells::new(&row))?;
-        }
-        drop(rows);
-        tx.commit().map_err(failed)
+        let portal = Portal {
+            batch: 1000,
+            untimed: true,
+        };
+        stream_on(
+            &mut self.client.borrow_mut(),
+            statement,
+            portal,
+            &failed,
+            each,
+        )
     }
 
     /// Why settle does not `what` (a verb: `probe`, `copy`) this engine's

@@ -72,6 +72,7 @@ pub(crate) use error::pg_error;
 pub(crate) use filter::{PgSql, refs};
 pub use hosts::Reads;
 pub(crate) use objects::console_objects;
+pub(crate) use portal::{Portal, stream_on};
 
 /// A session on a database settle reads without owning its tables (a job
 /// queue's, [`crate::store::jobqueue`]): connected through settle's
