@@ -704,7 +704,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     // thread; timed until the groups replace "grouping the queue…".
     let clusters = press(&mut t, "5", |s| {
         let text = s.contents();
-        text.contains("receiver (op type)") && text.contains("age (since last change)")
+        text.contains("receiver (op type)") && text.contains("age (since stuck)")
     });
     t.settle_for(Duration::from_millis(200));
     let _ = press(&mut t, "1", |s| shows(s, &e.queue));

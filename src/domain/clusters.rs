@@ -28,7 +28,7 @@ impl ClusterDimension {
             ClusterDimension::OpType => "receiver (op type)",
             ClusterDimension::Account => "account",
             ClusterDimension::LastError => "last error",
-            ClusterDimension::Age => "age (since last change)",
+            ClusterDimension::Age => "age (since stuck)",
         }
     }
 }
