@@ -4,6 +4,8 @@
 //! transaction per chunk, so its WAL can checkpoint between them), the
 //! counts, and the indexes last, on the copied rows. Nothing here takes the
 //! ledger's write lock: a service writing meanwhile never waits.
+//! Each chunk moves the marks with it, so a build that was stopped (the
+//! console quit, the process killed) goes on from its last chunk.
 
 use rusqlite::{Connection, params};
 
@@ -13,36 +15,42 @@ use crate::store::open::Progress;
 /// Operations, or events, copied per transaction.
 const CHUNK: i64 = 100_000;
 
-/// Empties the read model's file and builds it again from the ledger
-/// (attached as `l`), calling `progress` before each chunk and index.
-/// Leaves it marked complete, with the watermarks the catch-up goes on from.
+/// Builds the read model from the ledger (attached as `l`): goes on from
+/// `stopped`, the operations and events marks of a build of this ledger
+/// that was stopped, else empties the file and starts over. Calls
+/// `progress` before each chunk and index. Leaves it marked complete, with
+/// the watermarks the catch-up goes on from. The caller holds the build
+/// lock.
 pub(super) fn build(
     k: &Connection,
     ledger_id: &str,
+    stopped: Option<(i64, i64)>,
     progress: &mut dyn FnMut(Progress),
 ) -> rusqlite::Result<()> {
-    reset(k)?;
-    let max = |sql: &str| k.query_row(sql, [], |r| r.get::<_, Option<i64>>(0));
     let (ops_min, ops_max) = k.query_row(
         "SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM l.operations",
         [],
         |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
     )?;
     // What the service had written when the build began: events after
-    // these, and attempts and decisions, are the catch-up's.
-    let events = max("SELECT max(id) FROM l.events")?.unwrap_or(0);
-    let attempts = max("SELECT max(rowid) FROM l.attempts")?.unwrap_or(0);
-    let decisions = max("SELECT max(id) FROM l.decisions")?.unwrap_or(0);
-    k.execute(
-        "INSERT INTO settle_marks (one, format, ledger_id, ops, events, attempts, decisions,
-             complete) VALUES (1, ?1, ?2, ?3, 0, ?4, ?5, 0)",
-        params![FORMAT, ledger_id, ops_min - 1, attempts, decisions],
-    )?;
+    // these, and attempts and decisions, are the catch-up's. A build that
+    // goes on keeps its first marks for attempts and decisions, and copies
+    // the events written since it stopped.
+    let events: i64 = k.query_row("SELECT coalesce(max(id), 0) FROM l.events", [], |r| {
+        r.get(0)
+    })?;
+    let (ops_from, events_from) = match stopped {
+        Some(marks) => marks,
+        None => start(k, ledger_id, ops_min)?,
+    };
     let ops_chunks = chunks(ops_max - ops_min + 1);
     let event_chunks = chunks(events);
     let index_list = indexes();
     let mut total = (ops_chunks + event_chunks) as usize + index_list.len() + 1;
-    let mut done = 0;
+    // Whole chunks a stopped build copied.
+    let ops_done = (ops_from - ops_min + 1).max(0) / CHUNK;
+    let events_done = events_from.max(0) / CHUNK;
+    let mut done = (ops_done + events_done) as usize;
     let mut step = |what: String, progress: &mut dyn FnMut(Progress)| {
         // The service may add operations while they are copied.
         total = total.max(done + 1);
@@ -54,8 +62,8 @@ pub(super) fn build(
         done += 1;
         total
     };
-    let mut from = ops_min - 1;
-    let mut n = 0;
+    let mut from = ops_from;
+    let mut n = ops_done;
     while let Some(to) = chunk_end(k, "l.operations", from, i64::MAX)? {
         n += 1;
         step(
@@ -65,8 +73,8 @@ pub(super) fn build(
         copy_operations(k, from, to)?;
         from = to;
     }
-    let mut from = 0;
-    n = 0;
+    let mut from = events_from;
+    n = events_done;
     while let Some(to) = chunk_end(k, "l.events", from, events)? {
         n += 1;
         step(format!("indexing events ({n} of {event_chunks})"), progress);
@@ -92,6 +100,22 @@ pub(super) fn build(
         total,
     });
     Ok(())
+}
+
+/// Empties the file and marks a build of `ledger_id` begun: nothing
+/// copied yet, attempts and decisions after the ledger's newest left to
+/// the catch-up. Returns where the copies start.
+fn start(k: &Connection, ledger_id: &str, ops_min: i64) -> rusqlite::Result<(i64, i64)> {
+    reset(k)?;
+    let max = |sql: &str| k.query_row(sql, [], |r| r.get::<_, Option<i64>>(0));
+    let attempts = max("SELECT max(rowid) FROM l.attempts")?.unwrap_or(0);
+    let decisions = max("SELECT max(id) FROM l.decisions")?.unwrap_or(0);
+    k.execute(
+        "INSERT INTO settle_marks (one, format, ledger_id, ops, events, attempts,
+             decisions, complete) VALUES (1, ?1, ?2, ?3, 0, ?4, ?5, 0)",
+        params![FORMAT, ledger_id, ops_min - 1, attempts, decisions],
+    )?;
+    Ok((ops_min - 1, 0))
 }
 
 fn chunks(n: i64) -> i64 {

@@ -11,6 +11,7 @@
 mod build;
 mod catch_up;
 mod ddl;
+mod lock;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,8 @@ use crate::error::Result;
 use crate::store::open::Progress;
 
 pub(crate) use ddl::sidecar;
+#[cfg(test)]
+pub(crate) use lock::lock_path;
 
 /// How long one read may spend on the sweep before it reads.
 const SWEEP_BUDGET: Duration = Duration::from_millis(5);
@@ -51,8 +54,11 @@ pub(crate) struct Model {
 enum Health {
     /// Built for this ledger and current up to its watermarks.
     Ready,
-    /// Missing, another ledger's, another format's, half built, or ahead
-    /// of the ledger (a ledger restored from a backup): built again.
+    /// A build of this ledger in this format that stopped before it was
+    /// complete, with its operations and events marks: it goes on there.
+    Stopped { ops: i64, events: i64 },
+    /// Missing, another ledger's, another format's, or ahead of the ledger
+    /// (a ledger restored from a backup): built again from the start.
     Stale,
 }
 
@@ -67,7 +73,7 @@ impl Model {
     ) -> Result<Model> {
         let err = |doing: &str, e| sqlite(&sidecar(ledger), doing, e);
         let opened = keeper(ledger, wait).and_then(|k| Ok((health(&k, ledger_id)?, k)));
-        let (health, keeper) = match opened {
+        let (found, keeper) = match opened {
             Ok(found) => found,
             // Not a database, or corrupt: only settle's copy, made again.
             Err(e) if unreadable(&e) => {
@@ -77,9 +83,19 @@ impl Model {
             }
             Err(e) => return Err(err("opening the read model", e)),
         };
-        if health != Health::Ready {
-            build::build(&keeper, ledger_id, progress)
-                .map_err(|e| err("building the read model", e))?;
+        if found != Health::Ready {
+            let _lock = lock::BuildLock::take(ledger, &keeper, progress)?;
+            // Whoever held the lock may have built it meanwhile.
+            let from = match health(&keeper, ledger_id) {
+                Ok(Health::Ready) => None,
+                Ok(Health::Stopped { ops, events }) => Some(Some((ops, events))),
+                Ok(Health::Stale) => Some(None),
+                Err(e) => return Err(err("reading the read model", e)),
+            };
+            if let Some(stopped) = from {
+                build::build(&keeper, ledger_id, stopped, progress)
+                    .map_err(|e| err("building the read model", e))?;
+            }
         }
         let model = Model::new(keeper, ledger);
         model.catch_up_all()?;
@@ -236,15 +252,11 @@ fn health(k: &Connection, ledger_id: &str) -> rusqlite::Result<Health> {
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let trusted = format == ddl::FORMAT
-        && id == ledger_id
-        && complete == 1
-        && ops <= max_op
-        && events <= max_event;
-    Ok(if trusted {
-        Health::Ready
-    } else {
-        Health::Stale
+    let ours = format == ddl::FORMAT && id == ledger_id && ops <= max_op && events <= max_event;
+    Ok(match (ours, complete) {
+        (true, 1) => Health::Ready,
+        (true, 0) => Health::Stopped { ops, events },
+        _ => Health::Stale,
     })
 }
 

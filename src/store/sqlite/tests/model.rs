@@ -168,3 +168,80 @@ fn a_service_write_never_waits_for_the_read_model() {
     });
     assert_eq!(keyed(&ledger, "k-busy").len(), 1);
 }
+
+#[test]
+fn a_stopped_build_goes_on_where_it_left_off() {
+    let (_dir, ledger, _service) = adopted(10);
+    let path = ledger.path().to_path_buf();
+    let rows = ledger
+        .page(&Query::default(), Seek::First, 20, now())
+        .unwrap();
+    drop(ledger);
+    // As a build stopped after copying five operations leaves it, with a
+    // mark on a copied row that only a build starting over would erase.
+    let model = Connection::open(sidecar(&path)).unwrap();
+    model
+        .execute_batch(
+            "UPDATE settle_marks SET complete = 0, ops = 5, events = 0;
+             DELETE FROM settle_ops WHERE id > 5;
+             DELETE FROM settle_events;
+             DELETE FROM settle_state_counts;
+             UPDATE settle_ops SET last_event = 'copied before the stop' WHERE id = 1;",
+        )
+        .unwrap();
+    let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
+    assert!(look.model.is_none(), "a stopped build is not trusted");
+    drop(look);
+
+    let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    assert!(ledger.model.is_some());
+    let (kept, copied, complete): (String, i64, i64) = model
+        .query_row(
+            "SELECT (SELECT last_event FROM settle_ops WHERE id = 1),
+                    (SELECT count(*) FROM settle_ops),
+                    (SELECT complete FROM settle_marks)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (kept.as_str(), copied, complete),
+        ("copied before the stop", 10, 1)
+    );
+    assert_eq!(ledger.state_counts(now()).unwrap().total, 10);
+    // Rows read as the ledger has them (the mark is only the model's).
+    let shown = ledger
+        .page(&Query::default(), Seek::First, 20, now())
+        .unwrap();
+    assert_eq!(
+        shown.iter().map(|r| r.id).collect::<Vec<_>>(),
+        rows.iter().map(|r| r.id).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_second_process_waits_for_the_build_under_way_instead_of_starting_over() {
+    let (_dir, ledger, _service) = adopted(10);
+    let path = ledger.path().to_path_buf();
+    drop(ledger);
+    std::fs::remove_file(sidecar(&path)).unwrap();
+    // Another settle holds the build lock.
+    let lock = std::fs::File::create(crate::store::sqlite::model::lock_path(&path)).unwrap();
+    lock.lock().unwrap();
+    let opening = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            Ledger::open(&path, Access::ReadWrite).map(|(l, _)| l.model.is_some())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !opening.is_finished(),
+        "a second builder must wait for the lock"
+    );
+    drop(lock);
+    assert!(
+        opening.join().unwrap().unwrap(),
+        "built once the lock is free"
+    );
+}
