@@ -298,61 +298,6 @@ pub(crate) fn press(
     t.until(LIMIT, pred).map(|i| i - sent)
 }
 
-/// The Clusters view at scale: `5` timed to its first frame and to its
-/// groups; then `1` pressed while it groups again, timed to the Queue's
-/// rows; then `j` among the groups, each timed until the marker moves.
-fn clusters_keys(t: &mut Term, queue: &[i64]) -> (String, String) {
-    let grouped = |s: &vt100::Screen| {
-        let text = s.contents();
-        text.contains("receiver (op type)") && text.contains("age (since stuck)")
-    };
-    let sent = t.key("5");
-    let first = t
-        .until(LIMIT, |s| {
-            grouped(s) || s.contents().contains("grouping the queue")
-        })
-        .map(|i| i - sent);
-    let all = t.until(LIMIT, grouped).map(|i| i - sent);
-    t.settle_for(Duration::from_millis(200));
-    let _ = press(t, "1", |s| shows(s, queue));
-    t.settle_for(Duration::from_millis(200));
-    // Back to the Clusters view and away at once: the key that leaves
-    // must not wait for the grouping it interrupts.
-    let _ = press(t, "5", |s| {
-        let text = s.contents();
-        text.contains("grouping the queue") || text.contains("triage queue grouped")
-    });
-    let away = press(t, "1", |s| shows(s, queue));
-    let _ = press(t, "5", grouped);
-    let mut v = Vec::new();
-    for _ in 0..10 {
-        let Some(before) = marker_row(t.screen()) else {
-            break;
-        };
-        let Some(d) = press(t, "j", |s| marker_row(s).is_some_and(|r| r != before)) else {
-            break;
-        };
-        v.push(d);
-        t.settle_for(Duration::from_millis(100));
-    }
-    let _ = press(t, "1", |s| shows(s, queue));
-    t.settle_for(Duration::from_millis(200));
-    let j = match (v.is_empty(), v.iter().max()) {
-        (false, Some(max)) => format!("{} / {}", fmt(median(&v)), fmt(*max)),
-        _ => "n/a".into(),
-    };
-    (
-        format!("{} / {}", fmt_opt(first), fmt_opt(all)),
-        format!("{} / {j}", fmt_opt(away)),
-    )
-}
-
-/// The screen row of the Clusters view's selection marker.
-fn marker_row(s: &vt100::Screen) -> Option<u16> {
-    let (rows, cols) = s.size();
-    (0..rows).find(|&r| s.contents_between(r, 0, r, cols).contains('▸'))
-}
-
 /// `j` ten times (or as many as fit in the limit), each timed until the
 /// highlight moves.
 fn j_latencies(t: &mut Term) -> Option<(Duration, Duration)> {
@@ -762,7 +707,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     // The summary pane: the whole queue grouped, off the screen's thread.
     // Timed to the view's first frame ("grouping the queue…" or the
     // groups), then until the groups are drawn; then keys among them.
-    let (clusters, keys) = clusters_keys(&mut t, &e.queue);
+    let (clusters, keys) = crate::clusters::keys(&mut t, &e.queue);
     fig(
         "Clusters view: first frame / the queue grouped",
         clusters,

@@ -12,6 +12,7 @@
 //! measures another build of settle on the same ledgers.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod clusters;
 mod figures;
 mod floor;
 mod foreign;
@@ -31,6 +32,8 @@ struct Args {
     postgres: bool,
     /// Only the scans of an unadopted look (`--scan-only`).
     scan_only: bool,
+    /// Only the Clusters view, on an adopted copy (`--clusters-only`).
+    clusters_only: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -41,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
         sqlite: true,
         postgres: false,
         scan_only: false,
+        clusters_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -57,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--generate-only" => args.generate_only = true,
             "--scan-only" => args.scan_only = true,
+            "--clusters-only" => args.clusters_only = true,
             "--pg" => args.postgres = true,
             "--pg-only" => {
                 args.postgres = true;
@@ -103,6 +108,11 @@ fn main() {
     let mut columns = Vec::new();
     for (n, pristine) in &ledgers {
         let mut column = Vec::new();
+        if args.clusters_only {
+            eprintln!("measuring the Clusters view at {n} operations");
+            columns.push((*n, clusters::measure(&dir, *n, pristine)));
+            continue;
+        }
         if args.sqlite || args.scan_only {
             eprintln!("measuring filters scanned on an unadopted look at {n} operations");
             column.extend(scan::measure(&dir, *n, pristine));
