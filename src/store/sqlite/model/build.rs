@@ -1,5 +1,5 @@
-//! Building the read model from the whole ledger: operations and then
-//! events copied in id-range chunks, each chunk its own short transaction
+//! Building the read model from the whole ledger: events and then
+//! operations copied in id-range chunks, each chunk its own short transaction
 //! on the read model's file (the ledger is only read, in one short read
 //! transaction per chunk, so its WAL can checkpoint between them), the
 //! counts, and the indexes last, on the copied rows. Nothing here takes the
@@ -62,8 +62,22 @@ pub(super) fn build(
         done += 1;
         total
     };
+    // Events first: each operation then finds its newest event through
+    // the copied index as it is copied, instead of every copied row being
+    // written a second time with it (a third of the build at 1M).
+    let mut from = events_from;
+    let mut n = events_done;
+    // A stopped build that had begun the operations: those copied are
+    // given their newer events as the events are indexed.
+    let copied_before = ops_from >= ops_min;
+    while let Some(to) = chunk_end(k, "l.events", from, events)? {
+        n += 1;
+        step(format!("indexing events ({n} of {event_chunks})"), progress);
+        copy_events(k, from, to, copied_before)?;
+        from = to;
+    }
     let mut from = ops_from;
-    let mut n = ops_done;
+    n = ops_done;
     while let Some(to) = chunk_end(k, "l.operations", from, i64::MAX)? {
         n += 1;
         step(
@@ -71,14 +85,6 @@ pub(super) fn build(
             progress,
         );
         copy_operations(k, from, to)?;
-        from = to;
-    }
-    let mut from = events_from;
-    n = events_done;
-    while let Some(to) = chunk_end(k, "l.events", from, events)? {
-        n += 1;
-        step(format!("indexing events ({n} of {event_chunks})"), progress);
-        copy_events(k, from, to)?;
         from = to;
     }
     for (name, on) in index_list {
@@ -147,19 +153,22 @@ fn chunk_end(k: &Connection, table: &str, from: i64, until: i64) -> rusqlite::Re
 }
 
 /// Copies the operations with ids in `(from, to]`, with each one's attempt
-/// count and last error (through the attempts primary key).
+/// count and last attempt (through the attempts primary key) and its
+/// newest event indexed so far (through `settle_events`).
 fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
     tx.execute(
         &format!(
             "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
-                 last_attempt_at)
-             SELECT o.id, {COPIED_O}, coalesce(a.n, 0), a.error, a.last, a.started_at
-             FROM l.operations o LEFT JOIN (
-                 SELECT op_id, COUNT(*) AS n, error, started_at, MAX(attempt) AS last
-                 FROM l.attempts
-                 WHERE op_id > ?1 AND op_id <= ?2 GROUP BY op_id
-             ) a ON a.op_id = o.id
+                 last_attempt_at, last_event, last_event_id)
+             SELECT o.id, {COPIED_O},
+                 (SELECT COUNT(*) FROM l.attempts n WHERE n.op_id = o.id),
+                 a.error, a.attempt, a.started_at, e.event, e.id
+             FROM l.operations o
+             LEFT JOIN l.attempts a ON a.op_id = o.id
+                 AND a.attempt = (SELECT MAX(attempt) FROM l.attempts m WHERE m.op_id = o.id)
+             LEFT JOIN l.events e ON e.id =
+                 (SELECT MAX(event_id) FROM settle_events s WHERE s.op_id = o.id)
              WHERE o.id > ?1 AND o.id <= ?2"
         ),
         params![from, to],
@@ -168,23 +177,25 @@ fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     tx.commit()
 }
 
-/// Indexes the events with ids in `(from, to]` by operation, and keeps
-/// each operation's newest event.
-fn copy_events(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
+/// Indexes the events with ids in `(from, to]` by operation; with
+/// `copied`, also moves the newest event of the operations already copied.
+fn copy_events(k: &Connection, from: i64, to: i64, copied: bool) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
     tx.execute(
         "INSERT OR IGNORE INTO settle_events (op_id, event_id)
          SELECT op_id, id FROM l.events WHERE id > ?1 AND id <= ?2 AND op_id IS NOT NULL",
         params![from, to],
     )?;
-    // One MAX() in the aggregate: SQLite takes `event` from that row.
-    tx.execute(
-        "UPDATE settle_ops AS r SET last_event = e.event, last_event_id = e.newest
-         FROM (SELECT op_id, event, MAX(id) AS newest FROM l.events
-               WHERE id > ?1 AND id <= ?2 GROUP BY op_id) AS e
-         WHERE r.id = e.op_id AND (r.last_event_id IS NULL OR e.newest > r.last_event_id)",
-        params![from, to],
-    )?;
+    if copied {
+        // One MAX() in the aggregate: SQLite takes `event` from that row.
+        tx.execute(
+            "UPDATE settle_ops AS r SET last_event = e.event, last_event_id = e.newest
+             FROM (SELECT op_id, event, MAX(id) AS newest FROM l.events
+                   WHERE id > ?1 AND id <= ?2 GROUP BY op_id) AS e
+             WHERE r.id = e.op_id AND (r.last_event_id IS NULL OR e.newest > r.last_event_id)",
+            params![from, to],
+        )?;
+    }
     tx.execute("UPDATE settle_marks SET events = ?1", [to])?;
     tx.commit()
 }
