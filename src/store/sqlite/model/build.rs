@@ -92,14 +92,7 @@ pub(super) fn build(
         k.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
     }
     let total = step("counting operations per state".to_string(), progress);
-    k.execute_batch(
-        "BEGIN IMMEDIATE;
-         DELETE FROM settle_state_counts;
-         INSERT INTO settle_state_counts (state, n)
-             SELECT coalesce(state, ''), COUNT(*) FROM settle_ops GROUP BY 1;
-         UPDATE settle_marks SET complete = 1;
-         COMMIT;",
-    )?;
+    k.execute_batch(COMPLETE)?;
     progress(Progress {
         step: "read model built".to_string(),
         done: total,
@@ -107,6 +100,14 @@ pub(super) fn build(
     });
     Ok(())
 }
+
+/// The counts per state, and the mark that the model is complete.
+const COMPLETE: &str = "BEGIN IMMEDIATE;
+     DELETE FROM settle_state_counts;
+     INSERT INTO settle_state_counts (state, n)
+         SELECT coalesce(state, ''), COUNT(*) FROM settle_ops GROUP BY 1;
+     UPDATE settle_marks SET complete = 1;
+     COMMIT;";
 
 /// Empties the file and marks a build of `ledger_id` begun: nothing
 /// copied yet, attempts and decisions after the ledger's newest left to
