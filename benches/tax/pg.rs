@@ -80,6 +80,20 @@ fn loaded(pristine: &Path, hint: &str) -> Result<String, String> {
     let db = cluster::durable_database(hint)
         .ok_or("no PostgreSQL server binaries: install the postgresql package")?;
     let address = db.to_str().ok_or("address is not UTF-8")?.to_string();
+    let mut c = postgres::Client::connect(&address, postgres::NoTls)
+        .map_err(|e| format!("{address}: {e}"))?;
+    for setting in ["fsync", "synchronous_commit"] {
+        let value: String = c
+            .query_one(&format!("SHOW {setting}"), &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| format!("SHOW {setting}: {e}"))?;
+        if value != "on" {
+            return Err(format!(
+                "the cluster runs with {setting} = {value}, not a service's server"
+            ));
+        }
+    }
+    drop(c);
     crate::pg_load::load(pristine, &address)?;
     Ok(address)
 }
