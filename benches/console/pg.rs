@@ -55,17 +55,12 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
             anchor,
         });
     };
-    let db = cluster::fresh_database(&format!("bench {n}"))
+    // A cluster that flushes every commit, as a service's server does:
+    // ALTER SYSTEM cannot turn fsync on where the tests' cluster turned it
+    // off on the server's command line.
+    let db = cluster::durable_database(&format!("bench {n}"))
         .ok_or("no PostgreSQL server binaries: install the postgresql package")?;
     let address = db.to_str().ok_or("address is not UTF-8")?.to_string();
-    let mut admin = cluster::connect(&db);
-    // One statement each: ALTER SYSTEM may not run in a transaction block.
-    for sql in ["ALTER SYSTEM SET fsync = on", "SELECT pg_reload_conf()"] {
-        admin
-            .batch_execute(sql)
-            .map_err(|e| format!("turning fsync on: {e}"))?;
-    }
-    drop(admin);
     eprintln!("  loading {n} operations into PostgreSQL with COPY");
     let secs = crate::pg_load::load(pristine, &address)?;
     eprintln!("  loaded in {secs:.0} s");

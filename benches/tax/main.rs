@@ -7,6 +7,7 @@
 //!
 //! `cargo bench --bench tax -- --ops 3000,1000000 [--pg] [--pg-ops 100000]`
 //! (`--writes N` operations per timed run, `--rounds N` interleaved rounds,
+//! `--pg-each-index` also PostgreSQL adopted less each of settle's indexes,
 //! `--generate-only` builds the cached ledgers and stops;
 //! `SETTLE_BENCH_BIN=PATH` measures another build of settle.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -29,6 +30,7 @@ struct Args {
     sqlite: bool,
     postgres: bool,
     pg_ops: u64,
+    pg_each_index: bool,
     generate_only: bool,
 }
 
@@ -40,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         sqlite: true,
         postgres: false,
         pg_ops: 100_000,
+        pg_each_index: false,
         generate_only: false,
     };
     let number = |v: Option<String>, flag: &str| -> Result<u64, String> {
@@ -67,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
                 args.sqlite = false;
             }
             "--pg-ops" => args.pg_ops = number(it.next(), "--pg-ops")?,
+            "--pg-each-index" => args.pg_each_index = true,
             "--generate-only" => args.generate_only = true,
             // cargo bench passes --bench to every harness=false target.
             "--bench" => {}
@@ -153,7 +157,7 @@ fn main() {
     if args.postgres {
         eprintln!("PostgreSQL, {} operations", args.pg_ops);
         match foreign::ensure(&dir, args.pg_ops)
-            .and_then(|p| pg::measure(args.pg_ops, &p, args.rounds))
+            .and_then(|p| pg::measure(args.pg_ops, &p, args.rounds, args.pg_each_index))
         {
             Ok(l) => lines.extend(l),
             Err(e) => eprintln!("tax bench: PostgreSQL: {e}"),

@@ -59,8 +59,31 @@ pub(super) fn skip(name_hint: &str) {
 }
 
 static CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
+static DURABLE_CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
 static TLS_CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
 static PASSWORD_CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
+
+/// A fresh database on a cluster that flushes every commit to disk (fsync,
+/// synchronous commit and full page writes on, as a service's server
+/// runs), for benchmarks of a service's write path: on the tests' cluster
+/// a commit never waits for the disk. Settings given on the server's
+/// command line outrank `ALTER SYSTEM`, so this is a cluster of its own.
+pub fn durable_database(name_hint: &str) -> Option<PathBuf> {
+    let cluster = match DURABLE_CLUSTER.get_or_init(|| {
+        Cluster::start_opts(Opts {
+            durable: true,
+            ..Opts::default()
+        })
+    }) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            skip(name_hint);
+            return None;
+        }
+        Err(problem) => panic!("the throwaway durable cluster did not start: {problem}"),
+    };
+    Some(cluster.create_database(name_hint))
+}
 
 /// The superuser's password on [`password_database`]'s cluster.
 pub const PASSWORD: &str = "s3cret:with\\colon";
@@ -96,6 +119,8 @@ struct Opts {
     tls: bool,
     /// The superuser's password; every connection must give it.
     password: Option<&'static str>,
+    /// Every commit flushed to disk.
+    durable: bool,
 }
 
 /// A server that speaks TLS, for the tests of `sslmode`: a second throwaway
@@ -182,9 +207,10 @@ impl Cluster {
         let data = dir.join("data");
         let as_server = |tool: &str| server_tool(&bin, as_root, tool);
         initdb(as_server("initdb"), &dir, opts.password, as_root)?;
+        let flush = if opts.durable { "on" } else { "off" };
         let mut options = format!(
-            "-k {} -c fsync=off -c synchronous_commit=off \
-             -c full_page_writes=off -c max_connections=200",
+            "-k {} -c fsync={flush} -c synchronous_commit={flush} \
+             -c full_page_writes={flush} -c max_connections=200",
             dir.display()
         );
         let port = if tls {
