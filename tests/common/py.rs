@@ -29,6 +29,7 @@ impl Py {
             .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/py-venv"));
         let importable = Command::new(venv.join("bin/python"))
             .args(["-c", &format!("import {modules}")])
+            .env("PYTHONPATH", FIXTURES)
             .stderr(Stdio::null())
             .status()
             .is_ok_and(|s| s.success());
