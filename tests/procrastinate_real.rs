@@ -9,16 +9,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "common/jobqueue.rs"]
+mod jobqueue;
 #[path = "common/pg.rs"]
 mod pg;
 #[path = "common/py.rs"]
 mod py;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 use common::*;
+use jobqueue::*;
 use py::{Py, wait_until};
 
 const APP: &str = "--app=procrastinate_tasks.app";
@@ -62,61 +64,6 @@ fn status(db: &Path, id: i64) -> String {
         )
         .unwrap()
         .get(0)
-}
-
-/// Every job row as the engine holds it (with its `xmin`, which moves on
-/// any update), by id.
-fn snapshot(db: &Path) -> BTreeMap<i64, String> {
-    pg::connect(db)
-        .query(
-            "SELECT id, xmin::text || ' ' || row_to_json(j)::text FROM procrastinate_jobs j",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect()
-}
-
-/// The ids `settle list --queue --all` prints, in its order.
-fn queue(db: &Path) -> Vec<i64> {
-    let out = settle(&[
-        "list",
-        db.to_str().unwrap(),
-        "--queue",
-        "--all",
-        "--format",
-        "jsonl",
-    ]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                .as_i64()
-                .unwrap()
-        })
-        .collect()
-}
-
-fn show(db: &Path, op: &str) -> String {
-    let out = settle(&["show", db.to_str().unwrap(), op]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    stdout(&out)
-}
-
-fn decide(db: &Path, op: &str, how: &[&str]) {
-    let mut args = vec!["decide", db.to_str().unwrap(), op, "--operator", "ann"];
-    args.extend_from_slice(how);
-    let out = settle(&args);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-}
-
-/// The attempt lines of `settle show` (`#1 error …`).
-fn attempt_lines(shown: &str) -> Vec<String> {
-    let attempts = shown.split("\nattempts\n").nth(1).unwrap_or_default();
-    let attempts = attempts.split("\n\n").next().unwrap_or_default();
-    attempts.lines().map(|l| l.trim().to_string()).collect()
 }
 
 fn started_events(db: &Path, id: i64) -> i64 {
@@ -171,8 +118,7 @@ fn settle_reads_and_decides_what_procrastinate_s_own_worker_left() {
 
     // The queue: exactly the failed jobs and the stalled one, as the
     // engine's own tables say.
-    let mut listed = queue(&db);
-    listed.sort();
+    let listed = queue(&db);
     let engine = ids_where(
         &db,
         "status = 'failed' OR (status = 'doing' AND worker_id IS NULL)",
@@ -202,8 +148,8 @@ fn settle_reads_and_decides_what_procrastinate_s_own_worker_left() {
         "{stalled}"
     );
 
-    let before = snapshot(&db);
-    let address = db.to_str().unwrap();
+    let mut client = pg::connect(&db);
+    let before = snapshot(&mut client, "procrastinate_jobs");
 
     // Applied: succeeded through the engine's functions, audited.
     decide(
@@ -261,25 +207,11 @@ fn settle_reads_and_decides_what_procrastinate_s_own_worker_left() {
     assert_eq!(status(&db, jobs[5]), "cancelled");
     assert_eq!(queue(&db), [hang]);
 
-    let verified = settle(&["audit", address, "--verify"]);
-    assert_eq!(code(&verified), 0, "{}", stderr(&verified));
-    assert!(
-        stdout(&verified).contains("chain intact: 3 decisions"),
-        "{}",
-        stdout(&verified)
-    );
+    audit_holds(&db, 3);
 
     // No job but the decided ones changed.
-    let mut after = snapshot(&db);
-    let mut before = before;
-    for id in [jobs[0], jobs[3], jobs[5]] {
-        assert_ne!(
-            before.remove(&id),
-            after.remove(&id),
-            "job {id} was decided"
-        );
-    }
-    assert_eq!(before, after);
+    let after = snapshot(&mut client, "procrastinate_jobs");
+    only_decided_changed(before, after, &[jobs[0], jobs[3], jobs[5]]);
 
     // The engine's worker kept working throughout, and still takes new jobs.
     assert!(worker.still_running(), "the engine's worker stopped");
