@@ -13,6 +13,8 @@ mod common;
 mod jobqueue;
 #[path = "common/pg.rs"]
 mod pg;
+#[path = "common/pty.rs"]
+mod pty;
 #[path = "common/py.rs"]
 mod py;
 
@@ -82,7 +84,10 @@ fn started_events(db: &Path, id: i64) -> i64 {
 fn run_the_engine(db: &Path, py: &Py) -> (Vec<i64>, i64, py::Running) {
     py.run("procrastinate", &[APP, "schema", "--apply"]);
     // order:fails[:queueing lock]; three runs in all, so 9 fails for good.
-    let jobs = defer(py, &["1:9:charge-1", "2:0", "3:1", "4:3", "5:2", "6:9"]);
+    let jobs = defer(
+        py,
+        &["1:9:charge-1", "2:0", "3:1", "4:3:charge-4", "5:2", "6:9"],
+    );
     assert_eq!(jobs.len(), 6);
     py.run("procrastinate", &[APP, "worker", "--one-shot"]);
     let failed: Vec<i64> = [0, 3, 5].iter().map(|&i| jobs[i]).collect();
@@ -265,4 +270,50 @@ fn procrastinate_s_migrations_still_run_after_settle_adopted_the_database() {
     py.run("procrastinate", &[APP, "worker", "--one-shot"]);
     assert_eq!(ids_where(&db, "status = 'failed'").len(), 1);
     assert_eq!(queue(&db).len(), 1);
+}
+
+#[test]
+fn the_console_shows_the_engine_s_new_attempt_without_a_restart() {
+    let Some((db, py)) = procrastinate("procrastinate console") else {
+        return;
+    };
+    let (jobs, _hang, _worker) = run_the_engine(&db, &py);
+    let config = tempfile::tempdir().unwrap();
+    let mut screen = pty::Screen::console(&db, config.path(), &[], (120, 40));
+    let header = screen.wait_for("charge-4", LIMIT);
+    assert!(header.contains("(Procrastinate)"), "{header}");
+    screen.send("/");
+    for c in "key:charge-4".chars() {
+        screen.send(&c.to_string());
+    }
+    screen.wait_for("Queue 1 operation", LIMIT);
+    // Enter keeps the filter, the next opens the job's detail.
+    screen.send("\r");
+    screen.send("\r");
+    screen.wait_for("ended by Procrastinate's failed event", LIMIT);
+
+    // Another operator retries it; Procrastinate's worker runs it again.
+    pg::connect(&db)
+        .execute(
+            "INSERT INTO settle.op_types (op_type, idempotent) VALUES ('charge', true)",
+            &[],
+        )
+        .unwrap();
+    decide(
+        &db,
+        &jobs[3].to_string(),
+        &["--retry-same-key", "--evidence", "the provider dedupes"],
+    );
+    wait_until("the engine's worker to run the retried job", LIMIT, || {
+        status(&db, jobs[3]) == "succeeded"
+    });
+    // The detail still open reads the engine's events as they come.
+    let shown = screen.wait_for(
+        r#"attempt 4 recorded event "started"; recorded event "succeeded""#,
+        LIMIT,
+    );
+    assert!(shown.contains("state       completed"), "{shown}");
+    screen.send("q");
+    screen.send("q");
+    assert!(screen.wait_exit(LIMIT));
 }
