@@ -151,6 +151,12 @@ fn river_is_recognised_and_each_state_maps_to_its_state() {
     let timeouts = Query::parse("error:timeout type:charge").unwrap();
     let ids: Vec<i64> = states(&ledger, &timeouts).iter().map(|r| r.0).collect();
     assert_eq!(ids, [1, 7]);
+    // The console reads a filter a slice of ids at a time, from the
+    // engine's own ids: the whole table in one step here.
+    assert!(ledger.filters_scan());
+    let step = ledger.scan_step(&timeouts, None, 100, Utc::now()).unwrap();
+    let found: Vec<i64> = step.rows.iter().map(|r| r.id.0).collect();
+    assert_eq!((found, step.place.done()), (vec![7, 1], true));
 }
 
 #[test]
