@@ -68,6 +68,23 @@ fn status(db: &Path, id: i64) -> String {
         .get(0)
 }
 
+/// The console on `db`, its header naming the engine, with the detail of
+/// the one job `filter` finds open.
+fn console_on(db: &Path, config: &Path, filter: &str) -> pty::Screen {
+    let mut screen = pty::Screen::console(db, config, &[], (120, 40));
+    let header = screen.wait_for("Queue", LIMIT);
+    assert!(header.contains("(Procrastinate)"), "{header}");
+    screen.send("/");
+    for c in filter.chars() {
+        screen.send(&c.to_string());
+    }
+    screen.wait_for("Queue 1 operation ", LIMIT);
+    // Enter keeps the filter, the next opens the job's detail.
+    screen.send("\r");
+    screen.send("\r");
+    screen
+}
+
 fn started_events(db: &Path, id: i64) -> i64 {
     pg::connect(db)
         .query_one(
@@ -179,7 +196,11 @@ fn settle_reads_and_decides_what_procrastinate_s_own_worker_left() {
     assert_eq!(decided, 1);
 
     // Retry with the same key: the operator declared the task idempotent;
-    // the engine's own worker runs the job again, and settle shows the run.
+    // the engine's own worker runs the job again, and settle shows the run,
+    // the console too in the detail it has open.
+    let config = tempfile::tempdir().unwrap();
+    let mut console = console_on(&db, config.path(), "key:charge-4");
+    console.wait_for("ended by Procrastinate's failed event", LIMIT);
     pg::connect(&db)
         .execute(
             "INSERT INTO settle.op_types (op_type, idempotent) VALUES ('charge', true)",
@@ -195,6 +216,14 @@ fn settle_reads_and_decides_what_procrastinate_s_own_worker_left() {
     wait_until("the engine's worker to run the retried job", LIMIT, || {
         status(&db, jobs[3]) == "succeeded"
     });
+    let seen = console.wait_for(
+        r#"attempt 4 recorded event "started"; recorded event "succeeded""#,
+        LIMIT,
+    );
+    assert!(seen.contains("state       completed"), "{seen}");
+    console.send("q");
+    console.send("q");
+    assert!(console.wait_exit(LIMIT));
     let shown = show(&db, &retried);
     let attempts = attempt_lines(&shown);
     assert_eq!(attempts.len(), 4, "{shown}");
@@ -270,50 +299,4 @@ fn procrastinate_s_migrations_still_run_after_settle_adopted_the_database() {
     py.run("procrastinate", &[APP, "worker", "--one-shot"]);
     assert_eq!(ids_where(&db, "status = 'failed'").len(), 1);
     assert_eq!(queue(&db).len(), 1);
-}
-
-#[test]
-fn the_console_shows_the_engine_s_new_attempt_without_a_restart() {
-    let Some((db, py)) = procrastinate("procrastinate console") else {
-        return;
-    };
-    let (jobs, _hang, _worker) = run_the_engine(&db, &py);
-    let config = tempfile::tempdir().unwrap();
-    let mut screen = pty::Screen::console(&db, config.path(), &[], (120, 40));
-    let header = screen.wait_for("charge-4", LIMIT);
-    assert!(header.contains("(Procrastinate)"), "{header}");
-    screen.send("/");
-    for c in "key:charge-4".chars() {
-        screen.send(&c.to_string());
-    }
-    screen.wait_for("Queue 1 operation", LIMIT);
-    // Enter keeps the filter, the next opens the job's detail.
-    screen.send("\r");
-    screen.send("\r");
-    screen.wait_for("ended by Procrastinate's failed event", LIMIT);
-
-    // Another operator retries it; Procrastinate's worker runs it again.
-    pg::connect(&db)
-        .execute(
-            "INSERT INTO settle.op_types (op_type, idempotent) VALUES ('charge', true)",
-            &[],
-        )
-        .unwrap();
-    decide(
-        &db,
-        &jobs[3].to_string(),
-        &["--retry-same-key", "--evidence", "the provider dedupes"],
-    );
-    wait_until("the engine's worker to run the retried job", LIMIT, || {
-        status(&db, jobs[3]) == "succeeded"
-    });
-    // The detail still open reads the engine's events as they come.
-    let shown = screen.wait_for(
-        r#"attempt 4 recorded event "started"; recorded event "succeeded""#,
-        LIMIT,
-    );
-    assert!(shown.contains("state       completed"), "{shown}");
-    screen.send("q");
-    screen.send("q");
-    assert!(screen.wait_exit(LIMIT));
 }
