@@ -197,6 +197,15 @@ fn a_river_job_shows_its_attempts_from_its_errors() {
     assert!(discarded.history_malformed.is_empty(), "{discarded:?}");
     let done = ledger.detail(ledger.resolve("4").unwrap()).unwrap();
     assert_eq!(done.attempts[0].outcome, Outcome::Success);
+
+    // A console watching sees River's executor move a job as soon as it
+    // committed (the table's statistics would show it seconds later).
+    let before = ledger.data_version().unwrap();
+    let mut executor = testing::connect(&db);
+    executor
+        .execute("UPDATE river_job SET state = 'running' WHERE id = 6", &[])
+        .unwrap();
+    assert_ne!(ledger.data_version().unwrap(), before);
 }
 
 #[test]
