@@ -70,8 +70,8 @@ pub(crate) use conn::Pg;
 pub(crate) use decide::{head, insert_decision, queue_retry};
 pub(crate) use error::pg_error;
 pub(crate) use filter::{PgSql, refs};
-pub(crate) use live::WAL_POSITION;
 pub use hosts::Reads;
+pub(crate) use live::WAL_POSITION;
 pub(crate) use objects::console_objects;
 pub(crate) use portal::{Portal, stream_on};
 
