@@ -148,15 +148,17 @@ fn settle_reads_and_decides_what_procrastinate_s_own_worker_left() {
     assert_eq!(listed, engine);
     assert_eq!(listed, [jobs[0], jobs[3], jobs[5], hang]);
 
-    // A failed job's attempts are its `started` events, each ended by the
-    // event the engine wrote.
+    // Every failed job's attempts are its `started` events, each ended by
+    // the event the engine wrote.
+    for id in [jobs[0], jobs[3], jobs[5]] {
+        let shown = show(&db, &id.to_string());
+        let attempts = attempt_lines(&shown);
+        assert_eq!(attempts.len() as i64, started_events(&db, id), "{shown}");
+        assert!(attempts[2].contains("failed event"), "{shown}");
+    }
+    // By its key, the queueing lock it was deferred with.
     let shown = show(&db, "payments/charge/charge-1");
     let attempts = attempt_lines(&shown);
-    assert_eq!(
-        attempts.len() as i64,
-        started_events(&db, jobs[0]),
-        "{shown}"
-    );
     assert_eq!(attempts.len(), 3, "{shown}");
     assert!(attempts[0].contains("deferred_for_retry"), "{shown}");
     assert!(
