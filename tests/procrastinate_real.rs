@@ -37,12 +37,7 @@ fn procrastinate(hint: &str) -> Option<(std::path::PathBuf, Py)> {
 /// Defers jobs through the app's own `defer` (see the tasks module for
 /// what each spec means); returns their ids.
 fn defer(py: &Py, specs: &[&str]) -> Vec<i64> {
-    let mut args = vec![
-        "-c",
-        "import sys, procrastinate_tasks as t; t.defer_all(sys.argv[1:])",
-    ];
-    args.extend_from_slice(specs);
-    let out = py.run("python", &args);
+    let out = py.run("procrastinate_tasks", specs);
     stdout(&out).lines().map(|l| l.parse().unwrap()).collect()
 }
 

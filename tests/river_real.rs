@@ -91,12 +91,7 @@ impl River {
 
 /// Inserts jobs through River's Python client: `queue:kind:order:max`.
 fn insert(py: &Py, specs: &[&str]) -> Vec<i64> {
-    let mut args = vec![concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/jobqueue/river_insert.py"
-    )];
-    args.extend_from_slice(specs);
-    let out = py.run("python", &args);
+    let out = py.run("river_insert", specs);
     stdout(&out).lines().map(|l| l.parse().unwrap()).collect()
 }
 

@@ -63,11 +63,19 @@ impl Py {
         Some(Py { venv, env })
     }
 
-    /// `bin` of the environment (`python`, `procrastinate`) with `args`, on
-    /// the database, the fixtures' modules importable.
-    pub fn command(&self, bin: &str, args: &[&str]) -> Command {
-        let mut cmd = Command::new(self.venv.join("bin").join(bin));
-        cmd.args(args)
+    /// Python's module `module` (as `python -m`) with `args`, on the
+    /// database, the fixtures' modules importable. It ends by itself when
+    /// its stdin closes, which is when this test process ends however it
+    /// ends, so no engine's worker outlives the cluster it works on.
+    fn command(&self, module: &str, args: &[&str]) -> Command {
+        const ENDS_WITH_STDIN: &str = "import os, runpy, sys, threading
+threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name='__main__', alter_sys=True)";
+        let mut cmd = Command::new(self.venv.join("bin/python"));
+        cmd.args(["-c", ENDS_WITH_STDIN, module])
+            .args(args)
+            .stdin(Stdio::piped())
             .env("PYTHONPATH", FIXTURES)
             .env("PYTHONUNBUFFERED", "1")
             .env_remove("PGSERVICE")
@@ -78,23 +86,31 @@ impl Py {
         cmd
     }
 
-    /// Runs it to the end; panics with its output unless it succeeded.
-    pub fn run(&self, bin: &str, args: &[&str]) -> Output {
-        let out = self.command(bin, args).output().unwrap();
+    /// Runs `module` to the end; panics with its output unless it succeeded.
+    pub fn run(&self, module: &str, args: &[&str]) -> Output {
+        let mut child = self
+            .command(module, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Held open until it ends: closing it tells the module to stop.
+        let _stdin = child.stdin.take();
+        let out = child.wait_with_output().unwrap();
         assert!(
             out.status.success(),
-            "{bin} {args:?} failed:\n{}\n{}",
+            "{module} {args:?} failed:\n{}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
         out
     }
 
-    /// Starts it in the background; it is killed when the guard drops.
-    pub fn spawn(&self, bin: &str, args: &[&str]) -> Running {
+    /// Starts `module` in the background; it is killed when the guard
+    /// drops.
+    pub fn spawn(&self, module: &str, args: &[&str]) -> Running {
         let child = self
-            .command(bin, args)
-            .stdin(Stdio::null())
+            .command(module, args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
