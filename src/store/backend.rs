@@ -185,8 +185,14 @@ pub(crate) trait Reads: Session {
     /// The lowest and the highest operation id, `None` when there is no
     /// operation: two steps down the primary key.
     fn id_span(&self) -> Result<Option<(i64, i64)>> {
-        let lowest = self.ids_of(&id_end_sql(false), "finding the lowest operation id")?;
-        let highest = self.ids_of(&id_end_sql(true), "finding the highest operation id")?;
+        let lowest = self.ids_of(
+            &id_end_sql(self.dialect(), false),
+            "finding the lowest operation id",
+        )?;
+        let highest = self.ids_of(
+            &id_end_sql(self.dialect(), true),
+            "finding the highest operation id",
+        )?;
         Ok(lowest.first().copied().zip(highest.first().copied()))
     }
 

@@ -267,10 +267,14 @@ pub(super) fn range_sql(
 
 /// The highest operation id (`highest`), or the lowest: one step down the
 /// primary key.
-pub(super) fn id_end_sql(highest: bool) -> Statement {
+pub(super) fn id_end_sql(d: &dyn Dialect, highest: bool) -> Statement {
     let order = if highest { "DESC" } else { "ASC" };
     Statement {
-        sql: format!("SELECT o.id FROM operations o ORDER BY o.id {order} LIMIT 1"),
+        // The dialect's relation: a job queue has no `operations` table.
+        sql: format!(
+            "SELECT id FROM {} ORDER BY id {order} LIMIT 1",
+            d.operations()
+        ),
         args: Vec::new(),
     }
 }

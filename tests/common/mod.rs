@@ -39,6 +39,18 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The `id` of each line of a `--format jsonl` output, in its order.
+pub fn jsonl_ids(out: &Output) -> Vec<i64> {
+    stdout(out)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect()
+}
+
 /// A fresh sample ledger from `settle demo DIR --no-console`.
 pub fn demo_ledger(dir: &Path) -> PathBuf {
     let out = settle(&["demo", dir.join("demo").to_str().unwrap(), "--no-console"]);

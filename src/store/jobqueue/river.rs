@@ -5,6 +5,7 @@
 //! `docs/job-queues.md`.
 
 use super::engine::{EngineSql, EngineWrites};
+use crate::store::postgres::WAL_POSITION;
 
 /// One job as an operation, column by column (a column the outer query
 /// does not use is never computed). A `running` job's lease ends when
@@ -102,10 +103,11 @@ pub(super) static SQL: EngineSql = EngineSql {
         FROM river_job j, unnest(j.errors) x) a",
     queue_candidates: "o.engine_state IN ('discarded', 'running')",
     running: "running",
-    // River keeps no log of changes: the table's own statistics count every
-    // row written (they lag the commit by up to a second).
-    data_version: "SELECT coalesce((SELECT n_tup_ins + n_tup_upd + n_tup_del
-        FROM pg_stat_user_tables WHERE relid = to_regclass('river_job')), 0)",
+    // River keeps no log of changes, and the table's statistics lag a
+    // commit by a second, or ten while the writer is idle: the server's WAL
+    // position moves with the commit, as for a PostgreSQL ledger (any
+    // write to the database moves it, so a console may reread for nothing).
+    data_version: WAL_POSITION,
     writes: Some(&WRITES),
 };
 

@@ -151,6 +151,12 @@ fn river_is_recognised_and_each_state_maps_to_its_state() {
     let timeouts = Query::parse("error:timeout type:charge").unwrap();
     let ids: Vec<i64> = states(&ledger, &timeouts).iter().map(|r| r.0).collect();
     assert_eq!(ids, [1, 7]);
+    // The console reads a filter a slice of ids at a time, from the
+    // engine's own ids: the whole table in one step here.
+    assert!(ledger.filters_scan());
+    let step = ledger.scan_step(&timeouts, None, 100, Utc::now()).unwrap();
+    let found: Vec<i64> = step.rows.iter().map(|r| r.id.0).collect();
+    assert_eq!((found, step.place.done()), (vec![7, 1], true));
 }
 
 #[test]
@@ -191,6 +197,15 @@ fn a_river_job_shows_its_attempts_from_its_errors() {
     assert!(discarded.history_malformed.is_empty(), "{discarded:?}");
     let done = ledger.detail(ledger.resolve("4").unwrap()).unwrap();
     assert_eq!(done.attempts[0].outcome, Outcome::Success);
+
+    // A console watching sees River's executor move a job as soon as it
+    // committed (the table's statistics would show it seconds later).
+    let before = ledger.data_version().unwrap();
+    let mut executor = testing::connect(&db);
+    executor
+        .execute("UPDATE river_job SET state = 'running' WHERE id = 6", &[])
+        .unwrap();
+    assert_ne!(ledger.data_version().unwrap(), before);
 }
 
 #[test]

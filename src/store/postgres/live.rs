@@ -42,7 +42,7 @@ const SILENT_FOR: Duration = Duration::from_secs(3);
 /// the rows are visible long before it is flushed) plus where the WAL is
 /// flushed (a synchronous commit is visible right after), so both kinds of
 /// commit move it once they are visible; on a standby how far it replayed.
-const WAL_POSITION: &str = "SELECT CASE WHEN pg_is_in_recovery() \
+pub(crate) const WAL_POSITION: &str = "SELECT CASE WHEN pg_is_in_recovery() \
      THEN (coalesce(pg_last_wal_replay_lsn(), '0/0') - '0/0'::pg_lsn)::bigint \
      ELSE ((pg_current_wal_insert_lsn() - '0/0'::pg_lsn) \
          + (pg_current_wal_flush_lsn() - '0/0'::pg_lsn))::bigint END";

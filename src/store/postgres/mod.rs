@@ -71,6 +71,7 @@ pub(crate) use decide::{head, insert_decision, queue_retry};
 pub(crate) use error::pg_error;
 pub(crate) use filter::{PgSql, refs};
 pub use hosts::Reads;
+pub(crate) use live::WAL_POSITION;
 pub(crate) use objects::console_objects;
 pub(crate) use portal::{Portal, stream_on};
 
