@@ -121,7 +121,9 @@ fn finished(app: &mut App, op_type: &str, end: Result<DrillEnd, String>) {
             return;
         }
     };
-    let results = format!("results {}", end.results);
+    // The folder is the drill folder the console watches; the run's own
+    // folder names it there.
+    let results = format!("results {}", crate::domain::run_file(&end.results));
     if end.interrupted {
         app.info(format!(
             "drill of {op_type} cancelled: the cases that finished are written ({results}); \

@@ -61,8 +61,8 @@ fn d_drills_the_rows_op_type_with_progress_and_the_end_on_the_status_line() {
     assert_eq!(
         status(&h),
         (
-            "drilled create_report: no flaw found: results \
-             /srv/drills/drill-1/drill-results.json; recorded as drill verdict 3"
+            "drilled create_report: no flaw found: results drill-1/drill-results.json; \
+             recorded as drill verdict 3"
                 .into(),
             false
         )

@@ -44,9 +44,14 @@ impl DrillVerdict {
     /// The run's folder and file (`drill-<run>/drill-results.json`): where
     /// the proof is, short enough for a line.
     pub fn run_file(&self) -> String {
-        let parts: Vec<&str> = self.results.rsplit(['/', '\\']).take(2).collect();
-        parts.into_iter().rev().collect::<Vec<_>>().join("/")
+        run_file(&self.results)
     }
+}
+
+/// A results path's folder and file (`drill-<run>/drill-results.json`).
+pub fn run_file(results: &str) -> String {
+    let parts: Vec<&str> = results.rsplit(['/', '\\']).take(2).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
 /// How the contract of an op type is known, for the form, the detail and
