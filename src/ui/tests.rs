@@ -494,6 +494,7 @@ fn header_says_not_live_when_polling_fails() {
 }
 
 mod contract;
+mod drill_callers;
 mod drill_compare;
 mod footer_width;
 mod header_width;
