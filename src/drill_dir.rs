@@ -1,5 +1,6 @@
-//! The folder `--drill-dir` watches: which `*.json` files in it are new or
-//! changed since the last look (one listing and a `stat` per file, asked on
+//! The folder `--drill-dir` watches: which `*.json` files in it (and
+//! `drill-*/drill-results.json`, a run's own folder) are new or changed
+//! since the last look (one listing and a `stat` per file, asked on
 //! the shell's poll tick), and reading them on a thread of their own, each
 //! answered as [`Msg::DrillLoaded`]. Never reads a file on the caller's
 //! thread and never touches the model.
@@ -15,6 +16,9 @@ use crate::effects::read_drill;
 /// What a file looked like when it was last read: a file still being
 /// written is read again once it changes.
 type Seen = (Option<SystemTime>, u64);
+
+/// The results file in a run's own folder.
+const RUN_FILE: &str = "drill-results.json";
 
 pub struct DrillDir {
     dir: PathBuf,
@@ -39,6 +43,12 @@ impl DrillDir {
         let mut changed: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
+            .filter_map(|p| {
+                // `settle drill run` (and the console's `D`) write a run
+                // in a folder of its own: `drill-<stamp>/drill-results.json`.
+                let run = p.file_name()?.to_str()?.starts_with("drill-") && p.is_dir();
+                Some(if run { p.join(RUN_FILE) } else { p })
+            })
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .filter_map(|path| {
                 let meta = std::fs::metadata(&path).ok().filter(|m| m.is_file())?;
@@ -84,5 +94,20 @@ mod tests {
         assert!(watched.changed().is_empty(), "seen already");
         std::fs::write(dir.path().join("a.json"), "{\"format\": 1}").unwrap();
         assert_eq!(watched.changed(), [dir.path().join("a.json")], "rewritten");
+    }
+
+    #[test]
+    fn a_runs_own_folder_is_looked_into_for_its_results_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut watched = DrillDir::new(dir.path());
+        let run = dir.path().join("drill-20261201T101500000");
+        std::fs::create_dir(&run).unwrap();
+        assert!(watched.changed().is_empty(), "no results yet");
+        std::fs::write(run.join("drill-results.json"), "{}").unwrap();
+        std::fs::write(run.join("other.json"), "{}").unwrap();
+        std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+        std::fs::write(dir.path().join("elsewhere/x.json"), "{}").unwrap();
+        assert_eq!(watched.changed(), [run.join("drill-results.json")]);
+        assert!(watched.changed().is_empty(), "seen already");
     }
 }

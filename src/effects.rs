@@ -21,6 +21,7 @@ use crate::query::Query;
 use crate::store::{Ledger, Seek};
 
 mod bulk;
+pub mod drill;
 mod line;
 pub mod probe;
 

@@ -129,6 +129,9 @@ pub enum Intent {
     /// Ask the receivers whether the effects exist (the selected, marked
     /// or every matching row) and record each answer as a probe.
     Probe,
+    /// Drill the op type of the operation under the cursor against its
+    /// receiver, and record the verdict.
+    Drill,
     Decide(DecisionKind),
     Undo,
     Reload,
@@ -172,6 +175,12 @@ const PROBE: Words = words(
     "probe",
     "ask the receiver if the effect exists; recorded as a probe",
 );
+// The drill's words, apart for the same reason.
+const DRILL: Words = words(
+    "drill",
+    "drill",
+    "drill the row's op type against its receiver; the verdict is recorded",
+);
 const WRITE_EXPORT: Words = words("confirm", "write", "write the file (never over one)");
 
 /// The words of the key that shows `view`.
@@ -199,7 +208,7 @@ fn view_words(view: View) -> Words {
 
 impl Intent {
     /// Every intent a keymap line can name, in help order.
-    pub const BINDABLE: [Intent; 40] = {
+    pub const BINDABLE: [Intent; 41] = {
         use DecisionKind::*;
         [
             Intent::Quit,
@@ -229,6 +238,7 @@ impl Intent {
             Intent::ToggleMark,
             Intent::SelectMatching,
             Intent::Probe,
+            Intent::Drill,
             Intent::Decide(Applied),
             Intent::Decide(NotApplied),
             Intent::Decide(RetrySameKey),
@@ -253,6 +263,7 @@ impl Intent {
             Intent::ToggleMark
             | Intent::SelectMatching
             | Intent::Probe
+            | Intent::Drill
             | Intent::Decide(_)
             | Intent::Undo => view.lists_operations(),
             // The audit trail and the clusters have no filter; the lists
@@ -271,13 +282,14 @@ impl Intent {
     }
 
     /// Intents that exist to record something: a decision (marks choose
-    /// its rows) or a probe. A read-only console offers none.
+    /// its rows), a probe or a drill's verdict. A read-only console offers none.
     pub fn decides(self) -> bool {
         matches!(
             self,
             Intent::ToggleMark
                 | Intent::SelectMatching
                 | Intent::Probe
+                | Intent::Drill
                 | Intent::Decide(_)
                 | Intent::Undo
         )
@@ -344,6 +356,7 @@ impl Intent {
                 "select every row the filter matches; a decision then applies to all",
             ),
             Intent::Probe => PROBE,
+            Intent::Drill => DRILL,
             Intent::Decide(kind) => return decide_words(kind),
             Intent::Undo => words("undo", "undo", "undo my last decision of this session"),
             Intent::Reload => words("reload", "reload", "reread the ledger"),

@@ -38,6 +38,7 @@ pub mod counter;
 pub mod domain;
 pub mod drill;
 pub mod drill_dir;
+pub mod drilling;
 pub mod effects;
 pub mod error;
 pub mod export;

@@ -31,6 +31,7 @@ use crate::app::{self, App, Count, Effect, Intent, LedgerAccess, Msg, View, Writ
 use crate::config::Config;
 use crate::counter::Counter;
 use crate::drill_dir::{self, DrillDir};
+use crate::effects::drill::Driller;
 use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
@@ -104,6 +105,7 @@ pub fn run(
         answers: wake_tx.clone(),
         suspend_asked: false,
         ledger_path: ledger_path.to_path_buf(),
+        driller: Driller::new(ledger_path, config.receivers.clone(), drill_dir),
         receivers: config.receivers.clone(),
         mouse: config.mouse,
     };
@@ -435,6 +437,8 @@ struct Shell<'a> {
     ledger_path: PathBuf,
     /// The receivers file the prober reads for each run.
     receivers: Option<PathBuf>,
+    /// Runs `D`'s drills on a thread of their own, into the drill folder.
+    driller: Driller,
     /// The mouse is the console's (`Config::mouse`), taken again on
     /// resuming.
     mouse: bool,
@@ -508,6 +512,13 @@ impl Shell<'_> {
                     self.counter.group(query, top, now);
                 }
                 Effect::Probe(ids) => self.probe(ids),
+                Effect::Drill(op_type) => {
+                    let refused = self.watch.file_problem();
+                    let operator = &self.app.operator;
+                    self.driller
+                        .start(op_type, operator, refused, self.answers.clone());
+                }
+                Effect::CancelDrill => self.driller.cancel(),
             }
         }
     }

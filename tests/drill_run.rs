@@ -41,32 +41,7 @@ fn rig(flaw: Option<&str>, effects: bool, faults: bool) -> Rig {
              VALUES ('acme', 'place_order', 'k-1', 'sha256:00', 'unknown', 3, '{now}', '{now}');"
         ))
         .unwrap();
-    let db = dir.path().join("receiver.db");
-    let bin = env!("CARGO_BIN_EXE_settle");
-    let q = |args: &[&str]| {
-        let mut all = vec![bin, "receiver"];
-        all.extend_from_slice(args);
-        serde_json::to_string(&all).unwrap()
-    };
-    let db_s = db.to_str().unwrap();
-    let retention = RETENTION_S.to_string();
-    let mut retry = vec!["retry", "--db", db_s, "--retention-s", &retention];
-    if let Some(flaw) = flaw {
-        retry.extend(["--flaw", flaw]);
-    }
-    let mut toml = format!(
-        "[receivers.place_order]\nlookup = {}\nretry = {}\n",
-        q(&["lookup", "--db", db_s]),
-        q(&retry)
-    );
-    if effects {
-        toml += &format!("effects = {}\n", q(&["effects", "--db", db_s]));
-    }
-    if faults {
-        toml += "faults = true\n";
-    }
-    let receivers = dir.path().join("receivers.toml");
-    std::fs::write(&receivers, toml).unwrap();
+    let (receivers, db) = reference_receivers(dir.path(), RETENTION_S, flaw, effects, faults);
     Rig {
         dir,
         ledger,

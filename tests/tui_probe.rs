@@ -50,12 +50,7 @@ fn receivers(dir: &Path) -> String {
 
 /// Filters the queue to the one operation with `key` and keeps the filter.
 fn only(screen: &mut Screen, key: &str) {
-    screen.send("/");
-    for c in format!("key:{key}").chars() {
-        screen.send(&c.to_string());
-    }
-    screen.send("\r");
-    screen.wait_for("Queue 1 operation ", WAIT);
+    screen.only(key, WAIT);
 }
 
 fn clear_filter(screen: &mut Screen) {

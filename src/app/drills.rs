@@ -35,6 +35,8 @@ pub struct DrillsPane {
     /// not in the ledger), by file path and case index; a case not here
     /// is still being looked up.
     pub links: BTreeMap<(String, usize), Option<OperationId>>,
+    /// A drill run `D` started, while it runs (`super::drill_flow`).
+    pub running: Option<super::drilling::Drilling>,
 }
 
 impl DrillsPane {

@@ -61,6 +61,11 @@ pub enum Effect {
     /// prober of their own, and record each as a probe; answered with
     /// `Probe` news as each ends.
     Probe(Vec<OperationId>),
+    /// Drill this op type's receiver off the screen's thread (results in
+    /// the drill folder, the verdict recorded); answered with `Drill` news.
+    Drill(String),
+    /// Stop the drill run: no call starts, those running are killed.
+    CancelDrill,
 }
 
 /// What the reader performs: one at a time, newest first, a superseded

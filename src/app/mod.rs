@@ -8,7 +8,7 @@
 //!
 //! - plain data: [`window`] (paging math), [`layout`], [`pane`] (the one
 //!   cursor every view scrolls with), [`form`] (the decision form),
-//!   [`bulk`], [`probe`], [`export`], [`drill_files`], [`clusters`] (the
+//!   [`bulk`], [`probe`], [`drilling`], [`export`], [`drill_files`], [`clusters`] (the
 //!   queue grouped), [`drill_compare`] (runs side by side), [`scan`] (how
 //!   far a filter read without an index got);
 //! - [`effect`] (what the shell must do, by who does it) and [`msg`] (what
@@ -16,7 +16,7 @@
 //!   filter and sort);
 //! - [`model`]: `App`, its modes and their data;
 //! - the handlers that change it: `navigation`, `filtering`, `decisions`,
-//!   `bulk_flow`, `probe_flow`, `export_flow`, `drill_links`, `pointer`
+//!   `bulk_flow`, `probe_flow`, `drill_flow`, `export_flow`, `drill_links`, `pointer`
 //!   (the mouse);
 //! - `update`, which dispatches intents and messages to them.
 
@@ -26,7 +26,9 @@ pub mod clusters;
 mod decisions;
 pub mod drill_compare;
 pub mod drill_files;
+mod drill_flow;
 mod drill_links;
+pub mod drilling;
 pub mod drills;
 pub mod effect;
 pub mod export;
@@ -60,6 +62,8 @@ pub use update::{apply, update};
 
 #[cfg(test)]
 mod bulk_tests;
+#[cfg(test)]
+mod drill_flow_tests;
 #[cfg(test)]
 mod drill_tests;
 #[cfg(test)]

@@ -116,6 +116,8 @@ pub enum Msg {
     ProbeTargetsListed(Vec<OperationId>),
     /// A lookup ended and was recorded, or the run ended.
     Probe(ProbeNews),
+    /// A drill case started or ended, or the run ended.
+    Drill(super::drilling::DrillNews),
     /// A drill file read (again) from the watched folder.
     DrillLoaded(Box<LoadedDrill>),
     /// Another process committed to the ledger.

@@ -307,5 +307,6 @@ fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> 
         Effect::Probe(_) => vec![Msg::Probe(crate::app::probe::ProbeNews::Finished {
             stopped: Some("internal: probes run on the console's prober".to_string()),
         })],
+        Effect::Drill(_) | Effect::CancelDrill => Vec::new(),
     }
 }

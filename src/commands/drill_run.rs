@@ -14,11 +14,10 @@ use super::output::emit;
 use super::progress::Steps;
 use crate::cli::DrillRunArgs;
 use crate::config::Config;
-use crate::domain::DrillVerdict;
 use crate::drill::run::{self as drill_run, CaseRecord, Declared, Progress, Run, Settings, Spec};
+use crate::drilling;
 use crate::error::{Error, Result};
 use crate::receivers::Receivers;
-use crate::store::Ledger;
 use crate::text::sanitize;
 
 /// How long recording the verdict waits for another writer's lock.
@@ -37,12 +36,7 @@ pub fn run(args: &DrillRunArgs, config: &Config) -> Result<()> {
             .clone()
             .map_err(|why| Error::Usage(format!("who is drilling? {why}")))?;
         let opened = super::ledger_arg::open_for_writing(path, WAIT)?;
-        if let Some(c) = opened.op_type_contract(&args.op_type)? {
-            declared = Declared {
-                idempotent: Some(c.idempotent),
-                key_retention_s: c.key_retention_s,
-            };
-        }
+        declared = drilling::declared(&opened, &args.op_type)?;
         ledger = Some(opened);
     }
     let settings = Settings {
@@ -65,7 +59,9 @@ pub fn run(args: &DrillRunArgs, config: &Config) -> Result<()> {
     // An interrupted run proved less than it set out to: it is written,
     // never recorded as the op type's verdict.
     let recorded = match &mut ledger {
-        Some(ledger) if !drilled.interrupted => Some(record(ledger, &drilled, &file, &operator)?),
+        Some(ledger) if !drilled.interrupted => {
+            Some(drilling::record(ledger, &drilled, &file, &operator)?)
+        }
         _ => None,
     };
     print_verdict(&drilled, &file, recorded)?;
@@ -82,7 +78,7 @@ pub fn run(args: &DrillRunArgs, config: &Config) -> Result<()> {
 /// `--params`, or `{"drill": true}`; it must be a JSON value.
 fn params(text: Option<&str>) -> Result<Value> {
     match text {
-        None => Ok(serde_json::json!({ "drill": true })),
+        None => Ok(drilling::default_params()),
         Some(t) => serde_json::from_str(t).map_err(|e| {
             Error::Usage(format!(
                 "--params is not JSON ({e}): give the params every case sends, e.g. \
@@ -172,43 +168,6 @@ fn case_line(c: &CaseRecord) -> String {
         c.expectation
     ))
     .into_owned()
-}
-
-/// The verdict as the ledger keeps it. A duplicate an earlier run found in
-/// a case this run did not play again is carried over: choosing other
-/// cases must not lift it.
-fn record(ledger: &mut Ledger, run: &Run, file: &std::path::Path, operator: &str) -> Result<i64> {
-    let v = &run.verdict;
-    let mut duplicate = v
-        .duplicate
-        .as_ref()
-        .map(|d| (d.case.clone(), d.why.clone()));
-    let mut flaws = v.flaws.clone();
-    if duplicate.is_none()
-        && let Some(before) = ledger.latest_drill(&v.op_type)?
-        && let Some(case) = before.duplicate_case
-        && !run.cases.iter().any(|c| c.case == case)
-    {
-        let why = format!(
-            "{} (found by run {}; case {case} not run again since)",
-            before.duplicate_why.unwrap_or_default(),
-            before.run
-        );
-        flaws.push(format!("duplicate under one key in {case}: {why}"));
-        duplicate = Some((case, why));
-    }
-    ledger.record_drill(&DrillVerdict {
-        id: 0,
-        op_type: v.op_type.clone(),
-        run: run.run_id.clone(),
-        drilled_at: run.started_at.to_rfc3339(),
-        results: file.display().to_string(),
-        duplicate_case: duplicate.as_ref().map(|d| d.0.clone()),
-        duplicate_why: duplicate.map(|d| d.1),
-        params_ignored: v.params_ignored,
-        flaws: flaws.join("\n"),
-        operator: operator.to_string(),
-    })
 }
 
 fn print_verdict(run: &Run, file: &std::path::Path, recorded: Option<i64>) -> Result<()> {

@@ -99,8 +99,7 @@ fn fields_text(o: &mut String, detail: &OperationDetail, now: DateTime<Utc>) {
     let _ = writeln!(o, "  account      {}", s(&op.account));
     let contract = detail.contract_summary();
     let _ = writeln!(o, "  op type      {}  ({contract})", s(&op.op_type));
-    let drilled = crate::domain::contract_source(detail.drill.as_ref());
-    let _ = writeln!(o, "  contract     {}", s(&drilled));
+    let _ = writeln!(o, "  contract     {}", s(&detail.contract_source()));
     let _ = writeln!(o, "  key          {}", s(&op.idem_key));
     let _ = writeln!(o, "  fingerprint  {}", s(&op.fingerprint));
     let _ = writeln!(o, "  result id    {}", opt(&op.result_id));
@@ -259,7 +258,7 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
             "key_retention_s": c.key_retention_s,
             "description": c.description,
         })),
-        "contract_source": crate::domain::contract_source(detail.drill.as_ref()),
+        "contract_source": detail.contract_source(),
         "drill": detail.drill.as_ref().map(|d| json!({
             "run": d.run,
             "drilled_at": d.drilled_at,

@@ -40,13 +40,32 @@ impl DrillVerdict {
             self.flaws.lines().collect::<Vec<_>>().join("; ")
         }
     }
+
+    /// The run's folder and file (`drill-<run>/drill-results.json`): where
+    /// the proof is, short enough for a line.
+    pub fn run_file(&self) -> String {
+        run_file(&self.results)
+    }
 }
 
-/// How the contract of an op type is known: "declared" (only the
-/// service's word in `op_types`) or drilled, with the run.
-pub fn contract_source(drill: Option<&DrillVerdict>) -> String {
+/// A results path's folder and file (`drill-<run>/drill-results.json`).
+pub fn run_file(results: &str) -> String {
+    let parts: Vec<&str> = results.rsplit(['/', '\\']).take(2).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+/// How the contract of an op type is known, for the form, the detail and
+/// `show`: only declared (by its `op_types` row, when it has one), or
+/// drilled on a date, with the run, its results and what it found.
+pub fn contract_source(declared: bool, drill: Option<&DrillVerdict>) -> String {
     match drill {
-        None => "declared (never drilled)".to_string(),
-        Some(d) => format!("{}: {}", d.drilled_on(), d.flaws_line()),
+        None if declared => "declared by op_types (never drilled)".to_string(),
+        None => "neither declared (no op_types row) nor drilled".to_string(),
+        Some(d) => format!(
+            "{}: {}; results {}",
+            d.drilled_on(),
+            d.flaws_line(),
+            d.run_file()
+        ),
     }
 }

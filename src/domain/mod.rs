@@ -24,7 +24,7 @@ mod time;
 
 pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters, Timeline};
 pub use decision::{Decision, DecisionDraft, DecisionKind, DecisionReceipt};
-pub use drilled::{DrillVerdict, contract_source};
+pub use drilled::{DrillVerdict, contract_source, run_file};
 pub use ids::{DecisionId, OperationId, Seek};
 pub use malformed::Malformed;
 pub use new_operation::{NewAttempt, NewEvent, NewOperation, NewOperationBuilder};

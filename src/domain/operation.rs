@@ -236,6 +236,12 @@ impl OperationDetail {
         }
     }
 
+    /// How that contract is known: declared, or drilled on a date with the
+    /// run ([`super::drilled::contract_source`]).
+    pub fn contract_source(&self) -> String {
+        super::drilled::contract_source(self.contract.is_some(), self.drill.as_ref())
+    }
+
     /// Number of attempts recorded (the highest attempt number).
     pub fn attempts_used(&self) -> i64 {
         self.attempts.iter().map(|a| a.attempt).max().unwrap_or(0)

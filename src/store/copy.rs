@@ -41,6 +41,10 @@ pub(crate) struct Table {
     /// Columns a ledger older than SQLite schema 5 lacks, with the value
     /// that stands in for them (their column default).
     pub added_later: &'static [(&'static str, &'static str)],
+    /// Made by its first row (`settle_drills`): the destination has it
+    /// only when the source has rows of it, so a copy of a ledger never
+    /// drilled stays as one.
+    pub made_on_use: bool,
 }
 
 use std::path::Path;
@@ -50,7 +54,7 @@ use crate::error::{Error, Result};
 use Kind::{Bool, Int, Text, Time};
 
 /// Every table, in the order rows are copied (a row's references first).
-pub(crate) const TABLES: [Table; 7] = [
+pub(crate) const TABLES: [Table; 8] = [
     Table {
         name: "op_types",
         columns: &[
@@ -63,6 +67,7 @@ pub(crate) const TABLES: [Table; 7] = [
         console: true,
         identity: false,
         added_later: &[],
+        made_on_use: false,
     },
     Table {
         name: "operations",
@@ -87,6 +92,7 @@ pub(crate) const TABLES: [Table; 7] = [
         console: false,
         identity: true,
         added_later: &[],
+        made_on_use: false,
     },
     Table {
         name: "attempts",
@@ -103,6 +109,7 @@ pub(crate) const TABLES: [Table; 7] = [
         console: false,
         identity: false,
         added_later: &[],
+        made_on_use: false,
     },
     Table {
         name: "events",
@@ -118,6 +125,7 @@ pub(crate) const TABLES: [Table; 7] = [
         console: false,
         identity: true,
         added_later: &[],
+        made_on_use: false,
     },
     Table {
         name: "decisions",
@@ -141,6 +149,7 @@ pub(crate) const TABLES: [Table; 7] = [
         console: true,
         identity: true,
         added_later: &[],
+        made_on_use: false,
     },
     Table {
         name: "retry_requests",
@@ -168,6 +177,7 @@ pub(crate) const TABLES: [Table; 7] = [
             ("finished_at", "NULL"),
             ("outcome", "NULL"),
         ],
+        made_on_use: false,
     },
     Table {
         name: "settle_probes",
@@ -188,6 +198,27 @@ pub(crate) const TABLES: [Table; 7] = [
         console: true,
         identity: true,
         added_later: &[],
+        made_on_use: false,
+    },
+    Table {
+        name: super::drills::TABLE,
+        columns: &[
+            ("id", Int),
+            ("op_type", Text),
+            ("run", Text),
+            ("drilled_at", Text),
+            ("results", Text),
+            ("duplicate_case", Text),
+            ("duplicate_why", Text),
+            ("params_ignored", Int),
+            ("flaws", Text),
+            ("operator", Text),
+        ],
+        order: "id",
+        console: true,
+        identity: true,
+        added_later: &[],
+        made_on_use: true,
     },
 ];
 
@@ -217,7 +248,12 @@ pub(crate) fn refuse_unless_empty(
     hint: &str,
     mut held: impl FnMut(&str) -> Result<bool>,
 ) -> Result<()> {
-    for table in TABLES.iter().filter(|t| t.name != "op_types") {
+    // A table made on use may be absent; its ids would collide with the
+    // copy's anyway, and fail it.
+    for table in TABLES
+        .iter()
+        .filter(|t| t.name != "op_types" && !t.made_on_use)
+    {
         if held(table.name)? {
             return Err(Error::ledger(
                 ledger,
@@ -241,6 +277,42 @@ impl CopyReport {
             .iter()
             .find(|(name, _)| *name == table)
             .map_or(0, |(_, n)| *n)
+    }
+}
+
+/// The rows of a table made on use, read whole before the destination
+/// makes it (a ledger holds a handful of drill verdicts), and a source
+/// that hands them on as [`RowSource`] does.
+pub(crate) struct Held {
+    rows: Vec<Vec<Value>>,
+}
+
+impl Held {
+    pub(crate) fn read(table: &Table, source: &mut RowSource) -> Result<Held> {
+        let mut rows = Vec::new();
+        source(table, &mut |values| {
+            rows.push(values);
+            Ok(())
+        })?;
+        Ok(Held { rows })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Hands the rows on, once.
+    pub(crate) fn source(
+        &mut self,
+    ) -> impl FnMut(&Table, &mut dyn FnMut(Vec<Value>) -> Result<()>) -> Result<u64> + '_ {
+        |_, each| {
+            let mut n = 0;
+            for values in self.rows.drain(..) {
+                each(values)?;
+                n += 1;
+            }
+            Ok(n)
+        }
     }
 }
 

@@ -433,3 +433,51 @@ fn drill_verdicts_are_kept_append_only_and_guard_a_same_key_retry_on_every_backe
     assert_eq!(refusals, (true, true), "settle_drills is append-only");
     assert!(kept);
 }
+
+/// A copy carries the drills' verdicts with their ids, still append-only,
+/// the next one numbered after them, and back out again; a ledger never
+/// drilled is copied without the table.
+#[test]
+fn a_copy_carries_the_drill_verdicts_on_every_backend() {
+    let never = sample();
+    let mut drilled = sample();
+    drilled
+        .ledger
+        .record_drill(&drill_verdict(Some("crash_mid_call")))
+        .unwrap();
+    drilled.ledger.record_drill(&drill_verdict(None)).unwrap();
+    let said = same_on_every_backend("copy drills", |ledger, exec| {
+        let copied = drilled.ledger.copy_into(ledger, &mut |_, _| {}).unwrap();
+        let latest = ledger.latest_drill("pay").unwrap();
+        let edit = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            exec("UPDATE settle_drills SET flaws = ''")
+        }));
+        let next = ledger.record_drill(&drill_verdict(None)).unwrap();
+        // And out again, to a new SQLite file.
+        let dir = tempfile::tempdir().unwrap();
+        let mut back = Ledger::create(&dir.path().join("back.db")).unwrap();
+        let again = ledger.copy_into(&mut back, &mut |_, _| {}).unwrap();
+        let back_latest = back.latest_drill("pay").unwrap().map(|d| d.id);
+        (
+            copied.rows("settle_drills"),
+            latest.map(|d| (d.id, d.run)),
+            edit.is_err(),
+            next,
+            again.rows("settle_drills"),
+            back_latest,
+        )
+    });
+    assert_eq!(
+        said,
+        (2, Some((2, "run-clean".into())), true, 3, 3, Some(3)),
+        "rows, latest, append-only, next id, copied back, its latest"
+    );
+    let untouched = same_on_every_backend("copy undrilled", |ledger, exec| {
+        let copied = never.ledger.copy_into(ledger, &mut |_, _| {}).unwrap();
+        let table = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            exec("SELECT id FROM settle_drills")
+        }));
+        (copied.rows("settle_drills"), table.is_err())
+    });
+    assert_eq!(untouched, (0, true), "a ledger never drilled stays one");
+}

@@ -149,6 +149,7 @@ pub fn lines(ctx: Context, theme: Theme, detail: &OperationDetail) -> Vec<Line<'
             when(ctx.now, op.deadline_at.as_deref(), "none"),
         ),
         field(theme, "contract", detail.contract_summary()),
+        field(theme, "proof", clean(&detail.contract_source())),
         field(theme, "created", clean(&op.created_at)),
         field(theme, "updated", clean(&op.updated_at)),
         Line::raw(""),

@@ -2,7 +2,8 @@
 //! narrow (the same place as an operation's detail): its verdict and the
 //! findings about it first (what the reader came for), then the
 //! expectation checked field by field, one timeline of attempts with the
-//! events each caused and the key each used, the effects the receiver kept
+//! events each caused and the key each used (after the callers' columns
+//! side by side, `drill_callers`, when several callers ran at once), the effects the receiver kept
 //! with their ids, and what the case drove.
 //! For an unreadable file, the path and why. Every string from the file is
 //! untrusted and passes through `clean`; nothing here judges a case, that
@@ -31,7 +32,7 @@ pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {
     let (title, lines) = match pane.case_view(row) {
         Some(view) => (
             format!(" case {} (J/K scroll) ", clean(&view.analysis.case)),
-            case_lines(theme, &view, pane.link(row)),
+            case_lines(theme, &view, pane.link(row), area.width.saturating_sub(2)),
         ),
         None => {
             let loaded = pane.files.get(row.file);
@@ -87,10 +88,12 @@ fn text_or_dash(text: Option<&str>) -> String {
 
 /// `link`: the operation an import of the case wrote (`Some(None)`: the
 /// ledger has none; `None`: still asked).
+/// `width`: the pane's inner width, which the callers' columns share.
 fn case_lines(
     theme: Theme,
     view: &CaseView<'_>,
     link: Option<Option<OperationId>>,
+    width: u16,
 ) -> Vec<Line<'static>> {
     let (case, a) = (view.case, view.analysis);
     let mut out = vec![heading(
@@ -148,6 +151,10 @@ fn case_lines(
     expectation(theme, view, &mut out);
     out.push(Line::raw(""));
     out.push(heading(theme, "Timeline".to_string()));
+    if let Some(columns) = super::drill_callers::lines(theme, view.case, usize::from(width)) {
+        out.extend(columns);
+        out.push(Line::raw(""));
+    }
     timeline(theme, view, &mut out);
     effects(theme, view, &mut out);
     about(theme, view, &mut out);

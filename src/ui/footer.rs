@@ -141,6 +141,7 @@ fn offered(mode: &Mode) -> Vec<Intent> {
             Intent::Probe,
             Intent::Export,
             Intent::CycleSort,
+            Intent::Drill,
             Intent::Quit,
         ],
         Mode::Filter => vec![Intent::Accept, Intent::Back, Intent::DeleteChar],

@@ -78,6 +78,29 @@ pub fn render(form: &DecisionForm, writing: Writing, theme: Theme, frame: &mut F
     );
 }
 
+/// The contract of each op type among the targets, and how it is known
+/// (declared, or drilled on a date with the run): the rules trust it, so
+/// the operator sees what they trust.
+fn contract_lines(theme: Theme, form: &DecisionForm, out: &mut Vec<Line<'static>>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for detail in form.details.as_deref().unwrap_or_default() {
+        let op_type = detail.operation.op_type.as_str();
+        // Marked rows of many op types: the first few, not a page of them.
+        if seen.contains(&op_type) || seen.len() == 3 {
+            continue;
+        }
+        seen.push(op_type);
+        out.push(Line::styled(
+            format!(
+                "  contract of {}: {}",
+                clean(op_type),
+                clean(&detail.contract_source())
+            ),
+            theme.dim(),
+        ));
+    }
+}
+
 fn lines(writing: Writing, theme: Theme, form: &DecisionForm) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if form.details.is_none() {
@@ -100,6 +123,7 @@ fn lines(writing: Writing, theme: Theme, form: &DecisionForm) -> Vec<Line<'stati
             theme.note(),
         ));
     }
+    contract_lines(theme, form, &mut out);
     if let Some(undoes) = form.undoes {
         out.push(Line::raw(format!("undoes decision {undoes}")));
     }

@@ -7,6 +7,7 @@ mod audit;
 mod clusters;
 mod detail;
 mod draw;
+mod drill_callers;
 mod drill_case;
 mod drill_compare;
 mod drills;

@@ -493,6 +493,8 @@ fn header_says_not_live_when_polling_fails() {
     assert!(!text.contains("● live"), "{text}");
 }
 
+mod contract;
+mod drill_callers;
 mod drill_compare;
 mod footer_width;
 mod header_width;

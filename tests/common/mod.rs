@@ -144,3 +144,43 @@ pub fn wait_until_blocked_on_a_lock(child: &mut std::process::Child) {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }
+
+/// A receivers file in `dir` for `place_order` on the reference receiver
+/// (`settle receiver`, its own SQLite database `receiver.db` in `dir`),
+/// keeping keys `retention_s`, with `flaw` (its hidden test flaws),
+/// `effects` and `faults` as asked. Returns the file and the database.
+pub fn reference_receivers(
+    dir: &Path,
+    retention_s: i64,
+    flaw: Option<&str>,
+    effects: bool,
+    faults: bool,
+) -> (PathBuf, PathBuf) {
+    let db = dir.join("receiver.db");
+    let bin = env!("CARGO_BIN_EXE_settle");
+    let q = |args: &[&str]| {
+        let mut all = vec![bin, "receiver"];
+        all.extend_from_slice(args);
+        serde_json::to_string(&all).unwrap()
+    };
+    let db_s = db.to_str().unwrap();
+    let retention = retention_s.to_string();
+    let mut retry = vec!["retry", "--db", db_s, "--retention-s", &retention];
+    if let Some(flaw) = flaw {
+        retry.extend(["--flaw", flaw]);
+    }
+    let mut toml = format!(
+        "[receivers.place_order]\nlookup = {}\nretry = {}\n",
+        q(&["lookup", "--db", db_s]),
+        q(&retry)
+    );
+    if effects {
+        toml += &format!("effects = {}\n", q(&["effects", "--db", db_s]));
+    }
+    if faults {
+        toml += "faults = true\n";
+    }
+    let receivers = dir.join("receivers.toml");
+    std::fs::write(&receivers, toml).unwrap();
+    (receivers, db)
+}

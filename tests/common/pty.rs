@@ -132,6 +132,17 @@ impl Screen {
         }
     }
 
+    /// Filters the queue to the one operation with `key` and keeps the
+    /// filter.
+    pub fn only(&mut self, key: &str, timeout: Duration) {
+        self.send("/");
+        for c in format!("key:{key}").chars() {
+            self.send(&c.to_string());
+        }
+        self.send("\r");
+        self.wait_for("Queue 1 operation ", timeout);
+    }
+
     /// Types raw bytes (keys as the terminal sends them).
     pub fn send(&mut self, bytes: &str) {
         self.writer.write_all(bytes.as_bytes()).unwrap();

@@ -27,7 +27,7 @@ pub use spec::{CASES, Needs, Spec};
 pub use verdict::{Check, Duplicate, OpVerdict};
 
 use crate::error::{Error, Result};
-use crate::receivers::Receivers;
+use crate::receivers::{Receiver, Receivers};
 
 /// What the run tells its caller as it goes.
 pub enum Progress<'a> {
@@ -68,21 +68,7 @@ pub fn run(
     mut progress: impl FnMut(Progress),
 ) -> Result<Run> {
     let op_type = &settings.op_type;
-    let receiver = receivers.receiver(op_type).ok_or_else(|| {
-        Error::Usage(format!(
-            "{}: no receiver for op type {op_type} (nor under [receivers.\"*\"]); add \
-             [receivers.{op_type}] with a retry",
-            receivers
-                .source
-                .as_deref()
-                .map_or("no receivers file".into(), |p| p.display().to_string())
-        ))
-    })?;
-    if receiver.retry.is_none() {
-        return Err(Error::Usage(format!(
-            "op type {op_type} has no retry in the receivers file: a drill calls the retry"
-        )));
-    }
+    let receiver = drillable(receivers, op_type)?;
     let started_at = Utc::now();
     let run_id = started_at.format("%Y%m%dT%H%M%S%3f").to_string();
     let target = target::Target {
@@ -127,12 +113,30 @@ pub fn run(
     })
 }
 
+/// The receiver of `op_type`, refused when there is none or it declares
+/// no retry: a drill plays its cases through the retry.
+pub fn drillable<'r>(receivers: &'r Receivers, op_type: &str) -> Result<&'r Receiver> {
+    let file = receivers
+        .source
+        .as_deref()
+        .map_or("no receivers file".into(), |p| p.display().to_string());
+    let receiver = receivers.receiver(op_type).ok_or_else(|| {
+        Error::Usage(format!(
+            "{file}: no receiver for op type {op_type} (nor under [receivers.\"*\"]); add \
+             [receivers.{op_type}] with a retry"
+        ))
+    })?;
+    if receiver.retry.is_none() {
+        return Err(Error::Usage(format!(
+            "{file}: the receiver of op type {op_type} declares no retry, so nothing of it can \
+             be drilled: a drill calls the retry"
+        )));
+    }
+    Ok(receiver)
+}
+
 /// Why `spec` cannot run here, as the results list it.
-fn cannot_run(
-    spec: &Spec,
-    settings: &Settings,
-    receiver: &crate::receivers::Receiver,
-) -> Option<String> {
+fn cannot_run(spec: &Spec, settings: &Settings, receiver: &Receiver) -> Option<String> {
     match spec.needs {
         Needs::NoKey => Some(
             "not run: the receivers contract always sends a key (SETTLE_KEY); \

@@ -18,7 +18,10 @@ use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
 use crate::store::backend::Transfer;
 use crate::store::cells::CellRead;
-use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
+use crate::store::copy::{
+    CopyReport, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
+};
+use crate::store::drills::present;
 
 impl Transfer for Pg {
     fn copy_rows(
@@ -81,36 +84,28 @@ impl Transfer for Pg {
         })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
-            let doing = format!("writing {}", table.name);
             let n = if table.name == "op_types" {
                 insert_op_types(&mut tx, &shown, table, source)?
-            } else {
-                let sql = format!("COPY {} ({}) FROM STDIN", table.name, table.column_list());
-                let mut writer = tx.copy_in(&sql).map_err(|e| err(&doing, e))?;
-                let mut line = Vec::with_capacity(COPY_BUFFER);
-                let mut row = 0u64;
-                let n = source(table, &mut |values| {
-                    row += 1;
-                    copy_line(&shown, table, row, values, &mut line)?;
-                    if line.len() >= COPY_BUFFER {
-                        writer
-                            .write_all(&line)
-                            .map_err(|e| copy_error(&shown, &doing, e))?;
-                        line.clear();
+            } else if table.made_on_use {
+                let mut held = Held::read(table, source)?;
+                if held.is_empty() {
+                    0
+                } else {
+                    if !present(&mut &mut tx).map_err(|e| err("making settle_drills", e))? {
+                        tx.batch_execute(super::drills::DDL)
+                            .map_err(|e| err("making settle_drills", e))?;
                     }
-                    Ok(())
-                })?;
-                writer
-                    .write_all(&line)
-                    .map_err(|e| copy_error(&shown, &doing, e))?;
-                writer.finish().map_err(|e| err(&doing, e))?;
-                n
+                    copy_in(&mut tx, &shown, table, &mut held.source())?
+                }
+            } else {
+                copy_in(&mut tx, &shown, table, source)?
             };
             report.tables.push((table.name, n));
         }
         // Rows went in with their ids; the identities would hand out 1
         // next and collide.
-        for table in TABLES.iter().filter(|t| t.identity) {
+        let made = |t: &Table| !t.made_on_use || report.rows(t.name) > 0;
+        for table in TABLES.iter().filter(|t| t.identity && made(t)) {
             tx.execute(
                 &format!(
                     "SELECT setval(pg_get_serial_sequence('{0}', 'id'), max(id))
@@ -124,6 +119,37 @@ impl Transfer for Pg {
         tx.commit().map_err(|e| err("committing the copy", e))?;
         Ok(report)
     }
+}
+
+/// One table through `COPY … FROM STDIN`; returns how many rows.
+fn copy_in(
+    tx: &mut postgres::Transaction<'_>,
+    shown: &std::path::Path,
+    table: &Table,
+    source: &mut RowSource,
+) -> Result<u64> {
+    let doing = format!("writing {}", table.name);
+    let err = |e| super::error::pg_error(shown, &doing, e);
+    let sql = format!("COPY {} ({}) FROM STDIN", table.name, table.column_list());
+    let mut writer = tx.copy_in(&sql).map_err(err)?;
+    let mut line = Vec::with_capacity(COPY_BUFFER);
+    let mut row = 0u64;
+    let n = source(table, &mut |values| {
+        row += 1;
+        copy_line(shown, table, row, values, &mut line)?;
+        if line.len() >= COPY_BUFFER {
+            writer
+                .write_all(&line)
+                .map_err(|e| copy_error(shown, &doing, e))?;
+            line.clear();
+        }
+        Ok(())
+    })?;
+    writer
+        .write_all(&line)
+        .map_err(|e| copy_error(shown, &doing, e))?;
+    writer.finish().map_err(err)?;
+    Ok(n)
 }
 
 /// Bytes of COPY text gathered before each write to the server.

@@ -256,6 +256,8 @@ fn a_ledger_copied_to_postgres_and_back_keeps_every_row_and_its_chain() {
         ("decisions", 4),
         ("retry_requests", 1),
         ("settle_probes", 0),
+        // Never drilled: copied as never drilled.
+        ("settle_drills", 0),
     ];
     assert_eq!(there.tables, expected);
     assert_eq!(head(pg.verify_chain().unwrap()), source_chain);

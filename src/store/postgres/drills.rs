@@ -7,8 +7,9 @@ use crate::error::Result;
 use crate::store::backend::Drills;
 use crate::store::drills::{INSERT_COLUMNS, TABLE, contract, latest, present};
 
-/// The table and its guards, made by the first verdict recorded.
-const DDL: &str = "
+/// The table and its guards, made by the first verdict recorded (or
+/// copied).
+pub(super) const DDL: &str = "
 CREATE TABLE IF NOT EXISTS settle_drills (
     id             BIGSERIAL PRIMARY KEY,
     op_type        TEXT NOT NULL,

@@ -9,7 +9,9 @@ use rusqlite::{TransactionBehavior, params_from_iter};
 use super::conn::Sqlite;
 use crate::error::{Error, Result};
 use crate::store::backend::Transfer;
-use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
+use crate::store::copy::{
+    CopyReport, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
+};
 
 impl Transfer for Sqlite {
     fn copy_rows(
@@ -96,6 +98,17 @@ impl Transfer for Sqlite {
         })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
+            let mut held = None;
+            if table.made_on_use {
+                let rows = Held::read(table, source)?;
+                if rows.is_empty() {
+                    report.tables.push((table.name, 0));
+                    continue;
+                }
+                tx.execute_batch(super::drills::DDL)
+                    .map_err(|e| err(&format!("making {}", table.name), e))?;
+                held = Some(rows);
+            }
             // A contract already there (a ledger made by `settle init` has
             // none, but a hand-made one may) is the same receiver's.
             let sql = format!(
@@ -111,11 +124,15 @@ impl Transfer for Sqlite {
             );
             let doing = format!("writing {}", table.name);
             let mut stmt = tx.prepare(&sql).map_err(|e| err(&doing, e))?;
-            let n = source(table, &mut |values| {
+            let mut write = |values: Vec<Value>| {
                 stmt.execute(params_from_iter(values.into_iter().map(sql_value)))
                     .map(|_| ())
                     .map_err(|e| err(&doing, e))
-            })?;
+            };
+            let n = match held.as_mut() {
+                Some(rows) => rows.source()(table, &mut write)?,
+                None => source(table, &mut write)?,
+            };
             report.tables.push((table.name, n));
         }
         tx.commit()

@@ -14,7 +14,7 @@ fn queue_footer(width: u16) -> String {
 }
 
 /// Every hint the footer can show on the Queue, read-write, whole.
-const HINTS: [&str; 13] = [
+const HINTS: [&str; 14] = [
     "enter detail",
     "/ filter",
     "a applied",
@@ -26,6 +26,7 @@ const HINTS: [&str; 13] = [
     "p probe",
     "e export",
     "s sort",
+    "D drill",
     "ctrl-c quit",
     "? help",
 ];
