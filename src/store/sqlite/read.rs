@@ -20,16 +20,19 @@ use crate::store::cells::CellRead;
 use crate::store::detail;
 use crate::store::filter::Statement;
 use crate::store::rows;
-use crate::store::sql::Dialect;
+use crate::store::sql::{Dialect, QueryDialect};
 use crate::store::tables::Tables;
 
 mod cells;
 mod clusters;
 pub(super) mod filter;
 mod history;
+mod text_index;
 use cells::Cells;
-pub(super) use filter::SqliteSql;
+pub(super) use filter::{DERIVED, SqliteSql, UNDERIVED};
 pub(super) use filter::{STALE_CANDIDATES, instant_sql};
+#[cfg(test)]
+pub(super) use text_index::indexed_terms;
 
 /// Reads one operation's whole history, on the connection or inside the
 /// decision transaction, which must judge the rules on what it is about to
@@ -68,11 +71,25 @@ impl Sqlite {
 impl Reads for Sqlite {
     fn dialect(&self) -> &dyn Dialect {
         // Through the read model once it is built.
-        if self.derived() {
-            &SqliteSql { derived: true }
-        } else {
-            &SqliteSql { derived: false }
+        if self.derived() { &DERIVED } else { &UNDERIVED }
+    }
+
+    /// The read model's trigram index for the text terms it finds few
+    /// candidates of.
+    fn dialect_for(&self, query: &Query) -> Result<QueryDialect<'_>> {
+        if !self.derived() || (query.errors.is_empty() && query.text.is_empty()) {
+            return Ok(QueryDialect::Shared(self.dialect()));
         }
+        self.fresh()?;
+        let indexed = text_index::indexed_terms(self, query)?;
+        Ok(if indexed.is_empty() {
+            QueryDialect::Shared(self.dialect())
+        } else {
+            QueryDialect::Own(Box::new(SqliteSql {
+                derived: true,
+                indexed,
+            }))
+        })
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
@@ -187,8 +204,9 @@ impl Sqlite {
         limit: Option<usize>,
         now: DateTime<Utc>,
     ) -> (String, Vec<crate::store::sql::Arg>, bool) {
+        let dialect = self.dialect_for(query).unwrap();
         let (page, reverse) =
-            crate::store::filter::page_sql(self.dialect(), query, sort, seek, limit, now);
+            crate::store::filter::page_sql(&*dialect, query, sort, seek, limit, now);
         (page.sql, page.args, reverse)
     }
 

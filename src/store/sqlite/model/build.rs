@@ -8,6 +8,7 @@
 use rusqlite::{Connection, params};
 
 use super::ddl::{COPIED, COPIED_O, FORMAT, TABLE_NAMES, TABLES, indexes};
+use super::texts;
 use crate::store::open::Progress;
 
 /// Operations, or events, copied per transaction.
@@ -123,7 +124,8 @@ fn chunk_end(k: &Connection, table: &str, from: i64, until: i64) -> rusqlite::Re
 }
 
 /// Copies the operations with ids in `(from, to]`, with each one's attempt
-/// count and last error (through the attempts primary key).
+/// count and last error (through the attempts primary key), and indexes
+/// what `err:` and free text read of them.
 fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
     tx.execute(
@@ -140,6 +142,7 @@ fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
         ),
         params![from, to],
     )?;
+    texts::index_ops(&tx, from, to)?;
     tx.execute("UPDATE settle_marks SET ops = ?1", [to])?;
     tx.commit()
 }

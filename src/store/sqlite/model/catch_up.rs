@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::ddl::{COPIED, COPIED_O};
+use super::texts;
 use crate::store::sqlite::read::filter::same_as_ledger;
 
 /// New rows of each kind read per batch.
@@ -88,7 +89,8 @@ fn pairs(tx: &Connection, sql: &str, after: i64) -> rusqlite::Result<Vec<(i64, O
 }
 
 /// Computes operation `op`'s row again from the ledger (or drops it when
-/// the ledger no longer has it), keeping the state counts.
+/// the ledger no longer has it), keeping the state counts and the text
+/// index.
 pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "UPDATE settle_state_counts SET n = n - 1
@@ -97,6 +99,7 @@ pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
     .execute([op])?;
     tx.prepare_cached("DELETE FROM settle_ops WHERE id = ?1")?
         .execute([op])?;
+    texts::forget_op(tx, op)?;
     tx.prepare_cached(&format!(
         "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
              last_attempt_at, last_event, last_event_id)
@@ -119,7 +122,7 @@ pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
          ON CONFLICT (state) DO UPDATE SET n = n + 1",
     )?
     .execute([op])?;
-    Ok(())
+    texts::index_ops(tx, op - 1, op)
 }
 
 /// Compares the operations with ids in `(from, from + SWEEP]` with their

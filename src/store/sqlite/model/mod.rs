@@ -11,6 +11,7 @@
 mod build;
 mod catch_up;
 mod ddl;
+mod texts;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
