@@ -32,9 +32,9 @@ use super::open::{Access, OpenReport, Progress};
 use super::sql::{Dialect, QueryDialect};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict, NewOperation,
-    NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey,
-    SortValue, StateCounts,
+    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict,
+    NewOperation, NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort,
+    SortKey, SortValue, StateCounts, TextSearch,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -202,6 +202,30 @@ pub(crate) trait Reads: Session {
     /// console then reads filters a slice at a time
     /// ([`Reads::range_page`]) rather than wait on one long statement.
     fn filters_scan(&self) -> bool;
+
+    /// How `err:` and free-text terms find their operations here.
+    fn text_search(&self) -> TextSearch {
+        TextSearch::Unindexed
+    }
+
+    /// From now on a read catches up a bounded step of what the backend's
+    /// own read model has not read yet, and reads what it holds, instead
+    /// of catching up all of it first: the console, which says so
+    /// ([`Reads::catching_up`]) and goes on with [`Reads::catch_up`].
+    fn catch_up_in_steps(&self) {}
+
+    /// How far the backend's read model is behind the ledger, as the last
+    /// read or step left it (running nothing); None when it is current or
+    /// there is none.
+    fn catching_up(&self) -> Option<CatchUp> {
+        None
+    }
+
+    /// One bounded step of catching up (tens of milliseconds); where it
+    /// then stands.
+    fn catch_up(&self) -> Result<Option<CatchUp>> {
+        Ok(None)
+    }
 
     /// The lowest and the highest operation id, `None` when there is no
     /// operation: two steps down the primary key.

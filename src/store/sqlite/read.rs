@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params_from_iter};
 
 use super::conn::Sqlite;
-use crate::domain::{Clusters, OperationDetail, OperationId, OperationRow, StateCounts};
+use crate::domain::{
+    CatchUp, Clusters, OperationDetail, OperationId, OperationRow, StateCounts, TextSearch,
+};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
@@ -130,6 +132,29 @@ impl Reads for Sqlite {
         // The filters' indexes are the read model's: until it is attached
         // (built, or caught up after a look), a filter is a scan.
         !self.derived()
+    }
+
+    /// The read model's trigram index, once the model is there; until
+    /// then every filter is a scan ([`Reads::filters_scan`]).
+    fn text_search(&self) -> TextSearch {
+        TextSearch::Trigram
+    }
+
+    fn catch_up_in_steps(&self) {
+        if let Some(model) = &self.model {
+            model.catch_up_in_steps();
+        }
+    }
+
+    fn catching_up(&self) -> Option<CatchUp> {
+        self.model.as_ref().and_then(|m| m.catching_up())
+    }
+
+    fn catch_up(&self) -> Result<Option<CatchUp>> {
+        match &self.model {
+            Some(model) => model.catch_up_step(),
+            None => Ok(None),
+        }
     }
 
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {

@@ -80,6 +80,21 @@ pub(super) fn batch(k: &Connection) -> rusqlite::Result<bool> {
     Ok(more)
 }
 
+/// Rows the service wrote that the watermarks have not reached, of every
+/// kind the catch-up reads: each a step down a primary key.
+pub(super) fn remaining(k: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = k.query_row(
+        "SELECT max(0, (SELECT coalesce(max(id), 0) FROM l.operations) - ops)
+             + max(0, (SELECT coalesce(max(id), 0) FROM l.events) - events)
+             + max(0, (SELECT coalesce(max(rowid), 0) FROM l.attempts) - attempts)
+             + max(0, (SELECT coalesce(max(id), 0) FROM l.decisions) - decisions)
+         FROM settle_marks",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// Up to [`BATCH`] rows of `sql` (a row id and an operation id, in row id
 /// order) after `after`.
 fn pairs(tx: &Connection, sql: &str, after: i64) -> rusqlite::Result<Vec<(i64, Option<i64>)>> {

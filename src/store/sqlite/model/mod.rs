@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::error::sqlite;
+use crate::domain::CatchUp;
 use crate::error::Result;
 use crate::store::open::Progress;
 
@@ -27,6 +28,10 @@ pub(crate) use ddl::sidecar;
 
 /// How long one read may spend on the sweep before it reads.
 const SWEEP_BUDGET: Duration = Duration::from_millis(5);
+
+/// How long a read spends catching up before it reads what the model
+/// holds, when reads catch up in steps ([`Model::catch_up_in_steps`]).
+const CATCH_UP_BUDGET: Duration = Duration::from_millis(40);
 
 /// The least time between two rounds of the sweep: a service committing
 /// every few milliseconds would otherwise keep every read sweeping.
@@ -45,6 +50,11 @@ pub(crate) struct Model {
     sweep_from: Cell<Option<i64>>,
     /// When the sweep's last round began.
     swept_at: Cell<Instant>,
+    /// Reads catch up a budget at a time and then read what the model
+    /// holds (the console, which says so), rather than all of it first.
+    in_steps: Cell<bool>,
+    /// Where the catch-up under way stands; None when the model is current.
+    behind: Cell<Option<CatchUp>>,
 }
 
 /// What the read model's file holds for a ledger.
@@ -78,12 +88,18 @@ impl Model {
             }
             Err(e) => return Err(err("opening the read model", e)),
         };
-        if health != Health::Ready {
+        let built = health != Health::Ready;
+        if built {
             build::build(&keeper, ledger_id, progress)
                 .map_err(|e| err("building the read model", e))?;
         }
         let model = Model::new(keeper, ledger);
-        model.catch_up_all()?;
+        // What came in during the build. A model that was already built
+        // catches up on its first read instead: a week's backlog must not
+        // hold up an open.
+        if built {
+            model.catch_up_all()?;
+        }
         Ok(model)
     }
 
@@ -108,6 +124,8 @@ impl Model {
             seen: Cell::new(None),
             sweep_from: Cell::new(Some(0)),
             swept_at: Cell::new(Instant::now()),
+            in_steps: Cell::new(false),
+            behind: Cell::new(None),
         }
     }
 
@@ -129,8 +147,12 @@ impl Model {
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(|e| sqlite(&self.ledger, "reading data_version", e))?;
         let now = (version, conn.total_changes());
-        if self.seen.get() != Some(now) {
-            self.catch_up_all()?;
+        if self.seen.get() != Some(now) || self.behind.get().is_some() {
+            let budget = self.in_steps.get().then_some(CATCH_UP_BUDGET);
+            if self.catch_up_for(budget)?.is_some() {
+                // Read what the model holds; the next read goes on.
+                return Ok(());
+            }
             self.seen.set(Some(now));
             // A commit may have changed what no new row tells: the sweep
             // goes through the ledger again, a bounded slice per read.
@@ -153,10 +175,49 @@ impl Model {
 
     /// Catch-up batches until the model has read everything committed.
     fn catch_up_all(&self) -> Result<()> {
-        while catch_up::batch(&self.keeper)
-            .map_err(|e| sqlite(&sidecar(&self.ledger), "catching up the read model", e))?
-        {}
-        Ok(())
+        self.catch_up_for(None).map(|_| ())
+    }
+
+    /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time.
+    pub(crate) fn catch_up_in_steps(&self) {
+        self.in_steps.set(true);
+    }
+
+    /// Where the catch-up under way stands, as the last step left it.
+    pub(crate) fn catching_up(&self) -> Option<CatchUp> {
+        self.behind.get()
+    }
+
+    /// One budget's worth of catching up; where it then stands.
+    pub(crate) fn catch_up_step(&self) -> Result<Option<CatchUp>> {
+        self.catch_up_for(Some(CATCH_UP_BUDGET))
+    }
+
+    /// Catch-up batches until the model is current, or `budget` is spent
+    /// with more to read: then where it stands, rows read of those there
+    /// were to read since it fell behind.
+    fn catch_up_for(&self, budget: Option<Duration>) -> Result<Option<CatchUp>> {
+        let err = |e| sqlite(&sidecar(&self.ledger), "catching up the read model", e);
+        let started = Instant::now();
+        let mut total = match self.behind.get() {
+            Some(c) => c.total,
+            None if budget.is_some() => catch_up::remaining(&self.keeper).map_err(err)?,
+            None => 0,
+        };
+        while catch_up::batch(&self.keeper).map_err(err)? {
+            if budget.is_some_and(|b| started.elapsed() >= b) {
+                let left = catch_up::remaining(&self.keeper).map_err(err)?;
+                total = total.max(left);
+                let now = CatchUp {
+                    done: total - left,
+                    total,
+                };
+                self.behind.set(Some(now));
+                return Ok(Some(now));
+            }
+        }
+        self.behind.set(None);
+        Ok(None)
     }
 
     /// The whole sweep at once, for a test that changes rows behind
