@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS settle_texts (
     value NOT NULL UNIQUE
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS settle_texts_fts USING fts5(
-    value, content = 'settle_texts', content_rowid = 'id', tokenize = 'trigram'
+    value, content = 'settle_texts', content_rowid = 'id', tokenize = 'trigram',
+    columnsize = 0
 );
 CREATE TRIGGER IF NOT EXISTS settle_texts_indexed AFTER INSERT ON settle_texts BEGIN
     INSERT INTO settle_texts_fts (rowid, value) VALUES (new.id, new.value);
