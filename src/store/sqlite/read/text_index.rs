@@ -28,7 +28,8 @@ pub(in crate::store::sqlite) fn indexed_terms(
         .iter()
         .map(|t| (TextTerm::Error, t))
         .chain(query.text.iter().map(|t| (TextTerm::Free, t)))
-        .filter(|(_, t)| TextSearch::Trigram.finds(t));
+        // FTS5 reads its query as a C string: a NUL would end it early.
+        .filter(|(_, t)| TextSearch::Trigram.finds(t) && !t.contains('\0'));
     let mut indexed = Vec::new();
     for (term, text) in terms {
         let sql = format!(

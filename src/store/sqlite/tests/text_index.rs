@@ -68,6 +68,8 @@ fn the_index_finds_what_the_walk_finds_with_the_same_case_rules() {
         "err:nothing-like-this",
         "acct-1",
         "err:timeout",
+        "\"k-\0x\"",
+        "\"a\"\"b\"",
     ] {
         let (chosen, walked) = both_ways(&ledger, filter);
         assert_eq!(chosen, walked, "{filter}");
