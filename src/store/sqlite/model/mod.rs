@@ -1,7 +1,8 @@
 //! settle's read model of a SQLite ledger: a file beside it (`LEDGER-settle`)
 //! holding, per operation, the columns the filters and the list need with
-//! their indexes, an index of events by operation, the count per state, and
-//! how far it has read the ledger. The service's tables carry no trigger
+//! their indexes, an index of events by operation, the count per state, a
+//! trigram index of what `err:` and free text read, and how far it has read
+//! the ledger. The service's tables carry no trigger
 //! and no index of settle's: the model is built and kept current by
 //! settle's own connection (the keeper, whose `main` is the model and which
 //! attaches the ledger read-only), so neither a build nor an index on it can
