@@ -233,7 +233,9 @@ fn quiet_line(app: &App, theme: Theme) -> Line<'static> {
 
 /// How far a filter read without an index got, and why it has none.
 fn why_scanning(app: &App, progress: &str) -> String {
-    if app.reading.filters_scan {
+    if app.reading.filters_scan && app.adopting().is_some() {
+        format!("{progress}; the indexes come with the read model being built")
+    } else if app.reading.filters_scan {
         format!("{progress}; `settle adopt` adds the indexes")
     } else {
         format!("{progress}; err: and free text need {TRIGRAM} characters for their index")

@@ -54,3 +54,31 @@ fn a_text_term_too_short_for_trigrams_is_scanned_80x24() {
     h.keys("enter");
     assert!(h.app.queue.scan.is_none());
 }
+
+#[test]
+fn a_scan_while_the_read_model_is_built_says_the_indexes_are_coming() {
+    let mut h = sized(120, 24);
+    h.receive(Msg::FiltersScan(true));
+    h.receive(Msg::Adopting(crate::store::Progress {
+        step: "copying operations (1 of 10)".to_string(),
+        done: 8,
+        total: 30,
+    }));
+    h.keys("/");
+    h.type_text("err:timeout");
+    h.keys("enter");
+    let Some(scan) = h.app.queue.scan.as_mut() else {
+        panic!("not scanned");
+    };
+    scan.place = Some(ScanPlace {
+        low: 1,
+        high: 1_000_000,
+        next: 800_001,
+    });
+    h.app.status = None;
+    let shown = frame(&h);
+    assert!(
+        shown.contains("the indexes come with the read model being built"),
+        "{shown}"
+    );
+}
