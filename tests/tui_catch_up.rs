@@ -47,15 +47,17 @@ fn a_backlog_is_caught_up_behind_a_console_that_says_so() {
     write_ops(&ledger, 1_001, BACKLOG);
 
     let mut screen = Screen::console(&ledger, dir.path(), &[], (160, 30));
-    let first = screen.wait_for("catching up", Duration::from_secs(30));
+    // The header's words (an error would say "catching up the read model").
+    let first = screen.wait_for("· catching up", Duration::from_secs(30));
     assert!(first.contains("Queue"), "{first}");
     let newest = format!("k-{:06}", 1_000 + BACKLOG);
-    let done = screen.wait_gone("catching up", Duration::from_secs(300));
+    let done = screen.wait_gone("· catching up", Duration::from_secs(300));
     let shown = if done.contains(&newest) {
         done
     } else {
         screen.wait_for(&newest, Duration::from_secs(10))
     };
+    // Nothing failed on the way, the other worker's catching up included.
     assert!(!shown.contains("catching up"), "{shown}");
     screen.send("q");
     assert!(screen.wait_exit(Duration::from_secs(10)));

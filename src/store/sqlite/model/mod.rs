@@ -182,6 +182,10 @@ impl Model {
     /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time.
     pub(crate) fn catch_up_in_steps(&self) {
         self.in_steps.set(true);
+        // The console's other worker may hold the model's write lock for a
+        // batch, and take it again at once: a step waits its budget at
+        // most, then reads what the model holds.
+        let _ = self.keeper.busy_timeout(CATCH_UP_BUDGET);
     }
 
     /// Where the catch-up under way stands, as the last step left it.
@@ -205,9 +209,19 @@ impl Model {
             None if budget.is_some() => catch_up::remaining(&self.keeper).map_err(err)?,
             None => 0,
         };
-        while catch_up::batch(&self.keeper).map_err(err)? {
-            if budget.is_some_and(|b| started.elapsed() >= b) {
+        loop {
+            let busy = match catch_up::batch(&self.keeper) {
+                Ok(false) => break,
+                Ok(true) => false,
+                // Another keeper is catching up: where it got is told.
+                Err(e) if budget.is_some() && busy(&e) => true,
+                Err(e) => return Err(err(e)),
+            };
+            if busy || budget.is_some_and(|b| started.elapsed() >= b) {
                 let left = catch_up::remaining(&self.keeper).map_err(err)?;
+                if left == 0 {
+                    break;
+                }
                 total = total.max(left);
                 let now = CatchUp {
                     done: total - left,
@@ -319,6 +333,14 @@ fn remove(ledger: &Path) {
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));
     }
+}
+
+/// Whether `e` says another connection holds the lock.
+fn busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Whether `e` says the file is not a database SQLite can read.
