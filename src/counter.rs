@@ -63,6 +63,9 @@ impl Counter {
                     return;
                 }
             };
+            // Counts of what the read model holds at once; the reader
+            // drives its catching up and says how far it got.
+            ledger.catch_up_in_steps();
             count_loop(&mut ledger, &job_rx, &answer_tx);
         });
         Counter {
@@ -130,10 +133,13 @@ fn count_loop<T: From<Msg>>(ledger: &mut Ledger, jobs: &Receiver<CountJob>, answ
         while let Ok(newer) = jobs.try_recv() {
             job = job.merged(newer);
         }
-        if job.reinspect
-            && let Err(e) = ledger.reinspect()
-        {
-            let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
+        if job.reinspect {
+            match ledger.reinspect() {
+                Ok(()) => ledger.catch_up_in_steps(),
+                Err(e) => {
+                    let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
+                }
+            }
         }
         if let Some(lists) = job.lists {
             let counted = count(ledger, &lists, job.now)

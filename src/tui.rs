@@ -157,7 +157,8 @@ fn new_app(
         Utc::now(),
     );
     app.color = config.colour;
-    app.filters_scan = look.filters_scan();
+    app.reading.filters_scan = look.filters_scan();
+    app.reading.text_search = look.text_search();
     app.mouse = config.mouse;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
     if adopting {

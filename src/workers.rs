@@ -8,7 +8,7 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread;
 
 use chrono::{DateTime, Utc};
@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use crate::app::bulk::Target;
 use crate::app::window::Merge;
 use crate::app::{Msg, PageSource, Pane, Read};
-use crate::domain::DecisionDraft;
+use crate::domain::{CatchUp, DecisionDraft};
 use crate::effects;
 use crate::store::{Access, InterruptHandle, Ledger};
 
@@ -47,20 +47,23 @@ impl Reader {
     /// each job with one [`ReadDone`] on `answers`.
     pub fn spawn<T>(mut ledger: Ledger, answers: Sender<T>) -> Reader
     where
-        T: From<ReadDone> + Send + 'static,
+        T: From<ReadDone> + From<Msg> + Send + 'static,
     {
         let interrupt = ledger.interrupt_handle();
         let (jobs, job_rx) = mpsc::channel::<ReadJob>();
         thread::spawn(move || {
             // The console learnt it from the same ledger before the spawn.
             let mut scans = ledger.filters_scan();
-            while let Ok(job) = job_rx.recv() {
-                if job.reinspect
-                    && let Err(e) = ledger.reinspect()
-                {
-                    let failed = Msg::LoadFailed(effects::first_line(&e));
-                    let _ = answers.send(ReadDone(vec![failed]).into());
-                    continue;
+            ledger.catch_up_in_steps();
+            let mut behind = None;
+            while let Some(job) = next_job(&ledger, &job_rx, &mut behind, &answers) {
+                if job.reinspect {
+                    if let Err(e) = ledger.reinspect() {
+                        let failed = Msg::LoadFailed(effects::first_line(&e));
+                        let _ = answers.send(ReadDone(vec![failed]).into());
+                        continue;
+                    }
+                    ledger.catch_up_in_steps();
                 }
                 let mut msgs = Vec::new();
                 if ledger.filters_scan() != scans {
@@ -69,6 +72,10 @@ impl Reader {
                     msgs.push(Msg::FiltersScan(scans));
                 }
                 msgs.extend(effects::read(&ledger, job.now, job.read));
+                if ledger.catching_up() != behind {
+                    behind = ledger.catching_up();
+                    msgs.push(Msg::CatchingUp(behind));
+                }
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
                 }
@@ -127,6 +134,41 @@ impl Reader {
             let _ = self.jobs.send(job);
         }
     }
+}
+
+/// The next read asked for. While the read model is `behind`, each wait
+/// for one is a step of its catching up, and where it stands is told
+/// (`None` once it is current); None when the console is gone.
+fn next_job<T: From<Msg>>(
+    ledger: &Ledger,
+    jobs: &Receiver<ReadJob>,
+    behind: &mut Option<CatchUp>,
+    answers: &Sender<T>,
+) -> Option<ReadJob> {
+    while behind.is_some() {
+        match jobs.try_recv() {
+            Ok(job) => return Some(job),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        let msg = match ledger.catch_up() {
+            Ok(now) => {
+                *behind = now;
+                Msg::CatchingUp(now)
+            }
+            Err(e) => {
+                // Reads go on with what the model holds; the next read
+                // tries again.
+                *behind = None;
+                Msg::LoadFailed(effects::first_line(&e))
+            }
+        };
+        // Not a [`ReadDone`]: no job of the console's ended.
+        if answers.send(msg.into()).is_err() {
+            return None;
+        }
+    }
+    jobs.recv().ok()
 }
 
 /// Whether `new` makes `old` pointless. A page that replaces a list's rows

@@ -1,7 +1,7 @@
 //! The filter of an operation list: typing it live, re-running the query,
 //! clearing it. A filter that does not parse keeps the last good query.
 //!
-//! Where the ledger has no index for filters yet ([`App::filters_scan`]),
+//! Where the ledger has no index for filters yet ([`super::reading::Reading::filters_scan`]),
 //! a filter is read a slice of ids at a time, newest first: the old rows
 //! go at once, the list fills in as each slice answers and stops asking
 //! once the screen is full, paging down goes on from where it stopped,
@@ -89,11 +89,13 @@ pub(super) fn clear_filter(app: &mut App) -> Vec<Effect> {
 }
 
 /// Whether `id`'s filter is read by a scan: the ledger has no index for
-/// filters, the operator filtered, and the list is newest first, the
-/// order a scan walks.
+/// filters (or none for one of its text terms), the operator filtered,
+/// and the list is newest first, the order a scan walks.
 fn scans(app: &App, id: ListId) -> bool {
     let list = app.list(id);
-    app.filters_scan && list.query != list.base && list.window.sort == Sort::default()
+    (app.reading.filters_scan || app.reading.scans_text(&list.query))
+        && list.query != list.base
+        && list.window.sort == Sort::default()
 }
 
 /// Reads `id` from its first row for its query: a scan where the ledger
@@ -118,7 +120,7 @@ pub(super) fn read_from_start(app: &mut App, id: ListId) -> Vec<Effect> {
         let merge = Merge::Replace { keep: None };
         return vec![app.page_request(pane, source, Fetch::First, merge, PAGE)];
     }
-    let filters_scan = app.filters_scan;
+    let filters_scan = app.reading.filters_scan;
     let list = app.list_mut(id);
     list.scan = None;
     if filters_scan && list.query != list.base {
@@ -136,10 +138,10 @@ pub(super) fn read_from_start(app: &mut App, id: ListId) -> Vec<Effect> {
 /// or its indexes were built): a filtered list that is read the other way
 /// is read again from its start.
 pub(super) fn filters_scan_changed(app: &mut App, now_scans: bool) -> Vec<Effect> {
-    if app.filters_scan == now_scans {
+    if app.reading.filters_scan == now_scans {
         return Vec::new();
     }
-    app.filters_scan = now_scans;
+    app.reading.filters_scan = now_scans;
     let mut effects = Vec::new();
     for id in [ListId::Queue, ListId::All] {
         if app.list(id).scan.is_some() != scans(app, id) {

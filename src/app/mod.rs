@@ -44,6 +44,7 @@ pub mod pane;
 mod pointer;
 pub mod probe;
 mod probe_flow;
+pub mod reading;
 pub mod scan;
 #[cfg(test)]
 pub(crate) mod testkit;

@@ -15,6 +15,7 @@ use super::history::QueueHistory;
 use super::layout;
 use super::msg::PageRows;
 use super::pane::{ListId, Pane, PaneCursor};
+use super::reading::Reading;
 use super::scan::ListScan;
 use super::window::{Fetch, Merge, Window};
 use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
@@ -210,9 +211,8 @@ pub struct App {
     pub file_problem: Option<String>,
     /// Rereads asked for by other processes' commits.
     pub refresh: Refresh,
-    /// No index serves filters here: a filter is read a slice of ids at
-    /// a time, its rows shown as they are found.
-    pub filters_scan: bool,
+    /// Which filters have an index, and whether the read model catches up.
+    pub reading: Reading,
     /// The ticket the next page request gets.
     pub next_ticket: Ticket,
     pub status: Option<Status>,
@@ -268,7 +268,7 @@ impl App {
             live_error: None,
             file_problem: None,
             refresh: Refresh::default(),
-            filters_scan: false,
+            reading: Reading::default(),
             next_ticket: 1,
             status: None,
             session: Vec::new(),

@@ -13,7 +13,7 @@ use super::effect::{ScanRead, Ticket};
 use super::pane::{ListId, Pane};
 use super::probe::ProbeNews;
 use super::window::{Fetch, Merge};
-use crate::domain::Clusters;
+use crate::domain::{CatchUp, Clusters};
 use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
 use crate::query::Query;
 use crate::store::{Progress, ScanPlace, StateCounts};
@@ -125,6 +125,9 @@ pub enum Msg {
     /// Whether the ledger's filters are read without an index (it has
     /// none yet), said when it changes: such a filter is then scanned.
     FiltersScan(bool),
+    /// How far the read model is behind the ledger, while it catches up;
+    /// `None` once it has caught up.
+    CatchingUp(Option<CatchUp>),
     /// Asking the ledger whether it changed failed: the screen may be stale.
     LiveLost(String),
     /// The ledger answers again after [`Msg::LiveLost`].

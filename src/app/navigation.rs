@@ -8,7 +8,7 @@ use super::filtering::{clear_filter, read_from_start, requery, scan_refresh};
 use super::model::{App, DetailPane, FormSlot, Mode};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
-use crate::domain::{ClusterDimension, Sort};
+use crate::domain::{CatchUp, ClusterDimension, Sort};
 use crate::intent::View;
 
 pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
@@ -45,6 +45,17 @@ pub(super) fn ledger_changed(app: &mut App) -> Vec<Effect> {
         _ => None,
     });
     effects
+}
+
+/// The reader says how far the read model is behind: once it has caught
+/// up, what is on screen is read again, as it may miss what it had not
+/// read yet.
+pub(super) fn catching_up(app: &mut App, progress: Option<CatchUp>) -> Vec<Effect> {
+    let was = std::mem::replace(&mut app.reading.catching_up, progress);
+    if was.is_some() && progress.is_none() {
+        return refresh(app);
+    }
+    Vec::new()
 }
 
 /// A page answered (or failed): when it is the reread under way or newer
@@ -113,7 +124,7 @@ pub(super) fn resort(app: &mut App, change: impl FnOnce(Sort) -> Sort) -> Vec<Ef
     let (fetch, merge) = window.resort(sort);
     // Without an index a filter is scanned newest first, or read whole in
     // another order: either way from its start.
-    if app.filters_scan && app.list(list).query != app.list(list).base {
+    if app.reading.filters_scan && app.list(list).query != app.list(list).base {
         return read_from_start(app, list);
     }
     app.load_page(Pane::Operations(list), fetch, merge, PAGE)

@@ -18,8 +18,8 @@ use super::filtering::{
 use super::model::{App, LedgerAccess, Mode};
 use super::msg::{Msg, PageRows};
 use super::navigation::{
-    back, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered, refresh,
-    resort, scroll_detail, show_view, toggle_detail,
+    back, catching_up, cycle_view, follow_cursor, jump, ledger_changed, move_cursor, page_answered,
+    refresh, resort, scroll_detail, show_view, toggle_detail,
 };
 use super::pane::ListId;
 use super::pointer;
@@ -222,6 +222,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),
         Msg::FiltersScan(scans) => filters_scan_changed(app, scans),
+        Msg::CatchingUp(progress) => catching_up(app, progress),
         Msg::LiveLost(message) => live(app, Some(message)),
         Msg::LiveRestored => live(app, None),
         Msg::FileReplaced(why) => file_in_place(app, Some(why)),

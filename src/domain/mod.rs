@@ -20,6 +20,7 @@ pub mod retry_status;
 pub mod rules;
 mod sort;
 mod state;
+mod text_search;
 mod time;
 
 pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters, Timeline};
@@ -35,4 +36,5 @@ pub use operation::{
 pub use probe::{NewProbe, Probe, ProbeOutcome};
 pub use sort::{Sort, SortColumn, SortKey, SortValue};
 pub use state::{State, StateCounts, stale_reservation};
+pub use text_search::{CatchUp, TRIGRAM, TextSearch};
 pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_time};

@@ -29,12 +29,12 @@ use super::filter::{Statement, count_sql, id_end_sql, page_sql, range_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
 use super::open::{Access, OpenReport, Progress};
-use super::sql::Dialect;
+use super::sql::{Dialect, QueryDialect};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict, NewOperation,
-    NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort, SortKey,
-    SortValue, StateCounts,
+    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict,
+    NewOperation, NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort,
+    SortKey, SortValue, StateCounts, TextSearch,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -90,6 +90,13 @@ pub(crate) trait Reads: Session {
     /// This ledger's spelling of the shared statements.
     fn dialect(&self) -> &dyn Dialect;
 
+    /// The dialect to read `query` in: [`Reads::dialect`], unless the
+    /// backend keeps an index its text terms may use, and looks first
+    /// whether it pays for them.
+    fn dialect_for(&self, _query: &Query) -> Result<QueryDialect<'_>> {
+        Ok(QueryDialect::Shared(self.dialect()))
+    }
+
     /// The operations a page's statement selects, in the statement's order.
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>>;
 
@@ -136,7 +143,14 @@ pub(crate) trait Reads: Session {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        let (page, reverse) = page_sql(self.dialect(), query, sort, seek, Some(limit), now);
+        let (page, reverse) = page_sql(
+            &*self.dialect_for(query)?,
+            query,
+            sort,
+            seek,
+            Some(limit),
+            now,
+        );
         let mut rows = self.operation_rows(&page)?;
         if reverse {
             rows.reverse();
@@ -164,7 +178,14 @@ pub(crate) trait Reads: Session {
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        let (list, _) = page_sql(self.dialect(), query, sort, Seek::First, None, now);
+        let (list, _) = page_sql(
+            &*self.dialect_for(query)?,
+            query,
+            sort,
+            Seek::First,
+            None,
+            now,
+        );
         let mut n = 0;
         self.stream_operation_rows(&list, &mut |row| {
             each(row)?;
@@ -181,6 +202,30 @@ pub(crate) trait Reads: Session {
     /// console then reads filters a slice at a time
     /// ([`Reads::range_page`]) rather than wait on one long statement.
     fn filters_scan(&self) -> bool;
+
+    /// How `err:` and free-text terms find their operations here.
+    fn text_search(&self) -> TextSearch {
+        TextSearch::Unindexed
+    }
+
+    /// From now on a read catches up a bounded step of what the backend's
+    /// own read model has not read yet, and reads what it holds, instead
+    /// of catching up all of it first: the console, which says so
+    /// ([`Reads::catching_up`]) and goes on with [`Reads::catch_up`].
+    fn catch_up_in_steps(&self) {}
+
+    /// How far the backend's read model is behind the ledger, as the last
+    /// read or step left it (running nothing); None when it is current or
+    /// there is none.
+    fn catching_up(&self) -> Option<CatchUp> {
+        None
+    }
+
+    /// One bounded step of catching up (tens of milliseconds); where it
+    /// then stands.
+    fn catch_up(&self) -> Result<Option<CatchUp>> {
+        Ok(None)
+    }
 
     /// The lowest and the highest operation id, `None` when there is no
     /// operation: two steps down the primary key.
@@ -206,14 +251,14 @@ pub(crate) trait Reads: Session {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        let page = range_sql(self.dialect(), query, range, limit, now);
+        let page = range_sql(&*self.dialect_for(query)?, query, range, limit, now);
         self.operation_rows(&page)
     }
 
     /// How many operations `query` matches: exact, so it may scan; callers
     /// on the screen path run it off the UI thread.
     fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
-        self.count_of(&count_sql(self.dialect(), query, now))
+        self.count_of(&count_sql(&*self.dialect_for(query)?, query, now))
     }
 
     /// The number of operations in each state, and in the triage queue.

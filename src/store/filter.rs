@@ -7,7 +7,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::sql::{Arg, Args, Dialect};
+use super::sql::{Arg, Args, Dialect, TextTerm};
 use crate::domain::{Seek, Sort, SortColumn, SortKey, SortValue, State};
 use crate::query::{Pattern, Query};
 
@@ -68,6 +68,7 @@ pub(super) fn where_clause(
         clause.push(format!("{} {} {p}", d.attempts(), cmp.sql()));
     }
     for text in &query.errors {
+        clause.extend(d.text_candidates(TextTerm::Error, text, args));
         let p = args.text(like_contains(text));
         clause.push(format!(
             "EXISTS (SELECT 1 FROM {} WHERE a.op_id = o.id AND {})",
@@ -76,6 +77,7 @@ pub(super) fn where_clause(
         ));
     }
     for text in &query.text {
+        clause.extend(d.text_candidates(TextTerm::Free, text, args));
         let p = args.text(like_contains(text));
         let mut alternatives: Vec<String> = ["o.account", "o.op_type", "o.idem_key", "o.result_id"]
             .iter()

@@ -41,8 +41,9 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation, NewProbe,
-    OpTypeContract, OperationDetail, OperationId, OperationRow, Sort, SortKey,
+    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation,
+    NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Sort, SortKey,
+    TextSearch,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -198,6 +199,23 @@ impl Ledger {
 
     pub fn filters_scan(&self) -> bool {
         self.backend.filters_scan()
+    }
+
+    pub fn text_search(&self) -> TextSearch {
+        self.backend.text_search()
+    }
+
+    /// See [`Reads::catch_up_in_steps`].
+    pub fn catch_up_in_steps(&self) {
+        self.backend.catch_up_in_steps();
+    }
+
+    pub fn catching_up(&self) -> Option<CatchUp> {
+        self.backend.catching_up()
+    }
+
+    pub fn catch_up(&self) -> Result<Option<CatchUp>> {
+        self.backend.catch_up()
     }
 
     pub fn range_page(

@@ -41,7 +41,7 @@ pub(crate) const LAST_ATTEMPT_STARTED: &str = "coalesce((SELECT a.started_at FRO
 
 /// A statement's arguments in placeholder order, numbered as the dialect
 /// numbers them (`?3` or `$3`).
-pub(super) struct Args {
+pub(crate) struct Args {
     prefix: char,
     pub values: Vec<Arg>,
 }
@@ -168,6 +168,43 @@ pub(crate) trait Dialect {
 
     /// A constant standing for a column of SQL type `ty` the ledger lacks.
     fn typed(&self, literal: &str, ty: &str) -> String;
+
+    /// A condition on `o.id` that every operation whose `term` holds
+    /// `text` meets, from an index the backend keeps, for the planner to
+    /// read the few candidates instead of every row; None where no index
+    /// serves the term (or it would not pay: a common word is found sooner
+    /// by walking the rows). The term's own condition still decides.
+    fn text_candidates(&self, _term: TextTerm, _text: &str, _args: &mut Args) -> Option<String> {
+        None
+    }
+}
+
+/// What a text term of a filter reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextTerm {
+    /// `err:`: any attempt's error.
+    Error,
+    /// Free text: account, op type, key or result id.
+    Free,
+}
+
+/// The dialect a backend reads one query in: its own, or one that also
+/// knows which of the query's text terms its index answers
+/// ([`Dialect::text_candidates`]).
+pub(crate) enum QueryDialect<'a> {
+    Shared(&'a dyn Dialect),
+    Own(Box<dyn Dialect + 'a>),
+}
+
+impl<'a> std::ops::Deref for QueryDialect<'a> {
+    type Target = dyn Dialect + 'a;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            QueryDialect::Shared(d) => *d,
+            QueryDialect::Own(d) => d.as_ref(),
+        }
+    }
 }
 
 /// What reads one row's cells into a `T`, failing with the driver's `E`.

@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use super::draw::clean;
 use super::theme::Theme;
 use crate::app::{App, Intent, ListState, Mode, View};
-use crate::domain::DecisionKind;
+use crate::domain::{DecisionKind, TRIGRAM, TextSearch};
 use crate::intent::KeyMode;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_area: Rect) {
@@ -34,10 +34,9 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_ar
         _ => match (&app.status, scan_progress(app)) {
             // How far a filter read without an index got, unless
             // something went wrong.
-            (s, Some(progress)) if s.as_ref().is_none_or(|s| !s.error) => Line::styled(
-                format!("{progress}; `settle adopt` adds the indexes"),
-                theme.dim(),
-            ),
+            (s, Some(progress)) if s.as_ref().is_none_or(|s| !s.error) => {
+                Line::styled(why_scanning(app, &progress), theme.dim())
+            }
             (Some(s), _) => Line::styled(
                 clean(&s.text),
                 if s.error {
@@ -46,10 +45,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_ar
                     Style::default()
                 },
             ),
-            (None, _) => match app.current_list().and_then(|l| l.filter_error.as_ref()) {
-                Some(e) => Line::styled(format!("filter: {}", clean(e)), theme.error()),
-                None => Line::raw(""),
-            },
+            (None, _) => quiet_line(app, theme),
         },
     };
     let too_long = line.width() > usize::from(status.width);
@@ -208,4 +204,41 @@ use ratatui::widgets::{Block, Clear, Wrap};
 /// How far the scan of the list on screen got, while one runs.
 fn scan_progress(app: &App) -> Option<String> {
     app.current_list()?.scan?.progress()
+}
+
+/// Whether `list` is filtered by `err:` or free text on a ledger where no
+/// index will serve them (where no index is built yet, the scan says so).
+fn unindexed_text(app: &App, list: &ListState) -> bool {
+    !app.reading.filters_scan
+        && app.reading.text_search == TextSearch::Unindexed
+        && (!list.query.errors.is_empty() || !list.query.text.is_empty())
+}
+
+/// The status line when nothing is said: the filter's error, or that the
+/// text terms have no index here.
+fn quiet_line(app: &App, theme: Theme) -> Line<'static> {
+    match app.current_list() {
+        Some(ListState {
+            filter_error: Some(e),
+            ..
+        }) => Line::styled(format!("filter: {}", clean(e)), theme.error()),
+        // No index on the service's tables for them: one would
+        // tax every write the service makes.
+        Some(l) if unindexed_text(app, l) => Line::styled(
+            "err: and free text have no index on this ledger: read row by row",
+            theme.dim(),
+        ),
+        _ => Line::raw(""),
+    }
+}
+
+/// How far a filter read without an index got, and why it has none.
+fn why_scanning(app: &App, progress: &str) -> String {
+    if app.reading.filters_scan && app.adopting().is_some() {
+        format!("{progress}; the indexes come with the read model being built")
+    } else if app.reading.filters_scan {
+        format!("{progress}; `settle adopt` adds the indexes")
+    } else {
+        format!("{progress}; err: and free text need {TRIGRAM} characters for their index")
+    }
 }

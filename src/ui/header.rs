@@ -50,6 +50,10 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
     } else {
         spans.push(Span::styled("● live", theme.live()));
     }
+    // What is on screen is what the read model holds so far.
+    if let Some(label) = app.reading.catching_up_label() {
+        spans.push(Span::styled(format!(" · {label}"), theme.read_only()));
+    }
     if let Some(at) = app.last_change {
         spans.push(Span::styled(
             format!(" · changed {} ago", duration((app.now - at).num_seconds())),

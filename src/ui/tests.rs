@@ -493,6 +493,7 @@ fn header_says_not_live_when_polling_fails() {
     assert!(!text.contains("● live"), "{text}");
 }
 
+mod catching_up;
 mod contract;
 mod drill_callers;
 mod drill_compare;

@@ -12,7 +12,7 @@ use crate::store::backend::Import;
 use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
-use super::read::SqliteSql;
+use super::read::UNDERIVED;
 
 /// In one transaction; see [`crate::store::import`].
 impl Import for Sqlite {
@@ -29,7 +29,7 @@ impl Import for Sqlite {
             .map_err(|e| failed(&path, e))?;
         let batch = Batch {
             tx,
-            sql: ImportSql::new(&SqliteSql { derived: false }),
+            sql: ImportSql::new(&UNDERIVED),
             path: &path,
         };
         import(batch, operations, contracts)

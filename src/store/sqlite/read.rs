@@ -12,7 +12,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params_from_iter};
 
 use super::conn::Sqlite;
-use crate::domain::{Clusters, OperationDetail, OperationId, OperationRow, StateCounts};
+use crate::domain::{
+    CatchUp, Clusters, OperationDetail, OperationId, OperationRow, StateCounts, TextSearch,
+};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
@@ -20,16 +22,19 @@ use crate::store::cells::CellRead;
 use crate::store::detail;
 use crate::store::filter::Statement;
 use crate::store::rows;
-use crate::store::sql::Dialect;
+use crate::store::sql::{Dialect, QueryDialect};
 use crate::store::tables::Tables;
 
 mod cells;
 mod clusters;
 pub(super) mod filter;
 mod history;
+mod text_index;
 use cells::Cells;
-pub(super) use filter::SqliteSql;
+pub(super) use filter::{DERIVED, SqliteSql, UNDERIVED};
 pub(super) use filter::{STALE_CANDIDATES, instant_sql};
+#[cfg(test)]
+pub(super) use text_index::indexed_terms;
 
 /// Reads one operation's whole history, on the connection or inside the
 /// decision transaction, which must judge the rules on what it is about to
@@ -68,11 +73,25 @@ impl Sqlite {
 impl Reads for Sqlite {
     fn dialect(&self) -> &dyn Dialect {
         // Through the read model once it is built.
-        if self.derived() {
-            &SqliteSql { derived: true }
-        } else {
-            &SqliteSql { derived: false }
+        if self.derived() { &DERIVED } else { &UNDERIVED }
+    }
+
+    /// The read model's trigram index for the text terms it finds few
+    /// candidates of.
+    fn dialect_for(&self, query: &Query) -> Result<QueryDialect<'_>> {
+        if !self.derived() || (query.errors.is_empty() && query.text.is_empty()) {
+            return Ok(QueryDialect::Shared(self.dialect()));
         }
+        self.fresh()?;
+        let indexed = text_index::indexed_terms(self, query)?;
+        Ok(if indexed.is_empty() {
+            QueryDialect::Shared(self.dialect())
+        } else {
+            QueryDialect::Own(Box::new(SqliteSql {
+                derived: true,
+                indexed,
+            }))
+        })
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
@@ -113,6 +132,29 @@ impl Reads for Sqlite {
         // The filters' indexes are the read model's: until it is attached
         // (built, or caught up after a look), a filter is a scan.
         !self.derived()
+    }
+
+    /// The read model's trigram index, once the model is there; until
+    /// then every filter is a scan ([`Reads::filters_scan`]).
+    fn text_search(&self) -> TextSearch {
+        TextSearch::Trigram
+    }
+
+    fn catch_up_in_steps(&self) {
+        if let Some(model) = &self.model {
+            model.catch_up_in_steps();
+        }
+    }
+
+    fn catching_up(&self) -> Option<CatchUp> {
+        self.model.as_ref().and_then(|m| m.catching_up())
+    }
+
+    fn catch_up(&self) -> Result<Option<CatchUp>> {
+        match &self.model {
+            Some(model) => model.catch_up_step(),
+            None => Ok(None),
+        }
     }
 
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
@@ -187,8 +229,9 @@ impl Sqlite {
         limit: Option<usize>,
         now: DateTime<Utc>,
     ) -> (String, Vec<crate::store::sql::Arg>, bool) {
+        let dialect = self.dialect_for(query).unwrap();
         let (page, reverse) =
-            crate::store::filter::page_sql(self.dialect(), query, sort, seek, limit, now);
+            crate::store::filter::page_sql(&*dialect, query, sort, seek, limit, now);
         (page.sql, page.args, reverse)
     }
 

@@ -119,3 +119,4 @@ mod model;
 mod open;
 mod paging;
 mod plans;
+mod text_index;

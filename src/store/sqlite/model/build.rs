@@ -10,6 +10,7 @@
 use rusqlite::{Connection, params};
 
 use super::ddl::{COPIED, COPIED_O, FORMAT, TABLE_NAMES, TABLES, indexes};
+use super::texts;
 use crate::store::open::Progress;
 
 /// Operations, or events, copied per transaction.
@@ -155,7 +156,8 @@ fn chunk_end(k: &Connection, table: &str, from: i64, until: i64) -> rusqlite::Re
 
 /// Copies the operations with ids in `(from, to]`, with each one's attempt
 /// count and last attempt (through the attempts primary key) and its
-/// newest event indexed so far (through `settle_events`).
+/// newest event indexed so far (through `settle_events`), and indexes
+/// what `err:` and free text read of them.
 fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
     tx.execute(
@@ -174,6 +176,7 @@ fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
         ),
         params![from, to],
     )?;
+    texts::index_ops(&tx, from, to)?;
     tx.execute("UPDATE settle_marks SET ops = ?1", [to])?;
     tx.commit()
 }

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::ddl::{COPIED, COPIED_O};
+use super::texts;
 use crate::store::sqlite::read::filter::same_as_ledger;
 
 /// New rows of each kind read per batch.
@@ -79,6 +80,21 @@ pub(super) fn batch(k: &Connection) -> rusqlite::Result<bool> {
     Ok(more)
 }
 
+/// Rows the service wrote that the watermarks have not reached, of every
+/// kind the catch-up reads: each a step down a primary key.
+pub(super) fn remaining(k: &Connection) -> rusqlite::Result<u64> {
+    let n: i64 = k.query_row(
+        "SELECT max(0, (SELECT coalesce(max(id), 0) FROM l.operations) - ops)
+             + max(0, (SELECT coalesce(max(id), 0) FROM l.events) - events)
+             + max(0, (SELECT coalesce(max(rowid), 0) FROM l.attempts) - attempts)
+             + max(0, (SELECT coalesce(max(id), 0) FROM l.decisions) - decisions)
+         FROM settle_marks",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
 /// Up to [`BATCH`] rows of `sql` (a row id and an operation id, in row id
 /// order) after `after`.
 fn pairs(tx: &Connection, sql: &str, after: i64) -> rusqlite::Result<Vec<(i64, Option<i64>)>> {
@@ -88,7 +104,8 @@ fn pairs(tx: &Connection, sql: &str, after: i64) -> rusqlite::Result<Vec<(i64, O
 }
 
 /// Computes operation `op`'s row again from the ledger (or drops it when
-/// the ledger no longer has it), keeping the state counts.
+/// the ledger no longer has it), keeping the state counts and the text
+/// index.
 pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "UPDATE settle_state_counts SET n = n - 1
@@ -97,6 +114,7 @@ pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
     .execute([op])?;
     tx.prepare_cached("DELETE FROM settle_ops WHERE id = ?1")?
         .execute([op])?;
+    texts::forget_op(tx, op)?;
     tx.prepare_cached(&format!(
         "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
              last_attempt_at, last_event, last_event_id)
@@ -119,7 +137,7 @@ pub(super) fn refresh(tx: &Connection, op: i64) -> rusqlite::Result<()> {
          ON CONFLICT (state) DO UPDATE SET n = n + 1",
     )?
     .execute([op])?;
-    Ok(())
+    texts::index_ops(tx, op - 1, op)
 }
 
 /// Compares the operations with ids in `(from, from + SWEEP]` with their

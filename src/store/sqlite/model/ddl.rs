@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::store::sqlite::read::filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
 
 /// The read model's format: a file of another format is rebuilt.
-pub(crate) const FORMAT: i64 = 2;
+pub(crate) const FORMAT: i64 = 3;
 
 /// The read model of `ledger`: the ledger's path with `-settle` after it,
 /// beside SQLite's own `-wal` and `-shm`.
@@ -21,6 +21,15 @@ pub(crate) fn sidecar(ledger: &Path) -> PathBuf {
 /// The read model's tables. The copied columns of `settle_ops` have no
 /// declared type, so each keeps the value and type the service wrote (an
 /// integer lease stays an integer) and compares `IS` equal to the ledger's.
+///
+/// `err:` and free text find their candidates through a trigram index
+/// (FTS5) over the distinct values they read: attempts' errors, accounts,
+/// op types, keys and result ids. Errors repeat (a few texts over millions
+/// of attempts), so each distinct text is indexed once and
+/// `settle_error_ops` maps it to the operations whose attempts have it;
+/// the four columns free text reads already have an index on
+/// `settle_ops`. A value no operation has any more stays until the next
+/// build: it only costs a lookup that finds nothing.
 pub(crate) const TABLES: &str = r#"
 CREATE TABLE IF NOT EXISTS settle_marks (
     one        INTEGER PRIMARY KEY CHECK (one = 1),
@@ -52,14 +61,34 @@ CREATE TABLE IF NOT EXISTS settle_state_counts (
     state TEXT PRIMARY KEY,
     n     INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS settle_texts (
+    id    INTEGER PRIMARY KEY,
+    value NOT NULL UNIQUE
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS settle_texts_fts USING fts5(
+    value, content = 'settle_texts', content_rowid = 'id', tokenize = 'trigram',
+    columnsize = 0
+);
+CREATE TRIGGER IF NOT EXISTS settle_texts_indexed AFTER INSERT ON settle_texts BEGIN
+    INSERT INTO settle_texts_fts (rowid, value) VALUES (new.id, new.value);
+END;
+CREATE TABLE IF NOT EXISTS settle_error_ops (
+    text_id INTEGER NOT NULL,
+    op_id   INTEGER NOT NULL,
+    PRIMARY KEY (text_id, op_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS settle_error_ops_op ON settle_error_ops (op_id);
 "#;
 
 /// Every table [`TABLES`] creates, dropped before a rebuild.
-pub(crate) const TABLE_NAMES: [&str; 4] = [
+pub(crate) const TABLE_NAMES: [&str; 7] = [
     "settle_marks",
     "settle_ops",
     "settle_events",
     "settle_state_counts",
+    "settle_texts_fts",
+    "settle_texts",
+    "settle_error_ops",
 ];
 
 /// The indexes a page walks, each ending in `id` so a page in id order
@@ -76,6 +105,12 @@ pub(crate) fn indexes() -> Vec<(&'static str, String)> {
         ),
         ("settle_operations_type", "settle_ops (op_type, id)".into()),
         ("settle_operations_key", "settle_ops (idem_key, id)".into()),
+        // Free text finds its candidates through the four columns it
+        // reads; the other three have their qualifier's index.
+        (
+            "settle_operations_result",
+            "settle_ops (result_id, id)".into(),
+        ),
         (
             "settle_operations_queue",
             format!("settle_ops (id) WHERE {}", queue_candidates_sql("state")),

@@ -1,7 +1,8 @@
 //! settle's read model of a SQLite ledger: a file beside it (`LEDGER-settle`)
 //! holding, per operation, the columns the filters and the list need with
-//! their indexes, an index of events by operation, the count per state, and
-//! how far it has read the ledger. The service's tables carry no trigger
+//! their indexes, an index of events by operation, the count per state, a
+//! trigram index of what `err:` and free text read, and how far it has read
+//! the ledger. The service's tables carry no trigger
 //! and no index of settle's: the model is built and kept current by
 //! settle's own connection (the keeper, whose `main` is the model and which
 //! attaches the ledger read-only), so neither a build nor an index on it can
@@ -12,6 +13,7 @@ mod build;
 mod catch_up;
 mod ddl;
 mod lock;
+mod texts;
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -20,6 +22,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::error::sqlite;
+use crate::domain::CatchUp;
 use crate::error::Result;
 use crate::store::open::Progress;
 
@@ -29,6 +32,10 @@ pub(crate) use lock::lock_path;
 
 /// How long one read may spend on the sweep before it reads.
 const SWEEP_BUDGET: Duration = Duration::from_millis(5);
+
+/// How long a read spends catching up before it reads what the model
+/// holds, when reads catch up in steps ([`Model::catch_up_in_steps`]).
+const CATCH_UP_BUDGET: Duration = Duration::from_millis(40);
 
 /// The least time between two rounds of the sweep: a service committing
 /// every few milliseconds would otherwise keep every read sweeping.
@@ -47,6 +54,11 @@ pub(crate) struct Model {
     sweep_from: Cell<Option<i64>>,
     /// When the sweep's last round began.
     swept_at: Cell<Instant>,
+    /// Reads catch up a budget at a time and then read what the model
+    /// holds (the console, which says so), rather than all of it first.
+    in_steps: Cell<bool>,
+    /// Where the catch-up under way stands; None when the model is current.
+    behind: Cell<Option<CatchUp>>,
 }
 
 /// What the read model's file holds for a ledger.
@@ -83,7 +95,8 @@ impl Model {
             }
             Err(e) => return Err(err("opening the read model", e)),
         };
-        if found != Health::Ready {
+        let built = found != Health::Ready;
+        if built {
             let _lock = lock::BuildLock::take(ledger, &keeper, progress)?;
             // Whoever held the lock may have built it meanwhile.
             let from = match health(&keeper, ledger_id) {
@@ -98,7 +111,12 @@ impl Model {
             }
         }
         let model = Model::new(keeper, ledger);
-        model.catch_up_all()?;
+        // What came in during the build. A model that was already built
+        // catches up on its first read instead: a week's backlog must not
+        // hold up an open.
+        if built {
+            model.catch_up_all()?;
+        }
         Ok(model)
     }
 
@@ -123,6 +141,8 @@ impl Model {
             seen: Cell::new(None),
             sweep_from: Cell::new(Some(0)),
             swept_at: Cell::new(Instant::now()),
+            in_steps: Cell::new(false),
+            behind: Cell::new(None),
         }
     }
 
@@ -144,8 +164,12 @@ impl Model {
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(|e| sqlite(&self.ledger, "reading data_version", e))?;
         let now = (version, conn.total_changes());
-        if self.seen.get() != Some(now) {
-            self.catch_up_all()?;
+        if self.seen.get() != Some(now) || self.behind.get().is_some() {
+            let budget = self.in_steps.get().then_some(CATCH_UP_BUDGET);
+            if self.catch_up_for(budget)?.is_some() {
+                // Read what the model holds; the next read goes on.
+                return Ok(());
+            }
             self.seen.set(Some(now));
             // A commit may have changed what no new row tells: the sweep
             // goes through the ledger again, a bounded slice per read.
@@ -168,10 +192,63 @@ impl Model {
 
     /// Catch-up batches until the model has read everything committed.
     fn catch_up_all(&self) -> Result<()> {
-        while catch_up::batch(&self.keeper)
-            .map_err(|e| sqlite(&sidecar(&self.ledger), "catching up the read model", e))?
-        {}
-        Ok(())
+        self.catch_up_for(None).map(|_| ())
+    }
+
+    /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time.
+    pub(crate) fn catch_up_in_steps(&self) {
+        self.in_steps.set(true);
+        // The console's other worker may hold the model's write lock for a
+        // batch, and take it again at once: a step waits its budget at
+        // most, then reads what the model holds.
+        let _ = self.keeper.busy_timeout(CATCH_UP_BUDGET);
+    }
+
+    /// Where the catch-up under way stands, as the last step left it.
+    pub(crate) fn catching_up(&self) -> Option<CatchUp> {
+        self.behind.get()
+    }
+
+    /// One budget's worth of catching up; where it then stands.
+    pub(crate) fn catch_up_step(&self) -> Result<Option<CatchUp>> {
+        self.catch_up_for(Some(CATCH_UP_BUDGET))
+    }
+
+    /// Catch-up batches until the model is current, or `budget` is spent
+    /// with more to read: then where it stands, rows read of those there
+    /// were to read since it fell behind.
+    fn catch_up_for(&self, budget: Option<Duration>) -> Result<Option<CatchUp>> {
+        let err = |e| sqlite(&sidecar(&self.ledger), "catching up the read model", e);
+        let started = Instant::now();
+        let mut total = match self.behind.get() {
+            Some(c) => c.total,
+            None if budget.is_some() => catch_up::remaining(&self.keeper).map_err(err)?,
+            None => 0,
+        };
+        loop {
+            let busy = match catch_up::batch(&self.keeper) {
+                Ok(false) => break,
+                Ok(true) => false,
+                // Another keeper is catching up: where it got is told.
+                Err(e) if budget.is_some() && busy(&e) => true,
+                Err(e) => return Err(err(e)),
+            };
+            if busy || budget.is_some_and(|b| started.elapsed() >= b) {
+                let left = catch_up::remaining(&self.keeper).map_err(err)?;
+                if left == 0 {
+                    break;
+                }
+                total = total.max(left);
+                let now = CatchUp {
+                    done: total - left,
+                    total,
+                };
+                self.behind.set(Some(now));
+                return Ok(Some(now));
+            }
+        }
+        self.behind.set(None);
+        Ok(None)
     }
 
     /// The whole sweep at once, for a test that changes rows behind
@@ -268,6 +345,14 @@ fn remove(ledger: &Path) {
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));
     }
+}
+
+/// Whether `e` says another connection holds the lock.
+fn busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }
 
 /// Whether `e` says the file is not a database SQLite can read.

@@ -31,7 +31,7 @@ pub(super) fn clusters(
     top: usize,
 ) -> Result<Clusters> {
     let failed = |e| db.err("grouping the queue", e);
-    let statement = clusters_sql(db.dialect(), query, now);
+    let statement = clusters_sql(&*db.dialect_for(query)?, query, now);
     let mut tally = Tally::new(now.timestamp());
     db.stream(
         &statement,

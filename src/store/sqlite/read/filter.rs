@@ -11,7 +11,7 @@ use rusqlite::types::{ToSqlOutput, Value};
 
 use crate::domain::SortColumn;
 use crate::store::filter::queue_candidate_words;
-use crate::store::sql::{Arg, Dialect};
+use crate::store::sql::{Arg, Args, Dialect, TextTerm};
 
 /// The states an operation in the triage queue can have, as the partial
 /// index `settle_operations_queue` (on the read model) and the queue
@@ -113,9 +113,55 @@ const LAST_ERROR: &str =
 
 /// SQLite's spelling. `derived`: the read model is attached as `rm`, so
 /// reads find their rows through it (as `o`) instead of aggregating.
-#[derive(Debug, Clone, Copy)]
+/// `indexed`: the text terms of the query at hand whose candidates the
+/// read model's trigram index gives ([`crate::store::sql::Dialect::text_candidates`]).
+#[derive(Debug, Clone)]
 pub(crate) struct SqliteSql {
     pub derived: bool,
+    pub indexed: Vec<(TextTerm, String)>,
+}
+
+/// Through the read model, no text term indexed.
+pub(crate) static DERIVED: SqliteSql = SqliteSql {
+    derived: true,
+    indexed: Vec::new(),
+};
+
+/// A ledger read without its read model.
+pub(crate) static UNDERIVED: SqliteSql = SqliteSql {
+    derived: false,
+    indexed: Vec::new(),
+};
+
+/// The values of the trigram index (`rm.settle_texts`) holding the text at
+/// placeholder `p` (an FTS5 phrase) as a substring, folding case as
+/// widely as `LIKE` or more: a superset of what the term's `LIKE` keeps.
+fn texts_holding(p: &str) -> String {
+    format!("SELECT rowid FROM rm.settle_texts_fts WHERE settle_texts_fts MATCH {p}")
+}
+
+/// The candidates of a text term in `rm`: operations mapped to a matching
+/// error, or whose account, op type, key or result id is a matching
+/// value (each through its index on `settle_ops`).
+pub(crate) fn candidates_sql(term: TextTerm, p: &str) -> String {
+    let texts = texts_holding(p);
+    match term {
+        TextTerm::Error => {
+            format!("SELECT op_id FROM rm.settle_error_ops WHERE text_id IN ({texts})")
+        }
+        TextTerm::Free => {
+            let values = format!("SELECT value FROM rm.settle_texts WHERE id IN ({texts})");
+            ["account", "op_type", "idem_key", "result_id"]
+                .map(|c| format!("SELECT id FROM rm.settle_ops WHERE {c} IN ({values})"))
+                .join(" UNION ALL ")
+        }
+    }
+}
+
+/// `text` as an FTS5 phrase: quoted, its quotes doubled, so every
+/// character is literal.
+pub(crate) fn phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
 }
 
 impl Dialect for SqliteSql {
@@ -253,6 +299,14 @@ impl Dialect for SqliteSql {
 
     fn table_count(&self) -> &'static str {
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1"
+    }
+
+    fn text_candidates(&self, term: TextTerm, text: &str, args: &mut Args) -> Option<String> {
+        if !self.indexed.iter().any(|(t, x)| *t == term && x == text) {
+            return None;
+        }
+        let p = args.text(phrase(text));
+        Some(format!("o.id IN ({})", candidates_sql(term, &p)))
     }
 }
 

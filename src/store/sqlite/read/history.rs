@@ -5,7 +5,7 @@
 use rusqlite::{Connection, params_from_iter};
 
 use super::cells::Cells;
-use super::filter::SqliteSql;
+use super::filter::{DERIVED, UNDERIVED};
 use crate::domain::{Decision, DecisionId, OperationDetail, OperationId, Seek};
 use crate::error::{Error, Result};
 use crate::store::backend::History;
@@ -30,11 +30,7 @@ impl Reader for &Connection {
                 |_| Ok(()),
             )
             .is_ok();
-        if attached {
-            &SqliteSql { derived: true }
-        } else {
-            &SqliteSql { derived: false }
-        }
+        if attached { &DERIVED } else { &UNDERIVED }
     }
 
     fn rows<T>(

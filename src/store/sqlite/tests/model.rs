@@ -245,3 +245,43 @@ fn a_second_process_waits_for_the_build_under_way_instead_of_starting_over() {
         "built once the lock is free"
     );
 }
+
+/// A big backlog: a read in steps reads what the model holds after a
+/// bounded step and says how far it got; steps bring it current, the
+/// count of what was read only growing, and then the rows are all there.
+#[test]
+fn a_backlog_is_caught_up_in_steps_that_say_how_far_they_got() {
+    let (_dir, ledger, service) = adopted(10);
+    let path = ledger.path().to_path_buf();
+    drop(ledger);
+    service
+        .execute_batch(
+            "WITH RECURSIVE n(i) AS (SELECT 11 UNION ALL SELECT i + 1 FROM n WHERE i < 40010)
+             INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at)
+                 SELECT i, 'acct', 'charge', 'k-' || i, 'fp', 'unknown', 3, 't', 't' FROM n;
+             INSERT INTO attempts (op_id, attempt, started_at, outcome, error)
+                 SELECT id, 1, 't', 'error', 'backlog ' || id FROM operations WHERE id > 10;",
+        )
+        .unwrap();
+    let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
+    look.catch_up_in_steps();
+    let first = look.page(&Query::default(), Seek::First, 5, now()).unwrap();
+    assert!(!first.is_empty());
+    let mut last = look.catching_up().expect("a backlog of 80,000 rows");
+    assert!(last.done < last.total, "{last:?}");
+    let mut steps = 0;
+    while let Some(now) = look.catch_up().unwrap() {
+        assert!(now.done >= last.done && now.total >= last.total, "{now:?}");
+        last = now;
+        steps += 1;
+    }
+    assert!(steps > 0);
+    assert_eq!(look.catching_up(), None);
+    assert_eq!(keyed(&look, "k-40010").len(), 1);
+    assert_eq!(
+        look.count(&Query::parse("err:\"backlog 39999\"").unwrap(), now())
+            .unwrap(),
+        1
+    );
+}

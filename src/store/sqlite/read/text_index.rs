@@ -1,0 +1,52 @@
+//! Which text terms of a query the read model's trigram index answers:
+//! those of three characters or more whose candidates are few. A common
+//! word is left to the walk in id order, which fills a page from its first
+//! rows, where the index would first gather every candidate (a quarter of
+//! the ledger for "timeout") to sort them.
+
+use rusqlite::OptionalExtension;
+
+use super::filter::{candidates_sql, phrase};
+use crate::domain::TextSearch;
+use crate::error::Result;
+use crate::query::Query;
+use crate::store::sql::TextTerm;
+use crate::store::sqlite::conn::Sqlite;
+
+/// Candidates above which a term is common: a walk finds a page of it in
+/// the first few thousand rows of a million, sooner than the index would
+/// gather this many candidates.
+const RARE: i64 = 20_000;
+
+/// The text terms of `query` the index answers.
+pub(in crate::store::sqlite) fn indexed_terms(
+    db: &Sqlite,
+    query: &Query,
+) -> Result<Vec<(TextTerm, String)>> {
+    let terms = query
+        .errors
+        .iter()
+        .map(|t| (TextTerm::Error, t))
+        .chain(query.text.iter().map(|t| (TextTerm::Free, t)))
+        // FTS5 reads its query as a C string: a NUL would end it early.
+        .filter(|(_, t)| TextSearch::Trigram.finds(t) && !t.contains('\0'));
+    let mut indexed = Vec::new();
+    for (term, text) in terms {
+        let sql = format!(
+            "SELECT 1 FROM ({}) LIMIT 1 OFFSET ?2",
+            candidates_sql(term, "?1")
+        );
+        let common = db
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![phrase(text), RARE - 1], |_| Ok(()))
+                    .optional()
+            })
+            .map_err(|e| db.err("looking up a filter's text in the read model", e))?;
+        if common.is_none() {
+            indexed.push((term, text.clone()));
+        }
+    }
+    Ok(indexed)
+}
