@@ -40,15 +40,12 @@ impl Reading {
         })
     }
 
-    /// Whether `query` has an `err:` or free-text term the text index
-    /// cannot find (too short for trigrams): with no index for it, it is
-    /// read as a scan, as every filter is where no index exists yet.
+    /// Whether `query` has a text term the text index cannot find: an
+    /// `err:` term too short for trigrams, or free text, which the index
+    /// does not hold. With no index for it, it is read as a scan, as every
+    /// filter is where no index exists yet.
     pub fn scans_text(&self, query: &Query) -> bool {
         self.text_search == TextSearch::Trigram
-            && query
-                .errors
-                .iter()
-                .chain(&query.text)
-                .any(|t| !self.text_search.finds(t))
+            && (!query.text.is_empty() || query.errors.iter().any(|t| !self.text_search.finds(t)))
     }
 }

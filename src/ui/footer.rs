@@ -239,6 +239,6 @@ fn why_scanning(app: &App, progress: &str) -> String {
     } else if app.reading.filters_scan {
         format!("{progress}; `settle adopt` adds the indexes")
     } else {
-        format!("{progress}; err: and free text need {TRIGRAM} characters for their index")
+        format!("{progress}; free text and err: under {TRIGRAM} chars have no index")
     }
 }

@@ -35,7 +35,7 @@ fn a_text_term_too_short_for_trigrams_is_scanned_80x24() {
     let mut h = sized(80, 24);
     h.app.reading.text_search = TextSearch::Trigram;
     h.keys("/");
-    h.type_text("be");
+    h.type_text("err:be");
     h.keys("enter");
     let Some(scan) = h.app.queue.scan.as_mut() else {
         panic!("not scanned");
@@ -47,12 +47,23 @@ fn a_text_term_too_short_for_trigrams_is_scanned_80x24() {
     });
     h.app.status = None;
     let shown = frame(&h);
-    assert!(shown.contains("need 3 characters"), "{shown}");
+    assert!(
+        shown.contains("err: under 3 chars have no index"),
+        "{shown}"
+    );
     // Three characters: through the index, no scan.
     h.keys("/");
     h.type_text("t");
     h.keys("enter");
     assert!(h.app.queue.scan.is_none());
+    // Free text is not in the index: scanned, whatever its length.
+    h.keys("/");
+    for _ in "err:bet".chars() {
+        h.keys("backspace");
+    }
+    h.type_text("acct-0042");
+    h.keys("enter");
+    assert!(h.app.queue.scan.is_some(), "free text is scanned");
 }
 
 #[test]

@@ -105,12 +105,6 @@ pub(crate) fn indexes() -> Vec<(&'static str, String)> {
         ),
         ("settle_operations_type", "settle_ops (op_type, id)".into()),
         ("settle_operations_key", "settle_ops (idem_key, id)".into()),
-        // Free text finds its candidates through the four columns it
-        // reads; the other three have their qualifier's index.
-        (
-            "settle_operations_result",
-            "settle_ops (result_id, id)".into(),
-        ),
         (
             "settle_operations_queue",
             format!("settle_ops (id) WHERE {}", queue_candidates_sql("state")),

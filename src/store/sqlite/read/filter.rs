@@ -140,22 +140,13 @@ fn texts_holding(p: &str) -> String {
     format!("SELECT rowid FROM rm.settle_texts_fts WHERE settle_texts_fts MATCH {p}")
 }
 
-/// The candidates of a text term in `rm`: operations mapped to a matching
-/// error, or whose account, op type, key or result id is a matching
-/// value (each through its index on `settle_ops`).
-pub(crate) fn candidates_sql(term: TextTerm, p: &str) -> String {
-    let texts = texts_holding(p);
-    match term {
-        TextTerm::Error => {
-            format!("SELECT op_id FROM rm.settle_error_ops WHERE text_id IN ({texts})")
-        }
-        TextTerm::Free => {
-            let values = format!("SELECT value FROM rm.settle_texts WHERE id IN ({texts})");
-            ["account", "op_type", "idem_key", "result_id"]
-                .map(|c| format!("SELECT id FROM rm.settle_ops WHERE {c} IN ({values})"))
-                .join(" UNION ALL ")
-        }
-    }
+/// The candidates of an `err:` term in `rm`: operations mapped to a
+/// matching error.
+pub(crate) fn candidates_sql(p: &str) -> String {
+    format!(
+        "SELECT op_id FROM rm.settle_error_ops WHERE text_id IN ({})",
+        texts_holding(p)
+    )
 }
 
 /// `text` as an FTS5 phrase: quoted, its quotes doubled, so every
@@ -306,7 +297,7 @@ impl Dialect for SqliteSql {
             return None;
         }
         let p = args.text(phrase(text));
-        Some(format!("o.id IN ({})", candidates_sql(term, &p)))
+        Some(format!("o.id IN ({})", candidates_sql(&p)))
     }
 }
 

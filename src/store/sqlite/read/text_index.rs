@@ -1,5 +1,6 @@
 //! Which text terms of a query the read model's trigram index answers:
-//! those of three characters or more whose candidates are few. A common
+//! `err:` terms of three characters or more whose candidates are few
+//! (free text is read row by row: see `model/texts.rs`). A common
 //! word is left to the walk in id order, which fills a page from its first
 //! rows, where the index would first gather every candidate (a quarter of
 //! the ledger for "timeout") to sort them.
@@ -18,7 +19,7 @@ use crate::store::sqlite::conn::Sqlite;
 /// gather this many candidates.
 const RARE: i64 = 20_000;
 
-/// The text terms of `query` the index answers.
+/// The `err:` terms of `query` the index answers.
 pub(in crate::store::sqlite) fn indexed_terms(
     db: &Sqlite,
     query: &Query,
@@ -26,16 +27,11 @@ pub(in crate::store::sqlite) fn indexed_terms(
     let terms = query
         .errors
         .iter()
-        .map(|t| (TextTerm::Error, t))
-        .chain(query.text.iter().map(|t| (TextTerm::Free, t)))
         // FTS5 reads its query as a C string: a NUL would end it early.
-        .filter(|(_, t)| TextSearch::Trigram.finds(t) && !t.contains('\0'));
+        .filter(|t| TextSearch::Trigram.finds(t) && !t.contains('\0'));
     let mut indexed = Vec::new();
-    for (term, text) in terms {
-        let sql = format!(
-            "SELECT 1 FROM ({}) LIMIT 1 OFFSET ?2",
-            candidates_sql(term, "?1")
-        );
+    for text in terms {
+        let sql = format!("SELECT 1 FROM ({}) LIMIT 1 OFFSET ?2", candidates_sql("?1"));
         let common = db
             .conn
             .prepare_cached(&sql)
@@ -45,7 +41,7 @@ pub(in crate::store::sqlite) fn indexed_terms(
             })
             .map_err(|e| db.err("looking up a filter's text in the read model", e))?;
         if common.is_none() {
-            indexed.push((term, text.clone()));
+            indexed.push((TextTerm::Error, text.clone()));
         }
     }
     Ok(indexed)
