@@ -122,6 +122,7 @@ impl Pg {
         doing: &str,
         mut read: impl FnMut(&mut postgres::Client) -> std::result::Result<T, postgres::Error>,
     ) -> Result<T> {
+        self.asked.read_begins();
         if self.client.borrow().is_closed() {
             self.reconnect()?;
         }
@@ -140,6 +141,7 @@ impl Pg {
     /// here, so the console's reread after "live again" does not fail on
     /// the reader's dead connection.
     pub(super) fn fresh(&self) -> Result<()> {
+        self.asked.read_begins();
         if self.client.borrow().is_closed() {
             self.reconnect()?;
         }
