@@ -73,12 +73,9 @@ pub fn run(
         let (ledger, report) = Ledger::open(ledger_path, access)?;
         (Some(ledger), report)
     };
-    // A ledger that can take no write now says why (no primary reachable):
-    // the console opens read-only rather than fail each decision.
-    let read_only =
-        ledger.as_ref().is_none_or(Ledger::is_read_only) || report.read_only_reason.is_some();
+    let read_only = ledger.as_ref().is_none_or(Ledger::is_read_only);
     let mut app = new_app(&look, read_only, adopting, drills, config)?;
-    app.read_only_reason = report.read_only_reason.clone();
+    read_only_unasked(&mut app, report.read_only_reason.clone());
     let opened = open_notices(adopting, report, config);
     let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
     let opened_file = match watching.file() {
@@ -166,6 +163,17 @@ fn new_app(
         });
     }
     Ok(app)
+}
+
+/// Why the ledger opened takes no write though one was asked for: a
+/// writable ledger that can take none now (no primary reachable) opens
+/// read-only rather than fail each decision, and turns writable when the
+/// writer finds that writes go through; any other reason is for good.
+fn read_only_unasked(app: &mut App, why: Option<String>) {
+    match why {
+        Some(why) if !app.read_only() => app.access = LedgerAccess::Unavailable(why),
+        why => app.read_only_reason = why,
+    }
 }
 
 /// What opening the ledger has to tell the operator, in the order shown.

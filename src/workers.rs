@@ -8,8 +8,9 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -255,8 +256,29 @@ impl Writer {
     }
 }
 
+/// How often the writer looks whether a write would go through, between
+/// jobs: the header follows a failover within this.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+
 fn write_loop<T: From<Msg>>(mut ledger: Ledger, jobs: &Receiver<WriteJob>, answers: &Sender<T>) {
-    while let Ok(job) = jobs.recv() {
+    // What the console was last told; the first look is always said (the
+    // console opened with what the open found, maybe since changed).
+    let mut told: Option<Option<String>> = None;
+    loop {
+        let job = match jobs.recv_timeout(LOOK_EVERY) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => {
+                let now = ledger.writes_blocked();
+                if told.as_ref() != Some(&now) {
+                    told = Some(now.clone());
+                    if answers.send(Msg::WritesBlocked(now).into()).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         match job {
             WriteJob::Decisions { drafts, now } => {
                 let msg = effects::record(&mut ledger, now, &drafts);

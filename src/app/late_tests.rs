@@ -162,3 +162,28 @@ fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
     h.keys("a");
     assert!(h.app.form().is_some(), "decisions open once adopted");
 }
+
+#[test]
+fn a_console_turns_read_only_while_no_write_goes_through_and_writable_after() {
+    let mut h = Harness::new();
+    h.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
+    assert_eq!(
+        h.app.access,
+        LedgerAccess::Unavailable("no primary reachable".into())
+    );
+    h.keys("a");
+    assert!(
+        h.app.form().is_none(),
+        "no decision while no write goes through"
+    );
+    h.receive(Msg::WritesBlocked(None));
+    assert_eq!(h.app.access, LedgerAccess::ReadWrite);
+    h.keys("a");
+    assert!(h.app.form().is_some(), "decisions open again");
+    // A look opened read-only stays so, whatever the writer finds.
+    let mut look = Harness::new();
+    look.app.access = LedgerAccess::ReadOnly;
+    look.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
+    look.receive(Msg::WritesBlocked(None));
+    assert_eq!(look.app.access, LedgerAccess::ReadOnly);
+}

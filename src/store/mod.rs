@@ -143,6 +143,12 @@ impl Ledger {
         self.backend.data_version()
     }
 
+    /// Why a write would not go through now (no primary reachable), looked
+    /// at again; None when it would.
+    pub fn writes_blocked(&mut self) -> Option<String> {
+        self.backend.writes_blocked()
+    }
+
     pub fn reinspect(&mut self) -> Result<()> {
         self.backend.reinspect()
     }

@@ -39,6 +39,10 @@ impl Session for Pg {
         self.cancel_handle()
     }
 
+    fn writes_blocked(&mut self) -> Option<String> {
+        self.primary_gone()
+    }
+
     fn why_not_writable(&self) -> Error {
         Error::ledger(
             &self.shown,

@@ -27,9 +27,10 @@ use crate::error::{Error, Fault, Result};
 /// this, the console's poll and a page read.
 const ASK_EVERY: Duration = Duration::from_millis(50);
 /// The first wait before reconnecting, doubled after each failure up to
-/// [`MOST_BACKOFF`].
+/// [`MOST_BACKOFF`]: short, so a console finds a promoted standby within
+/// seconds of a failover.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MOST_BACKOFF: Duration = Duration::from_secs(30);
+const MOST_BACKOFF: Duration = Duration::from_secs(5);
 /// How long a reconnection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(2);
 /// A server that has not answered for this long is not live, though its

@@ -49,6 +49,30 @@ impl Pg {
         }
     }
 
+    /// Why a write would not go through now: the writes' connection is
+    /// asked (an empty statement), and found again when it broke, so a
+    /// primary that went away is seen within a look, and one promoted
+    /// since the last.
+    pub(super) fn primary_gone(&mut self) -> Option<String> {
+        if self.read_only {
+            return None;
+        }
+        let answers = match self.writes.get_mut() {
+            Writes::Own(Some(client)) => client.batch_execute("").is_ok(),
+            Writes::Own(None) => false,
+            Writes::Reader | Writes::Lagging { .. } => {
+                self.client.get_mut().batch_execute("").is_ok()
+            }
+        };
+        if !answers && self.reconnect_writer(Duration::ZERO).is_err() {
+            // No host took the reading connection either.
+            self.no_primary.set(true);
+        }
+        self.no_primary
+            .get()
+            .then(|| "no primary reachable".to_string())
+    }
+
     /// Whether the writes' connection is missing or broken.
     pub(super) fn writer_closed(&mut self) -> bool {
         match self.writes.get_mut() {
@@ -64,6 +88,7 @@ impl Pg {
         if matches!(self.writes.get_mut(), Writes::Reader) {
             self.reconnect()?;
             if !self.reader_in_recovery.get() {
+                self.no_primary.set(false);
                 return Ok(());
             }
             // The reconnection found a standby: the primary is elsewhere.

@@ -1,0 +1,104 @@
+//! The console through a failover, end to end: the real binary in
+//! pseudo-terminals on one multi-host address of the bed (`common/pg.rs`),
+//! a primary with a synchronous streaming standby. The primary is stopped
+//! as a crash leaves it: a console reading from the primary says "not
+//! live", and every writable console says "read-only: no primary
+//! reachable" while no primary answers, one opened then too. The standby
+//! is promoted: each console reconnects by itself, turns writable, shows a
+//! decision the CLI made on the new primary without a restart, and one
+//! opened during the outage decides there.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+#[path = "common/pg.rs"]
+mod pg;
+#[path = "common/pty.rs"]
+mod pty;
+
+use std::time::Duration;
+
+use common::*;
+use pty::Screen;
+
+const WAIT: Duration = Duration::from_secs(30);
+const NO_PRIMARY: &str = "READ-ONLY: no primary reachable";
+
+#[test]
+fn the_console_follows_a_failover_and_decides_on_the_promoted_standby() {
+    let Some(bed) = pg::standby_bed("failover console") else {
+        return;
+    };
+    bed.create_database("ledger");
+    let address = bed.address("ledger");
+    let dir = tempfile::tempdir().unwrap();
+    let sample = demo_ledger(dir.path());
+    let copied = settle(&["copy", sample.to_str().unwrap(), &address]);
+    assert_eq!(code(&copied), 0, "{}", stderr(&copied));
+    bed.caught_up();
+    let ledger = std::path::Path::new(&address);
+    // Wide: the header names both hosts before its badges.
+    let size = (240, 32);
+    // Reads from the standby (the default with two hosts), and from the
+    // primary.
+    let mut standby_reader = Screen::console(ledger, dir.path(), &[], size);
+    let mut primary_reader = Screen::console(ledger, dir.path(), &["--reads", "primary"], size);
+    for screen in [&mut standby_reader, &mut primary_reader] {
+        screen.wait_for("Queue 11 operations", WAIT);
+        screen.wait_for("● live", WAIT);
+    }
+
+    bed.stop_primary();
+    let lost = primary_reader.wait_for("✕ not live", WAIT);
+    assert!(!lost.contains("hot standby"), "{lost}");
+    primary_reader.wait_for(NO_PRIMARY, WAIT);
+    // The standby's reads are as current as ever: nobody can commit.
+    let outage = standby_reader.wait_for(NO_PRIMARY, WAIT);
+    assert!(outage.contains("● live"), "{outage}");
+    // A console opened now opens read-only and says why.
+    let mut opened_during = Screen::console(ledger, dir.path(), &[], size);
+    opened_during.wait_for("Queue 11 operations", WAIT);
+    opened_during.wait_for(NO_PRIMARY, WAIT);
+    opened_during.send("a");
+    opened_during.wait_for("read-only", WAIT);
+
+    bed.promote();
+    for screen in [&mut standby_reader, &mut primary_reader, &mut opened_during] {
+        screen.wait_gone("READ-ONLY", WAIT);
+        screen.wait_for("● live", WAIT);
+    }
+    // A decision after the promotion, on the same address, shows in each
+    // console without a restart.
+    let after = settle(&[
+        "decide",
+        &address,
+        "2",
+        "--retry-same-key",
+        "--operator",
+        "after-promotion",
+    ]);
+    assert_eq!(code(&after), 0, "{}", stderr(&after));
+    for screen in [&mut standby_reader, &mut primary_reader, &mut opened_during] {
+        screen.wait_for("Queue 10 operations", WAIT);
+    }
+    // The console opened during the outage decides on the new primary.
+    opened_during.send("G");
+    opened_during.send("a");
+    opened_during.wait_for("Record applied", WAIT);
+    opened_during.wait_for("→ record applied with result id", WAIT);
+    opened_during.send("\r");
+    opened_during.wait_for("applied (unknown → completed)", WAIT);
+    for screen in [&mut standby_reader, &mut primary_reader, &mut opened_during] {
+        screen.wait_for("Queue 9 operations", WAIT);
+        screen.send("q");
+        assert!(screen.wait_exit(WAIT));
+    }
+    let mut promoted = bed.client(&bed.standby, "ledger");
+    let written: i64 = promoted
+        .query_one(
+            "SELECT count(*) FROM decisions WHERE operator IN ('after-promotion', 'e2e-operator')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(written, 2);
+}
