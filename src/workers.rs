@@ -70,6 +70,7 @@ impl Reader {
                     msgs.push(Msg::FiltersScan(scans));
                 }
                 msgs.extend(effects::read(&ledger, job.now, job.read));
+                msgs.extend(ledger.read_from().map(Msg::ReadFrom));
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
                 }

@@ -155,3 +155,46 @@ fn the_console_follows_a_failover_and_decides_on_the_promoted_standby() {
         .get(0);
     assert_eq!(written, 2);
 }
+
+/// Decides on the row the cursor reaches with `to` ("G" the last, "g" the
+/// first): applied, with the result id the form suggests.
+fn decide_here(screen: &mut Screen, to: &str) -> String {
+    screen.send(to);
+    screen.send("a");
+    screen.wait_for("→ record applied with result id", WAIT);
+    screen.send("\r");
+    screen.wait_for("recorded #", WAIT)
+}
+
+#[test]
+fn after_its_own_decision_the_console_says_where_it_read_it_from() {
+    let Some(bed) = pg::standby_bed("read from") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let address = demo_on_bed(&bed, dir.path());
+    let mut screen = Screen::console(std::path::Path::new(&address), dir.path(), &[], (240, 32));
+    screen.wait_for("Queue 11 operations", WAIT);
+    screen.wait_for("● live", WAIT);
+
+    // The standby replays nothing: the decision is read from the primary,
+    // and the status line says so.
+    let mut standby = bed.client(&bed.standby, "ledger");
+    standby
+        .batch_execute("SELECT pg_wal_replay_pause()")
+        .unwrap();
+    decide_here(&mut screen, "G");
+    screen.wait_for("Queue 10 operations", WAIT);
+    screen.wait_for("read from the primary: the standby had not replayed", WAIT);
+
+    // Replaying again: the next decision is read once the standby caught up.
+    standby
+        .batch_execute("SELECT pg_wal_replay_resume()")
+        .unwrap();
+    bed.caught_up();
+    decide_here(&mut screen, "g");
+    screen.wait_for("Queue 9 operations", WAIT);
+    screen.wait_for("standby caught up", WAIT);
+    screen.send("q");
+    assert!(screen.wait_exit(WAIT));
+}

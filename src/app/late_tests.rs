@@ -187,3 +187,22 @@ fn a_console_turns_read_only_while_no_write_goes_through_and_writable_after() {
     look.receive(Msg::WritesBlocked(None));
     assert_eq!(look.app.access, LedgerAccess::ReadOnly);
 }
+
+#[test]
+fn where_the_reread_after_a_decision_read_it_follows_what_was_recorded() {
+    let mut h = Harness::new();
+    h.app.info("recorded #7 applied (unknown → completed)");
+    h.receive(Msg::ReadFrom(
+        "read from the primary: the standby lags".into(),
+    ));
+    assert_eq!(
+        h.app.status.clone().unwrap().text,
+        "recorded #7 applied (unknown → completed); read from the primary: the standby lags"
+    );
+    // An error stays what the status line says.
+    h.app.error("ledger busy");
+    h.receive(Msg::ReadFrom(
+        "standby caught up in 3 ms: read from it".into(),
+    ));
+    assert_eq!(h.app.status.clone().unwrap().text, "ledger busy");
+}

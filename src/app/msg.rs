@@ -127,6 +127,9 @@ pub enum Msg {
     LiveLost(String),
     /// The ledger answers again after [`Msg::LiveLost`].
     LiveRestored,
+    /// Where a read after the operator's own decision read it from: a
+    /// standby that caught up with it, or the primary.
+    ReadFrom(String),
     /// Whether a write would go through, said when it changes: why not
     /// (no primary reachable), or None once it would again.
     WritesBlocked(Option<String>),

@@ -217,6 +217,10 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::LiveLost(message) => live(app, Some(message)),
         Msg::LiveRestored => live(app, None),
         Msg::WritesBlocked(why) => writes_blocked(app, why),
+        Msg::ReadFrom(said) => {
+            read_from(app, &said);
+            Vec::new()
+        }
         Msg::FileReplaced(why) => file_in_place(app, Some(why)),
         Msg::FileRestored => file_in_place(app, None),
         Msg::Adopting(progress) => {
@@ -273,6 +277,20 @@ fn live(app: &mut App, lost: Option<String>) -> Vec<Effect> {
             app.info("live updates resumed".to_string());
             refresh(app)
         }
+    }
+}
+
+/// Where the reread after a decision read it from, after what the status
+/// line says of the decision (a page may show it from the primary while
+/// the standby lags, and the operator should know why).
+fn read_from(app: &mut App, said: &str) {
+    match &app.status {
+        Some(status) if status.error => {}
+        Some(status) => {
+            let text = format!("{}; {said}", status.text);
+            app.info(text);
+        }
+        None => app.info(said),
     }
 }
 

@@ -85,6 +85,13 @@ pub(crate) trait Session {
         None
     }
 
+    /// Where the last read after this process's own decision read it
+    /// from, and why, said once: a server's ledger read on a standby waits
+    /// for it to replay the decision or reads the primary instead.
+    fn read_from(&self) -> Option<String> {
+        None
+    }
+
     /// The backend itself, for a test that looks inside it.
     #[cfg(test)]
     fn as_any(&self) -> &dyn std::any::Any;

@@ -149,6 +149,12 @@ impl Ledger {
         self.backend.writes_blocked()
     }
 
+    /// Where the last read after this process's own decision read it from
+    /// (a standby that caught up, or the primary), said once.
+    pub fn read_from(&self) -> Option<String> {
+        self.backend.read_from()
+    }
+
     pub fn reinspect(&mut self) -> Result<()> {
         self.backend.reinspect()
     }

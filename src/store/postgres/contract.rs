@@ -43,6 +43,10 @@ impl Session for Pg {
         self.primary_gone()
     }
 
+    fn read_from(&self) -> Option<String> {
+        self.routed.borrow_mut().take()
+    }
+
     fn why_not_writable(&self) -> Error {
         Error::ledger(
             &self.shown,

@@ -171,8 +171,7 @@ impl Pg {
             let primary = std::mem::replace(&mut *self.client.borrow_mut(), standby);
             self.reader_in_recovery.set(true);
             *writes = Writes::Own(Some(primary));
-            *self.routed.borrow_mut() =
-                Some("read from the standby again: it replayed the decisions".into());
+            *self.routed.borrow_mut() = Some("standby caught up: reads from it again".into());
         }
         Ok(())
     }
@@ -195,7 +194,7 @@ impl Pg {
         while started.elapsed() < CATCH_UP {
             if replayed(&mut reader, &lsn).unwrap_or(true) {
                 *self.routed.borrow_mut() = Some(format!(
-                    "read from the standby, which replayed the decision after {} ms",
+                    "standby caught up in {} ms: read from it",
                     started.elapsed().as_millis()
                 ));
                 return;
@@ -211,12 +210,6 @@ impl Pg {
                 CATCH_UP.as_millis()
             ));
         }
-    }
-
-    /// What the last read after a write of this process read from, and why.
-    #[cfg(test)]
-    pub(super) fn routed(&self) -> Option<String> {
-        self.routed.borrow().clone()
     }
 }
 
