@@ -19,6 +19,7 @@ use crate::app::window::Merge;
 use crate::app::{Msg, PageSource, Pane, Read};
 use crate::domain::DecisionDraft;
 use crate::effects;
+use crate::gate::Gate;
 use crate::store::{Access, InterruptHandle, Ledger};
 
 /// The reader finished its running job; these are its answers (none when
@@ -198,6 +199,41 @@ impl Writer {
     {
         let (jobs, job_rx) = mpsc::channel::<WriteJob>();
         thread::spawn(move || write_loop(ledger, &job_rx, &answers));
+        Writer { jobs }
+    }
+
+    /// Opens the ledger at `path` on the worker once `gate` opens (after
+    /// the first page is drawn), then records decisions on it. What the
+    /// open found is said as it would have been at start: a migration's
+    /// notice, why no write goes through now, or why none can.
+    pub fn later<T>(path: PathBuf, access: Access, gate: Gate, answers: Sender<T>) -> Writer
+    where
+        T: From<Msg> + Send + 'static,
+    {
+        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
+        thread::spawn(move || {
+            gate.wait();
+            let (ledger, report) = match Ledger::open(&path, access) {
+                Ok(opened) => opened,
+                Err(e) => {
+                    let why = Some(effects::first_line(&e));
+                    let _ = answers.send(Msg::WritesBlocked(why).into());
+                    return;
+                }
+            };
+            let said = [
+                report.upgraded.map(Msg::Notice),
+                report
+                    .read_only_reason
+                    .map(|why| Msg::WritesBlocked(Some(why))),
+            ];
+            for msg in said.into_iter().flatten() {
+                if answers.send(msg.into()).is_err() {
+                    return;
+                }
+            }
+            write_loop(ledger, &job_rx, &answers);
+        });
         Writer { jobs }
     }
 
