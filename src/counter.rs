@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 
 use crate::app::{ListId, Msg};
 use crate::effects::{clusters, count};
+use crate::gate::Gate;
 use crate::query::Query;
 use crate::store::{Access, Ledger};
 
@@ -46,15 +47,18 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// Starts the worker on the ledger at `path`: one job at a time, and
+    /// Starts the worker on the ledger at `path`, opened once `gate` opens:
+    /// one job at a time, and
     /// only the newest of the jobs waiting (older ones are out of date).
     /// Its answers go to `answers`, the shell's channel.
-    pub fn spawn<T>(path: PathBuf, answer_tx: Sender<T>) -> Counter
+    pub fn spawn<T>(path: PathBuf, gate: Gate, answer_tx: Sender<T>) -> Counter
     where
         T: From<Msg> + Send + 'static,
     {
         let (jobs, job_rx) = mpsc::channel::<CountJob>();
         thread::spawn(move || {
+            // Its connection after the first page ([`Gate`]).
+            gate.wait();
             let mut ledger = match Ledger::open(&path, Access::ReadOnly) {
                 Ok((ledger, _)) => ledger,
                 Err(e) => {
@@ -184,7 +188,7 @@ mod tests {
     fn a_grouping_asked_during_the_rest_is_answered_after_it() {
         let h = crate::app::testkit::Harness::new();
         let (tx, rx) = mpsc::channel::<Msg>();
-        let mut counter = Counter::spawn(h.ledger.path().to_path_buf(), tx);
+        let mut counter = Counter::spawn(h.ledger.path().to_path_buf(), Gate::open_now(), tx);
         counter.group(Query::queue(), 1, Utc::now());
         counter.group(Query::queue(), 5, Utc::now());
         counter.ask(vec![(ListId::Queue, Query::queue())], Utc::now());

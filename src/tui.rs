@@ -34,11 +34,13 @@ use crate::drill_dir::{self, DrillDir};
 use crate::effects::drill::Driller;
 use crate::effects::read_drill;
 use crate::error::{Error, Result};
+use crate::gate::Gate;
 use crate::keymap::{Key, Keymap};
 use crate::mouse;
+use crate::opening;
 use crate::store::{Access, Ledger, OpenReport, Progress};
 use crate::ui;
-use crate::watch::{FileId, Watch};
+use crate::watch::Watch;
 use crate::workers::{ReadDone, Reader, Writer};
 
 /// How often the watcher is asked about other processes' commits (for a
@@ -63,49 +65,35 @@ pub fn run(
     } else {
         Access::ReadWrite
     };
-    // A read-only look first: it validates the file, writes nothing, and
-    // is the reader's connection. A ledger that needs adopting is adopted
-    // on the writer while the operator already looks at it read-only.
-    let (look, look_report) = Ledger::open(ledger_path, Access::ReadOnly)?;
-    let adopting = access == Access::ReadWrite && look_report.not_adopted.is_some();
-    let (ledger, report) = if adopting {
-        (None, OpenReport::default())
-    } else {
-        let (ledger, report) = Ledger::open(ledger_path, access)?;
-        (Some(ledger), report)
-    };
-    // A ledger that can take no write now says why (no primary reachable):
-    // the console opens read-only rather than fail each decision.
-    let read_only =
-        ledger.as_ref().is_none_or(Ledger::is_read_only) || report.read_only_reason.is_some();
-    let mut app = new_app(&look, read_only, adopting, drills, config)?;
-    app.read_only_reason = report.read_only_reason.clone();
-    let opened = open_notices(adopting, report, config);
-    let (watching, _) = Ledger::open(ledger_path, Access::ReadOnly)?;
-    let opened_file = match watching.file() {
-        Some(file) => Some(
-            FileId::of(file)
-                .map_err(|why| Error::ledger(file, why, "check the path and open it again"))?,
-        ),
-        None => None,
-    };
+    // A read-only look first: it validates the file, writes nothing, is
+    // the reader's connection (a server's others wait for the first page);
+    // a ledger to adopt is adopted on the writer while the operator looks.
+    let gate = Gate::default();
+    let opened = opening::open(ledger_path, access, &gate)?;
+    let mut app = new_app(
+        &opened.look,
+        opened.read_only,
+        opened.adopting,
+        drills,
+        config,
+    )?;
+    read_only_unasked(&mut app, opened.report.read_only_reason.clone());
+    let notices = open_notices(opened.adopting, opened.report, config);
 
     let (wake_tx, wakes) = mpsc::channel::<Wake>();
-    let writer = match ledger {
-        Some(ledger) => Writer::spawn(ledger, wake_tx.clone()),
-        None => Writer::adopt(ledger_path.to_path_buf(), wake_tx.clone()),
-    };
+    let path = ledger_path.to_path_buf();
     let mut shell = Shell {
         app: &mut app,
-        reader: Reader::spawn(look, wake_tx.clone()),
-        writer,
-        counter: Counter::spawn(ledger_path.to_path_buf(), wake_tx.clone()),
-        watch: Watch::new(watching, opened_file, Instant::now()),
+        reader: Reader::spawn(opened.look, wake_tx.clone()),
+        writer: opened.writer.spawn(path.clone(), &gate, wake_tx.clone()),
+        counter: Counter::spawn(path.clone(), gate.clone(), wake_tx.clone()),
+        watch: opened.watch,
+        gate,
         drill_dir: drill_dir.map(DrillDir::new),
         answers: wake_tx.clone(),
         suspend_asked: false,
-        ledger_path: ledger_path.to_path_buf(),
         driller: Driller::new(ledger_path, config.receivers.clone(), drill_dir),
+        ledger_path: path,
         receivers: config.receivers.clone(),
         mouse: config.mouse,
     };
@@ -118,7 +106,7 @@ pub fn run(
     take_mouse(config.mouse);
     let result = forward_signals(&wake_tx).and_then(|()| {
         forward_input(wake_tx);
-        event_loop(&mut terminal, &mut shell, &wakes, opened)
+        event_loop(&mut terminal, &mut shell, &wakes, notices)
     });
     restore_terminal();
     // Lookups still running would outlive the console (their groups are
@@ -169,6 +157,17 @@ fn new_app(
         });
     }
     Ok(app)
+}
+
+/// Why the ledger opened takes no write though one was asked for: a
+/// writable ledger that can take none now (no primary reachable) opens
+/// read-only rather than fail each decision, and turns writable when the
+/// writer finds that writes go through; any other reason is for good.
+fn read_only_unasked(app: &mut App, why: Option<String>) {
+    match why {
+        Some(why) if !app.read_only() => app.access = LedgerAccess::Unavailable(why),
+        why => app.read_only_reason = why,
+    }
 }
 
 /// What opening the ledger has to tell the operator, in the order shown.
@@ -340,13 +339,10 @@ fn event_loop(
     opened: Vec<Msg>,
 ) -> Result<Ended> {
     let draw_error = |e| terminal_error("drawing", e);
-    let size = terminal.size().map_err(draw_error)?;
-    shell.tell(Msg::Resize(size.width, size.height));
-    shell.obey(Intent::ShowView(View::Queue));
-    for notice in opened {
-        shell.tell(notice);
-    }
+    begin(terminal, shell, opened)?;
     let mut dirty = true;
+    // The first page (or its failure) arrived; once drawn, the gate opens.
+    let mut first_read = false;
     let mut next_poll = Instant::now() + POLL_EVERY;
     let mut next_tick = Instant::now() + TICK_EVERY;
     loop {
@@ -355,6 +351,9 @@ fn event_loop(
                 .draw(|f| ui::render(shell.app, f))
                 .map_err(draw_error)?;
             dirty = false;
+            if std::mem::take(&mut first_read) {
+                shell.gate.open();
+            }
         }
         if shell.app.quit {
             return Ok(Ended::Quit);
@@ -381,6 +380,7 @@ fn event_loop(
                 Wake::InputLost(e) => return Err(terminal_error("reading the keyboard", e)),
                 Wake::Answer(msg) => shell.tell(msg),
                 Wake::Read(ReadDone(msgs)) => {
+                    first_read = true;
                     shell.reader.finished();
                     for msg in msgs {
                         shell.tell(msg);
@@ -412,6 +412,18 @@ fn event_loop(
     }
 }
 
+/// The console's start: the terminal's size, the Queue asked for (the
+/// first page), then what opening the ledger had to say.
+fn begin(terminal: &mut DefaultTerminal, shell: &mut Shell, opened: Vec<Msg>) -> Result<()> {
+    let size = terminal.size().map_err(|e| terminal_error("drawing", e))?;
+    shell.tell(Msg::Resize(size.width, size.height));
+    shell.obey(Intent::ShowView(View::Queue));
+    for notice in opened {
+        shell.tell(notice);
+    }
+    Ok(())
+}
+
 /// Ctrl-z or SIGTSTP: gives the terminal back, then stops as the default
 /// action would; once continued, takes the terminal again and redraws.
 fn suspend(terminal: &mut DefaultTerminal, mouse: bool) -> Result<()> {
@@ -428,6 +440,8 @@ struct Shell<'a> {
     writer: Writer,
     counter: Counter,
     watch: Watch,
+    /// Opened once the first page is drawn: the other connections wait.
+    gate: Gate,
     /// `--drill-dir`: looked at on each poll; new files are read elsewhere.
     drill_dir: Option<DrillDir>,
     /// Where background reads (the drill folder's files) answer.

@@ -10,10 +10,12 @@
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crate::app::Msg;
-use crate::store::Ledger;
+use crate::gate::Gate;
+use crate::store::{Access, Ledger};
 
 /// A commit whose `stat` looks like the last one (same size within the
 /// file system's timestamp granularity) is still seen within this long.
@@ -57,7 +59,9 @@ fn stamp(path: &Path) -> Stamp {
 }
 
 pub struct Watch {
-    ledger: Ledger,
+    /// None until the connection opened behind the gate arrives.
+    ledger: Option<Ledger>,
+    opening: Option<Receiver<Result<Ledger, String>>>,
     path: PathBuf,
     /// The file opened, for a ledger file; None when a server holds it.
     opened: Option<FileId>,
@@ -78,9 +82,35 @@ impl Watch {
         Watch {
             stamp: stamp(&path),
             version: ledger.data_version().ok(),
-            ledger,
+            ledger: Some(ledger),
+            opening: None,
             path,
             opened,
+            lost: false,
+            replaced: false,
+            ask_anyway_at: now + ASK_ANYWAY_EVERY,
+        }
+    }
+
+    /// Watches the server's ledger at `path` through a connection of its
+    /// own, opened on a thread once `gate` opens (after the first page):
+    /// nothing is said until it has. Its first answer counts as a change,
+    /// so a commit made before it opened is reread.
+    pub fn opening(path: PathBuf, gate: Gate, now: Instant) -> Watch {
+        let (tx, rx) = mpsc::channel();
+        let address = path.clone();
+        std::thread::spawn(move || {
+            gate.wait();
+            let opened = Ledger::open(&address, Access::ReadOnly).map(|(ledger, _)| ledger);
+            let _ = tx.send(opened.map_err(|e| e.to_string()));
+        });
+        Watch {
+            stamp: stamp(&path),
+            version: None,
+            ledger: None,
+            opening: Some(rx),
+            path,
+            opened: None,
             lost: false,
             replaced: false,
             ask_anyway_at: now + ASK_ANYWAY_EVERY,
@@ -126,7 +156,15 @@ impl Watch {
             self.stamp = stamp;
             self.ask_anyway_at = now + ASK_ANYWAY_EVERY;
         }
-        match self.ledger.data_version() {
+        if let Some(why) = self.take_opened()
+            && !std::mem::replace(&mut self.lost, true)
+        {
+            out.push(Msg::LiveLost(why));
+        }
+        let Some(ledger) = &self.ledger else {
+            return out;
+        };
+        match ledger.data_version() {
             Ok(v) => {
                 if std::mem::take(&mut self.lost) {
                     out.push(Msg::LiveRestored);
@@ -144,6 +182,24 @@ impl Watch {
             Err(_) => {}
         }
         out
+    }
+
+    /// Takes the watching connection opened behind the gate when it has
+    /// arrived; why it could not be opened, if it could not.
+    fn take_opened(&mut self) -> Option<String> {
+        let opened = match self.opening.as_ref()?.try_recv() {
+            Ok(opened) => opened,
+            Err(TryRecvError::Empty) => return None,
+            Err(TryRecvError::Disconnected) => Err("the watcher did not open".to_string()),
+        };
+        self.opening = None;
+        match opened {
+            Ok(ledger) => {
+                self.ledger = Some(ledger);
+                None
+            }
+            Err(why) => Some(why),
+        }
     }
 }
 

@@ -8,8 +8,9 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -18,6 +19,7 @@ use crate::app::window::Merge;
 use crate::app::{Msg, PageSource, Pane, Read};
 use crate::domain::{CatchUp, DecisionDraft};
 use crate::effects;
+use crate::gate::Gate;
 use crate::store::{Access, InterruptHandle, Ledger};
 
 /// The reader finished its running job; these are its answers (none when
@@ -76,6 +78,7 @@ impl Reader {
                     behind = ledger.catching_up();
                     msgs.push(Msg::CatchingUp(behind));
                 }
+                msgs.extend(ledger.read_from().map(Msg::ReadFrom));
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
                 }
@@ -241,6 +244,41 @@ impl Writer {
         Writer { jobs }
     }
 
+    /// Opens the ledger at `path` on the worker once `gate` opens (after
+    /// the first page is drawn), then records decisions on it. What the
+    /// open found is said as it would have been at start: a migration's
+    /// notice, why no write goes through now, or why none can.
+    pub fn later<T>(path: PathBuf, access: Access, gate: Gate, answers: Sender<T>) -> Writer
+    where
+        T: From<Msg> + Send + 'static,
+    {
+        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
+        thread::spawn(move || {
+            gate.wait();
+            let (ledger, report) = match Ledger::open(&path, access) {
+                Ok(opened) => opened,
+                Err(e) => {
+                    let why = Some(effects::first_line(&e));
+                    let _ = answers.send(Msg::WritesBlocked(why).into());
+                    return;
+                }
+            };
+            let said = [
+                report.upgraded.map(Msg::Notice),
+                report
+                    .read_only_reason
+                    .map(|why| Msg::WritesBlocked(Some(why))),
+            ];
+            for msg in said.into_iter().flatten() {
+                if answers.send(msg.into()).is_err() {
+                    return;
+                }
+            }
+            write_loop(ledger, &job_rx, &answers);
+        });
+        Writer { jobs }
+    }
+
     /// Adopts (or migrates) the ledger at `path` on the worker, saying how
     /// far it got at each step ([`Msg::Adopting`]) and when it is done
     /// ([`Msg::Adopted`]); then records decisions on that connection. The
@@ -297,8 +335,29 @@ impl Writer {
     }
 }
 
+/// How often the writer looks whether a write would go through, between
+/// jobs: the header follows a failover within this.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
+
 fn write_loop<T: From<Msg>>(mut ledger: Ledger, jobs: &Receiver<WriteJob>, answers: &Sender<T>) {
-    while let Ok(job) = jobs.recv() {
+    // What the console was last told; the first look is always said (the
+    // console opened with what the open found, maybe since changed).
+    let mut told: Option<Option<String>> = None;
+    loop {
+        let job = match jobs.recv_timeout(LOOK_EVERY) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => {
+                let now = ledger.writes_blocked();
+                if told.as_ref() != Some(&now) {
+                    told = Some(now.clone());
+                    if answers.send(Msg::WritesBlocked(now).into()).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         match job {
             WriteJob::Decisions { drafts, now } => {
                 let msg = effects::record(&mut ledger, now, &drafts);

@@ -162,3 +162,47 @@ fn while_the_writer_adopts_the_ledger_it_is_read_only_and_says_how_far() {
     h.keys("a");
     assert!(h.app.form().is_some(), "decisions open once adopted");
 }
+
+#[test]
+fn a_console_turns_read_only_while_no_write_goes_through_and_writable_after() {
+    let mut h = Harness::new();
+    h.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
+    assert_eq!(
+        h.app.access,
+        LedgerAccess::Unavailable("no primary reachable".into())
+    );
+    h.keys("a");
+    assert!(
+        h.app.form().is_none(),
+        "no decision while no write goes through"
+    );
+    h.receive(Msg::WritesBlocked(None));
+    assert_eq!(h.app.access, LedgerAccess::ReadWrite);
+    h.keys("a");
+    assert!(h.app.form().is_some(), "decisions open again");
+    // A look opened read-only stays so, whatever the writer finds.
+    let mut look = Harness::new();
+    look.app.access = LedgerAccess::ReadOnly;
+    look.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
+    look.receive(Msg::WritesBlocked(None));
+    assert_eq!(look.app.access, LedgerAccess::ReadOnly);
+}
+
+#[test]
+fn where_the_reread_after_a_decision_read_it_follows_what_was_recorded() {
+    let mut h = Harness::new();
+    h.app.info("recorded #7 applied (unknown → completed)");
+    h.receive(Msg::ReadFrom(
+        "read from the primary: the standby lags".into(),
+    ));
+    assert_eq!(
+        h.app.status.clone().unwrap().text,
+        "recorded #7 applied (unknown → completed); read from the primary: the standby lags"
+    );
+    // An error stays what the status line says.
+    h.app.error("ledger busy");
+    h.receive(Msg::ReadFrom(
+        "standby caught up in 3 ms: read from it".into(),
+    ));
+    assert_eq!(h.app.status.clone().unwrap().text, "ledger busy");
+}

@@ -10,7 +10,8 @@
 //!   cursor every view scrolls with), [`form`] (the decision form),
 //!   [`bulk`], [`probe`], [`drilling`], [`export`], [`drill_files`], [`clusters`] (the
 //!   queue grouped), [`drill_compare`] (runs side by side), [`scan`] (how
-//!   far a filter read without an index got);
+//!   far a filter read without an index got), [`access`] (whether it may
+//!   write);
 //! - [`effect`] (what the shell must do, by who does it) and [`msg`] (what
 //!   it reports back); [`drills`] (the Drills view's rows, open case,
 //!   filter and sort);
@@ -20,6 +21,7 @@
 //!   (the mouse);
 //! - `update`, which dispatches intents and messages to them.
 
+pub mod access;
 pub mod bulk;
 mod bulk_flow;
 pub mod clusters;

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use chrono::{DateTime, Utc};
 use ratatui::layout::Rect;
 
+pub use super::access::LedgerAccess;
 use super::clusters::{ClustersPane, TOP_GROUPS};
 use super::drills::DrillsPane;
 use super::effect::{Count, Effect, PageSource, Read, ScanRead, Ticket};
@@ -154,19 +155,6 @@ pub struct Refresh {
     pub in_flight: Option<Ticket>,
     /// More commits arrived meanwhile: one more reread when it answers.
     pub pending: bool,
-}
-
-/// Whether this console may write to the ledger: a ledger being adopted
-/// is read-only until the writer is done, so "adopting" and "writable"
-/// cannot both hold.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LedgerAccess {
-    ReadWrite,
-    /// Opened with --read-only, a file that is not writable, no operator,
-    /// or an adoption that failed.
-    ReadOnly,
-    /// The writer is adopting (or migrating) the ledger: the step running.
-    Adopting(Progress),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,10 +307,7 @@ impl App {
 
     /// The adoption's step running, while the writer adopts the ledger.
     pub fn adopting(&self) -> Option<&Progress> {
-        match &self.access {
-            LedgerAccess::Adopting(progress) => Some(progress),
-            LedgerAccess::ReadWrite | LedgerAccess::ReadOnly => None,
-        }
+        self.access.adopting()
     }
 
     /// The export's file name as typed; empty unless the prompt is open.

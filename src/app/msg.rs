@@ -132,6 +132,12 @@ pub enum Msg {
     LiveLost(String),
     /// The ledger answers again after [`Msg::LiveLost`].
     LiveRestored,
+    /// Where a read after the operator's own decision read it from: a
+    /// standby that caught up with it, or the primary.
+    ReadFrom(String),
+    /// Whether a write would go through, said when it changes: why not
+    /// (no primary reachable), or None once it would again.
+    WritesBlocked(Option<String>),
     /// The path no longer names the file that was opened (deleted,
     /// replaced, renamed): what is shown is an orphan, and a decision would
     /// land in a file nobody reads.

@@ -225,6 +225,11 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::CatchingUp(progress) => catching_up(app, progress),
         Msg::LiveLost(message) => live(app, Some(message)),
         Msg::LiveRestored => live(app, None),
+        Msg::WritesBlocked(why) => writes_blocked(app, why),
+        Msg::ReadFrom(said) => {
+            read_from(app, &said);
+            Vec::new()
+        }
         Msg::FileReplaced(why) => file_in_place(app, Some(why)),
         Msg::FileRestored => file_in_place(app, None),
         Msg::Adopting(progress) => {
@@ -282,6 +287,41 @@ fn live(app: &mut App, lost: Option<String>) -> Vec<Effect> {
             refresh(app)
         }
     }
+}
+
+/// Where the reread after a decision read it from, after what the status
+/// line says of the decision (a page may show it from the primary while
+/// the standby lags, and the operator should know why).
+fn read_from(app: &mut App, said: &str) {
+    match &app.status {
+        Some(status) if status.error => {}
+        Some(status) => {
+            let text = format!("{}; {said}", status.text);
+            app.info(text);
+        }
+        None => app.info(said),
+    }
+}
+
+/// The writer found that no write goes through now (with why), or that
+/// one does again: a writable console turns read-only meanwhile, and back;
+/// a look opened read-only stays so.
+fn writes_blocked(app: &mut App, why: Option<String>) -> Vec<Effect> {
+    match (why, &app.access) {
+        (Some(why), LedgerAccess::Unavailable(said)) if *said == why => {}
+        (Some(why), LedgerAccess::ReadWrite | LedgerAccess::Unavailable(_)) => {
+            app.error(format!(
+                "read-only: {why}; decisions open again once the ledger takes writes"
+            ));
+            app.access = LedgerAccess::Unavailable(why);
+        }
+        (None, LedgerAccess::Unavailable(_)) => {
+            app.access = LedgerAccess::ReadWrite;
+            app.info("the ledger takes writes again: decisions are open");
+        }
+        _ => {}
+    }
+    Vec::new()
 }
 
 /// The path stopped naming the opened file (with why), or names it again:

@@ -76,6 +76,22 @@ pub(crate) trait Session {
     /// permissions, a role's grants), for a command that must write.
     fn why_not_writable(&self) -> crate::error::Error;
 
+    /// Why a write would not go through now, looked at again: None when it
+    /// would, or when the ledger never writes; else why not, in a few
+    /// words (a server's ledger whose primary went away). The console asks
+    /// every second, so it turns read-only through a failover and writable
+    /// again after it.
+    fn writes_blocked(&mut self) -> Option<String> {
+        None
+    }
+
+    /// Where the last read after this process's own decision read it
+    /// from, and why, said once: a server's ledger read on a standby waits
+    /// for it to replay the decision or reads the primary instead.
+    fn read_from(&self) -> Option<String> {
+        None
+    }
+
     /// The backend itself, for a test that looks inside it.
     #[cfg(test)]
     fn as_any(&self) -> &dyn std::any::Any;

@@ -144,6 +144,18 @@ impl Ledger {
         self.backend.data_version()
     }
 
+    /// Why a write would not go through now (no primary reachable), looked
+    /// at again; None when it would.
+    pub fn writes_blocked(&mut self) -> Option<String> {
+        self.backend.writes_blocked()
+    }
+
+    /// Where the last read after this process's own decision read it from
+    /// (a standby that caught up, or the primary), said once.
+    pub fn read_from(&self) -> Option<String> {
+        self.backend.read_from()
+    }
+
     pub fn reinspect(&mut self) -> Result<()> {
         self.backend.reinspect()
     }

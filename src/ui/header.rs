@@ -36,7 +36,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         ));
         spans.push(Span::raw(" "));
     } else if app.read_only() {
-        let badge = match &app.read_only_reason {
+        let badge = match app.access.unavailable().or(app.read_only_reason.as_deref()) {
             Some(why) => format!(" READ-ONLY: {} ", clean(why)),
             None => " READ-ONLY ".to_string(),
         };

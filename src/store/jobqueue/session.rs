@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 use crate::store::backend::Session;
 use crate::store::filter::Statement;
 use crate::store::interrupt::{Interrupt, InterruptHandle};
-use crate::store::postgres::{Cells, Foreign, Portal, foreign_session, pg_error, refs, stream_on};
+use crate::store::postgres::{
+    Asked, Cells, Foreign, Portal, foreign_session, pg_error, pg_error_asked, refs, stream_on,
+};
 use crate::store::sql::Arg;
 use crate::store::tables::Tables;
 
@@ -35,6 +37,9 @@ pub(crate) struct JobQueue {
     read_only: bool,
     pub(super) wait: Duration,
     cancel: RefCell<Arc<InterruptHandle>>,
+    /// The cancels sent on the session and its timeout, which tell why
+    /// the server stopped a read.
+    asked: RefCell<Asked>,
     /// Whether settle's own schema is there yet (its first decision makes
     /// it): reads of decisions need it.
     tables: Cell<Tables>,
@@ -66,6 +71,7 @@ impl JobQueue {
             read_only: read_only || sql.writes.is_none(),
             wait,
             cancel: RefCell::new(Arc::new(session.cancel)),
+            asked: RefCell::new(session.asked),
             tables: Cell::new(Tables {
                 console: false,
                 worker: false,
@@ -108,6 +114,7 @@ impl JobQueue {
     /// The session, reconnected first when the server closed it.
     pub(super) fn client(&self) -> Result<RefMut<'_, Client>> {
         self.fresh()?;
+        self.asked.borrow().read_begins();
         Ok(self.client.borrow_mut())
     }
 
@@ -132,7 +139,7 @@ impl JobQueue {
     }
 
     pub(super) fn err(&self, doing: &str, e: postgres::Error) -> Error {
-        pg_error(&self.shown, doing, e)
+        pg_error_asked(&self.shown, doing, e, &self.asked.borrow())
     }
 
     /// A new session in place of one the server closed (a restart, a
@@ -144,6 +151,7 @@ impl JobQueue {
         let mut session = foreign_session(&self.address, self.read_only, self.wait)?;
         settle_first(&mut session.client, &self.shown)?;
         *self.cancel.borrow_mut() = Arc::new(session.cancel);
+        *self.asked.borrow_mut() = session.asked;
         *self.client.borrow_mut() = session.client;
         Ok(())
     }
@@ -179,6 +187,9 @@ impl JobQueue {
         each: &mut dyn FnMut(&mut Cells<'_>) -> Result<()>,
     ) -> Result<()> {
         self.fresh()?;
+        let asked = self.asked.borrow().clone();
+        asked.read_begins();
+        asked.untimed();
         let failed = |e| self.err(doing, e);
         let portal = Portal {
             batch: 1000,

@@ -9,7 +9,8 @@ use std::time::Duration;
 use postgres::Client;
 
 use super::address::Address;
-use super::error::pg_error;
+use super::asked::Asked;
+use super::error::pg_error_asked;
 use super::heard::Live;
 use super::tls::Tls;
 use super::writes::Writes;
@@ -48,6 +49,9 @@ pub struct Pg {
     pub(super) seen: Cell<u64>,
     /// What the last read after a write read from, and why.
     pub(super) routed: RefCell<Option<String>>,
+    /// The cancels settle sent the reading connection and the timeout it
+    /// set there, which tell why the server stopped a read.
+    pub(super) asked: Asked,
 }
 
 impl std::fmt::Debug for Pg {
@@ -90,6 +94,7 @@ impl Pg {
             no_primary: Cell::new(false),
             seen: Cell::new(super::writes::written()),
             routed: RefCell::default(),
+            asked: Asked::new(),
         })
     }
 
@@ -113,12 +118,14 @@ impl Pg {
         InterruptHandle::new(Cancel {
             token: self.client.borrow().cancel_token(),
             tls: self.tls.clone(),
+            asked: self.asked.clone(),
         })
     }
 
-    /// A PostgreSQL error said as settle's ([`pg_error`]).
+    /// A PostgreSQL error on the reading connection said as settle's
+    /// ([`pg_error_asked`]).
     pub(super) fn err(&self, doing: &str, e: postgres::Error) -> Error {
-        pg_error(&self.shown, doing, e)
+        pg_error_asked(&self.shown, doing, e, &self.asked)
     }
 
     pub(super) fn ensure_writable(&self) -> Result<()> {
@@ -137,10 +144,13 @@ impl Pg {
 struct Cancel {
     token: postgres::CancelToken,
     tls: Tls,
+    asked: Asked,
 }
 
 impl Interrupt for Cancel {
     fn interrupt(&self) {
+        // Noted before it is sent: the stop it causes may come back first.
+        self.asked.cancelling();
         // Best effort, like SQLite's: a cancel that cannot reach the
         // server leaves the statement to its statement timeout.
         let _ = self.token.cancel_query(self.tls.clone());

@@ -39,6 +39,14 @@ impl Session for Pg {
         self.cancel_handle()
     }
 
+    fn writes_blocked(&mut self) -> Option<String> {
+        self.primary_gone()
+    }
+
+    fn read_from(&self) -> Option<String> {
+        self.routed.borrow_mut().take()
+    }
+
     fn why_not_writable(&self) -> Error {
         Error::ledger(
             &self.shown,

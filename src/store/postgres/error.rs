@@ -6,39 +6,57 @@
 use std::path::Path;
 use std::time::Duration;
 
+use super::asked::{Asked, Stopped};
 use crate::error::{Error, Fault};
-
-/// No statement holds the console longer than this; adoption lifts it for
-/// its index builds. `SETTLE_PG_STATEMENT_TIMEOUT_MS` lowers it (tests).
-pub(super) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The SQLSTATE of a statement stopped by a cancel request or by the
 /// statement timeout: one code for both.
 const QUERY_CANCELED: &str = "57014";
 
-/// A PostgreSQL error while `doing` something, said as settle's: a
-/// cancelled statement as [`Error::Interrupted`], the statement timeout in
-/// words, anything else as [`Error::Database`] with what kind of failure it
-/// is.
+/// A PostgreSQL error while `doing` something, said as settle's, where
+/// settle keeps no record of what it asked of the connection (a write, a
+/// session's setup): a stopped statement is said as stopped, by whom
+/// unknown.
 pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
+    said(shown, doing, e, None)
+}
+
+/// [`pg_error`] on a reading connection whose record `asked` tells a
+/// stopped statement's cause: settle's own cancel as [`Error::Interrupted`]
+/// (a newer read took its place, dropped silently), the statement timeout
+/// in words (else the screen waits forever), anyone else's cancel as such.
+pub(crate) fn pg_error_asked(
+    shown: &Path,
+    doing: &str,
+    e: postgres::Error,
+    asked: &Asked,
+) -> Error {
+    said(shown, doing, e, Some(asked))
+}
+
+fn said(shown: &Path, doing: &str, e: postgres::Error, asked: Option<&Asked>) -> Error {
     let code = e.code().map(|c| c.code().to_string());
     let mut problem = match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => with_source(&e),
     };
     if code.as_deref() == Some(QUERY_CANCELED) {
-        // The same SQLSTATE for a cancel and for the statement timeout:
-        // a cancel means a newer read took this one's place (dropped
-        // silently), a timeout must be said, or the screen waits forever.
-        if !problem.contains("statement timeout") {
-            return Error::Interrupted {
-                doing: doing.to_string(),
-            };
-        }
-        problem = format!(
-            "stopped after {} s (the statement timeout); narrow the filter",
-            STATEMENT_TIMEOUT.as_secs()
-        );
+        problem = match asked.map(Asked::stopped) {
+            Some(Stopped::ByUs) => {
+                return Error::Interrupted {
+                    doing: doing.to_string(),
+                };
+            }
+            Some(Stopped::Timeout(after)) => format!(
+                "stopped after {} (the statement timeout); narrow the filter",
+                seconds(after)
+            ),
+            Some(Stopped::Outside(after)) => format!(
+                "cancelled after {} by a request from outside settle (pg_cancel_backend)",
+                seconds(after)
+            ),
+            None => "stopped by the server (a cancel request or a timeout)".to_string(),
+        };
     }
     let fault = match &code {
         Some(code) => fault(code),
@@ -50,6 +68,15 @@ pub(crate) fn pg_error(shown: &Path, doing: &str, e: postgres::Error) -> Error {
         doing: doing.to_string(),
         problem: crate::text::sanitize(&problem).into_owned(),
         fault,
+    }
+}
+
+/// A duration as the status line says it: whole seconds, or milliseconds
+/// under one.
+fn seconds(d: Duration) -> String {
+    match d.as_secs() {
+        0 => format!("{} ms", d.as_millis()),
+        s => format!("{s} s"),
     }
 }
 

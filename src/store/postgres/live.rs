@@ -27,9 +27,10 @@ use crate::error::{Error, Fault, Result};
 /// this, the console's poll and a page read.
 const ASK_EVERY: Duration = Duration::from_millis(50);
 /// The first wait before reconnecting, doubled after each failure up to
-/// [`MOST_BACKOFF`].
+/// [`MOST_BACKOFF`]: short, so a console finds a promoted standby within
+/// seconds of a failover.
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MOST_BACKOFF: Duration = Duration::from_secs(30);
+const MOST_BACKOFF: Duration = Duration::from_secs(5);
 /// How long a reconnection may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(2);
 /// A server that has not answered for this long is not live, though its
@@ -122,6 +123,7 @@ impl Pg {
         doing: &str,
         mut read: impl FnMut(&mut postgres::Client) -> std::result::Result<T, postgres::Error>,
     ) -> Result<T> {
+        self.asked.read_begins();
         if self.client.borrow().is_closed() {
             self.reconnect()?;
         }
@@ -140,6 +142,7 @@ impl Pg {
     /// here, so the console's reread after "live again" does not fail on
     /// the reader's dead connection.
     pub(super) fn fresh(&self) -> Result<()> {
+        self.asked.read_begins();
         if self.client.borrow().is_closed() {
             self.reconnect()?;
         }

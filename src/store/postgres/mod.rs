@@ -9,6 +9,7 @@ mod address;
 mod adopt;
 #[cfg(test)]
 mod adopt_tests;
+mod asked;
 mod cells;
 mod chain;
 mod clusters;
@@ -46,6 +47,8 @@ mod same_contract;
 pub mod schema;
 mod service_file;
 #[cfg(test)]
+mod stop_tests;
+#[cfg(test)]
 pub mod testing;
 #[cfg(test)]
 pub mod testing_bed;
@@ -64,11 +67,12 @@ use crate::store::backend::{Backend, Kind};
 use crate::store::interrupt::InterruptHandle;
 
 pub use address::{Address, is_address, with_reads};
+pub(crate) use asked::Asked;
 pub(crate) use cells::Cells;
 pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
 pub(crate) use decide::{head, insert_decision, queue_retry};
-pub(crate) use error::pg_error;
+pub(crate) use error::{pg_error, pg_error_asked};
 pub(crate) use filter::{PgSql, refs};
 pub use hosts::Reads;
 pub(crate) use live::WAL_POSITION;
@@ -85,6 +89,8 @@ pub(crate) struct Foreign {
     pub shown: PathBuf,
     /// Cancels the statement running on `client`.
     pub cancel: InterruptHandle,
+    /// What settle asked of `client` ([`asked`]).
+    pub asked: Asked,
 }
 
 /// Connects a [`Foreign`] session to the database at `path`.
@@ -93,6 +99,7 @@ pub(crate) fn foreign_session(path: &Path, read_only: bool, wait: Duration) -> R
     schema::configure(pg.client.get_mut(), &pg.shown, read_only, wait)?;
     Ok(Foreign {
         cancel: pg.cancel_handle(),
+        asked: pg.asked.clone(),
         shown: pg.shown.clone(),
         client: pg.client.into_inner(),
     })

@@ -27,6 +27,9 @@ impl Pg {
         doing: &str,
         mut each: impl FnMut(&mut Cells<'_>) -> Result<()>,
     ) -> Result<()> {
+        if portal.untimed {
+            self.asked.untimed();
+        }
         let failed = |e| self.err(doing, e);
         stream_on(
             &mut self.client.borrow_mut(),

@@ -19,7 +19,7 @@ use crate::query::Query;
 use crate::store::backend::Session as _;
 
 /// A ledger of three operations, and a second connection (the service).
-fn ledger(name: &str) -> Option<(Pg, postgres::Client)> {
+pub(super) fn ledger(name: &str) -> Option<(Pg, postgres::Client)> {
     let address = fresh_database(name)?;
     let mut service = postgres::Client::connect(address.to_str()?, postgres::NoTls).unwrap();
     service
@@ -36,7 +36,7 @@ fn ledger(name: &str) -> Option<(Pg, postgres::Client)> {
 }
 
 /// Blocks every read of `operations` until the returned transaction ends.
-fn hold_lock(service: &mut postgres::Client) -> postgres::Transaction<'_> {
+pub(super) fn hold_lock(service: &mut postgres::Client) -> postgres::Transaction<'_> {
     let mut tx = service.transaction().unwrap();
     tx.batch_execute("LOCK TABLE operations IN ACCESS EXCLUSIVE MODE")
         .unwrap();
@@ -75,10 +75,7 @@ fn a_statement_timeout_is_reported_not_taken_for_a_cancel() {
     let Some((pg, mut service)) = ledger("timeout") else {
         return;
     };
-    pg.client
-        .borrow_mut()
-        .batch_execute("SET statement_timeout = 100")
-        .unwrap();
+    pg.time_out_after(Duration::from_millis(100));
     let lock = hold_lock(&mut service);
     let err = pg
         .page(&Query::default(), Seek::First, 10, Utc::now())

@@ -49,6 +49,30 @@ impl Pg {
         }
     }
 
+    /// Why a write would not go through now: the writes' connection is
+    /// asked (an empty statement), and found again when it broke, so a
+    /// primary that went away is seen within a look, and one promoted
+    /// since the last.
+    pub(super) fn primary_gone(&mut self) -> Option<String> {
+        if self.read_only {
+            return None;
+        }
+        let answers = match self.writes.get_mut() {
+            Writes::Own(Some(client)) => client.batch_execute("").is_ok(),
+            Writes::Own(None) => false,
+            Writes::Reader | Writes::Lagging { .. } => {
+                self.client.get_mut().batch_execute("").is_ok()
+            }
+        };
+        if !answers && self.reconnect_writer(Duration::ZERO).is_err() {
+            // No host took the reading connection either.
+            self.no_primary.set(true);
+        }
+        self.no_primary
+            .get()
+            .then(|| "no primary reachable".to_string())
+    }
+
     /// Whether the writes' connection is missing or broken.
     pub(super) fn writer_closed(&mut self) -> bool {
         match self.writes.get_mut() {
@@ -64,6 +88,7 @@ impl Pg {
         if matches!(self.writes.get_mut(), Writes::Reader) {
             self.reconnect()?;
             if !self.reader_in_recovery.get() {
+                self.no_primary.set(false);
                 return Ok(());
             }
             // The reconnection found a standby: the primary is elsewhere.
@@ -146,8 +171,7 @@ impl Pg {
             let primary = std::mem::replace(&mut *self.client.borrow_mut(), standby);
             self.reader_in_recovery.set(true);
             *writes = Writes::Own(Some(primary));
-            *self.routed.borrow_mut() =
-                Some("read from the standby again: it replayed the decisions".into());
+            *self.routed.borrow_mut() = Some("standby caught up: reads from it again".into());
         }
         Ok(())
     }
@@ -170,7 +194,7 @@ impl Pg {
         while started.elapsed() < CATCH_UP {
             if replayed(&mut reader, &lsn).unwrap_or(true) {
                 *self.routed.borrow_mut() = Some(format!(
-                    "read from the standby, which replayed the decision after {} ms",
+                    "standby caught up in {} ms: read from it",
                     started.elapsed().as_millis()
                 ));
                 return;
@@ -186,12 +210,6 @@ impl Pg {
                 CATCH_UP.as_millis()
             ));
         }
-    }
-
-    /// What the last read after a write of this process read from, and why.
-    #[cfg(test)]
-    pub(super) fn routed(&self) -> Option<String> {
-        self.routed.borrow().clone()
     }
 }
 

@@ -12,7 +12,7 @@ use super::address::Address;
 use super::conn::Pg;
 use crate::domain::OperationId;
 use crate::domain::{DecisionDraft, DecisionKind};
-use crate::store::backend::{Decisions as _, History as _, Import as _};
+use crate::store::backend::{Decisions as _, History as _, Import as _, Session as _};
 use crate::store::open::{Access, BUSY_TIMEOUT};
 use crate::store::parity::{draft, fixture, now};
 
@@ -64,7 +64,7 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
         .unwrap();
     writer.record_decision(&not_applied(2), now()).unwrap();
     assert_eq!(decisions_on(&pg, 2), 1);
-    let routed = pg.routed().unwrap_or_default();
+    let routed = pg.read_from().unwrap_or_default();
     assert!(routed.contains("from the primary"), "{routed}");
     assert!(!in_recovery(&pg));
 
@@ -81,17 +81,14 @@ fn reads_go_to_the_standby_writes_to_the_primary_and_an_own_decision_is_read_bac
         assert_eq!(decisions_on(&pg, 2), 1);
         std::thread::sleep(Duration::from_millis(20));
     }
-    let routed = pg.routed().unwrap_or_default();
-    assert!(routed.contains("standby again"), "{routed}");
+    let routed = pg.read_from().unwrap_or_default();
+    assert!(routed.contains("reads from it again"), "{routed}");
 
     // A decision the standby replays in time is read there.
     writer.record_decision(&not_applied(6), now()).unwrap();
     assert_eq!(decisions_on(&pg, 6), 1);
-    let routed = pg.routed().unwrap_or_default();
-    assert!(
-        routed.contains("from the standby, which replayed"),
-        "{routed}"
-    );
+    let routed = pg.read_from().unwrap_or_default();
+    assert!(routed.contains("standby caught up in"), "{routed}");
     assert!(in_recovery(&pg));
 
     // --reads primary: one connection, on the primary.

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use postgres::{Client, GenericClient};
 
+use super::asked::statement_timeout;
 use super::conn::Pg;
-use super::error::{STATEMENT_TIMEOUT, pg_error};
+use super::error::pg_error;
 use super::objects;
 use crate::error::{Error, Result};
 use crate::store::open::{OpenReport, Progress};
@@ -134,10 +135,7 @@ pub(super) fn configure(
     read_only: bool,
     wait: Duration,
 ) -> Result<()> {
-    let timeout = std::env::var("SETTLE_PG_STATEMENT_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(STATEMENT_TIMEOUT.as_millis() as u64);
+    let timeout = statement_timeout().as_millis();
     let mut sql = format!(
         "SET statement_timeout = {timeout}; SET lock_timeout = {};",
         wait.as_millis().max(1)
