@@ -185,6 +185,9 @@ pub struct OperationDetail {
     pub probes: Vec<Probe>,
     /// `None` when `op_types` has no row for this operation's type.
     pub contract: Option<OpTypeContract>,
+    /// What the receivers file declares for this operation's type, where
+    /// it declares anything ([`super::declared`]).
+    pub declared: Option<super::declared::FileContract>,
     /// The latest drill of this operation's op type, if one was recorded.
     pub drill: Option<super::drilled::DrillVerdict>,
     /// Malformed cells in the attempts, events, decisions, retry requests
@@ -219,7 +222,7 @@ impl OperationDetail {
 
     /// The receiver's contract in one phrase, for the detail and `show`.
     pub fn contract_summary(&self) -> String {
-        match &self.contract {
+        match &self.effective_contract() {
             None => "no op_types row: the receiver's contract is unknown".to_string(),
             Some(c) => format!(
                 "{}, {}",
@@ -239,7 +242,16 @@ impl OperationDetail {
     /// How that contract is known: declared, or drilled on a date with the
     /// run ([`super::drilled::contract_source`]).
     pub fn contract_source(&self) -> String {
-        super::drilled::contract_source(self.contract.is_some(), self.drill.as_ref())
+        let by = super::declared::declared_by(self.contract.as_ref(), self.declared.as_ref());
+        super::drilled::contract_source(by.as_deref(), self.drill.as_ref())
+    }
+
+    /// The contract the rules hold this operation to: its `op_types` row,
+    /// what the receivers file declares, or the stricter of the two
+    /// ([`super::declared::merged`]).
+    pub fn effective_contract(&self) -> Option<OpTypeContract> {
+        let op_type = &self.operation.op_type;
+        super::declared::merged(op_type, self.contract.as_ref(), self.declared.as_ref())
     }
 
     /// Number of attempts recorded (the highest attempt number).
