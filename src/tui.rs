@@ -36,6 +36,7 @@ use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::keymap::{Key, Keymap};
 use crate::mouse;
+use crate::receivers::Receivers;
 use crate::store::{Access, Ledger, OpenReport, Progress};
 use crate::ui;
 use crate::watch::{FileId, Watch};
@@ -66,12 +67,18 @@ pub fn run(
     // A read-only look first: it validates the file, writes nothing, and
     // is the reader's connection. A ledger that needs adopting is adopted
     // on the writer while the operator already looks at it read-only.
-    let (look, look_report) = Ledger::open(ledger_path, Access::ReadOnly)?;
+    let (mut look, look_report) = Ledger::open(ledger_path, Access::ReadOnly)?;
+    // The contracts the receivers file declares, read once: the detail,
+    // the form and the writer judge on them as `settle decide` does.
+    let declared = Receivers::load_configured(config.receivers.as_deref())?;
+    let declared = declared.declarations();
+    look.declare(declared.clone());
     let adopting = access == Access::ReadWrite && look_report.not_adopted.is_some();
     let (ledger, report) = if adopting {
         (None, OpenReport::default())
     } else {
-        let (ledger, report) = Ledger::open(ledger_path, access)?;
+        let (mut ledger, report) = Ledger::open(ledger_path, access)?;
+        ledger.declare(declared.clone());
         (Some(ledger), report)
     };
     // A ledger that can take no write now says why (no primary reachable):
@@ -93,7 +100,7 @@ pub fn run(
     let (wake_tx, wakes) = mpsc::channel::<Wake>();
     let writer = match ledger {
         Some(ledger) => Writer::spawn(ledger, wake_tx.clone()),
-        None => Writer::adopt(ledger_path.to_path_buf(), wake_tx.clone()),
+        None => Writer::adopt(ledger_path.to_path_buf(), declared.clone(), wake_tx.clone()),
     };
     let mut shell = Shell {
         app: &mut app,

@@ -16,7 +16,7 @@ use chrono::{DateTime, Utc};
 use crate::app::bulk::Target;
 use crate::app::window::Merge;
 use crate::app::{Msg, PageSource, Pane, Read};
-use crate::domain::DecisionDraft;
+use crate::domain::{DecisionDraft, Declarations};
 use crate::effects;
 use crate::store::{Access, InterruptHandle, Ledger};
 
@@ -203,7 +203,7 @@ impl Writer {
     /// far it got at each step ([`Msg::Adopting`]) and when it is done
     /// ([`Msg::Adopted`]); then records decisions on that connection. The
     /// console meanwhile shows the ledger read-only.
-    pub fn adopt<T>(path: PathBuf, answers: Sender<T>) -> Writer
+    pub fn adopt<T>(path: PathBuf, declared: Declarations, answers: Sender<T>) -> Writer
     where
         T: From<Msg> + Send + 'static,
     {
@@ -213,7 +213,7 @@ impl Writer {
                 let _ = answers.send(Msg::Adopting(p).into());
             };
             let adopted = Ledger::open_with_progress(&path, Access::ReadWrite, &mut progress);
-            let (ledger, report) = match adopted {
+            let (mut ledger, report) = match adopted {
                 Ok(opened) => opened,
                 Err(e) => {
                     let _ = answers.send(Msg::Adopted(Err(effects::first_line(&e))).into());
@@ -224,6 +224,7 @@ impl Writer {
                 (Some(why), _) => Err(format!("read-only: {why}")),
                 (None, done) => Ok(done.unwrap_or_else(|| "ledger adopted".to_string())),
             };
+            ledger.declare(declared);
             if answers.send(Msg::Adopted(outcome).into()).is_ok() {
                 write_loop(ledger, &job_rx, &answers);
             }

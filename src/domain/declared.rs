@@ -7,7 +7,15 @@
 
 use std::collections::BTreeMap;
 
-use super::operation::OpTypeContract;
+/// A receiver's contract: a row of `op_types`, or the one the rules hold an
+/// operation to once the receivers file's declaration is merged in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpTypeContract {
+    pub op_type: String,
+    pub idempotent: bool,
+    pub key_retention_s: Option<i64>,
+    pub description: Option<String>,
+}
 
 /// What the file says of one op type; a field it leaves out says nothing
 /// (the other declaration, if any, stands).
