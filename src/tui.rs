@@ -59,19 +59,13 @@ pub fn run(
     drill_dir: Option<&Path>,
     config: &Config,
 ) -> Result<()> {
-    let access = if config.read_only {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
+    let access = access(config);
     // A read-only look first: it validates the file, writes nothing, and
     // is the reader's connection. A ledger that needs adopting is adopted
     // on the writer while the operator already looks at it read-only.
     let (mut look, look_report) = Ledger::open(ledger_path, Access::ReadOnly)?;
-    // The contracts the receivers file declares, read once: the detail,
-    // the form and the writer judge on them as `settle decide` does.
-    let declared = Receivers::load_configured(config.receivers.as_deref())?;
-    let declared = declared.declarations();
+    // Read once: the detail, the form and the writer judge on them.
+    let declared = Receivers::declarations_in(config.receivers.as_deref())?;
     look.declare(declared.clone());
     let adopting = access == Access::ReadWrite && look_report.not_adopted.is_some();
     let (ledger, report) = if adopting {
@@ -136,6 +130,15 @@ pub fn run(
         // The conventional status, as less, vim and readline give it.
         Ok(Ended::Signal(signal)) => std::process::exit(128 + signal),
         Err(e) => Err(e),
+    }
+}
+
+/// The access the settings ask for (`--read-only` or not).
+fn access(config: &Config) -> Access {
+    if config.read_only {
+        Access::ReadOnly
+    } else {
+        Access::ReadWrite
     }
 }
 

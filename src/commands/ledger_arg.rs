@@ -44,8 +44,7 @@ pub fn open_for_writing(path: &Path, wait: std::time::Duration) -> Result<Ledger
 /// (none given: nothing changes), so the command judges and shows what
 /// the console would.
 pub fn declare(ledger: &mut Ledger, receivers: Option<&Path>) -> Result<()> {
-    let file = crate::receivers::Receivers::load_configured(receivers)?;
-    ledger.declare(file.declarations().clone());
+    ledger.declare(crate::receivers::Receivers::declarations_in(receivers)?);
     Ok(())
 }
 

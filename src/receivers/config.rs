@@ -139,6 +139,12 @@ impl Receivers {
         Receivers::parse(path, &text)
     }
 
+    /// The contracts the configured file declares (none: empty), for a
+    /// ledger to judge on ([`crate::store::Ledger::declare`]).
+    pub fn declarations_in(path: Option<&Path>) -> Result<Declarations> {
+        Ok(Receivers::load_configured(path)?.declarations)
+    }
+
     /// [`Receivers::load`] on text already read; `path` is for messages.
     pub fn parse(path: &Path, text: &str) -> Result<Receivers> {
         let bad = |span: Option<Range<usize>>, problem: String| Error::Receivers {
