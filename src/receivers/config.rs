@@ -274,27 +274,28 @@ fn faults(
     }
 }
 
+/// A value's span in the file and what is wrong with it.
+type Bad = (Range<usize>, String);
+
 /// What an entry declares of its op type's contract: `idempotent` a
 /// boolean, `key_retention_s` a whole number of seconds, 0 or more; the
 /// span and the problem otherwise. The `"*"` entry declares none: one word
 /// there would make every unlisted op type safe to retry.
-#[allow(clippy::type_complexity)]
 fn declared(
     op_type: &str,
     idempotent: Option<Spanned<toml::Value>>,
     retention: Option<Spanned<toml::Value>>,
-) -> std::result::Result<(Option<bool>, Option<i64>), (Range<usize>, String)> {
+) -> std::result::Result<(Option<bool>, Option<i64>), Bad> {
     let field = |name: &str| format!("receivers.{op_type}.{name}");
-    if op_type == DEFAULT_ENTRY {
-        if let Some(v) = idempotent.as_ref().or(retention.as_ref()) {
-            return Err((
-                v.span(),
-                format!(
-                    "receivers.\"*\" cannot declare a contract (idempotent, key_retention_s): \
-                     declare it under each op type's own [receivers.OP_TYPE]"
-                ),
-            ));
-        }
+    if op_type == DEFAULT_ENTRY
+        && let Some(v) = idempotent.as_ref().or(retention.as_ref())
+    {
+        return Err((
+            v.span(),
+            "receivers.\"*\" cannot declare a contract (idempotent, key_retention_s): \
+             declare it under each op type's own [receivers.OP_TYPE]"
+                .to_string(),
+        ));
     }
     let idempotent = match idempotent {
         None => None,
