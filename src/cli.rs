@@ -100,7 +100,7 @@ pub struct MouseArg {
 /// `--receivers FILE`, for every command that asks receivers.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReceiversArg {
-    /// The receivers file (lookup and retry commands per op type) [default: $XDG_CONFIG_HOME/settle/receivers.toml, if it exists].
+    /// The receivers file (lookup and retry commands, and declared contracts, per op type) [default: $XDG_CONFIG_HOME/settle/receivers.toml, if it exists].
     #[arg(long, value_name = "FILE")]
     pub receivers: Option<PathBuf>,
 }
@@ -123,6 +123,8 @@ impl Cli {
         let receivers = match &self.command {
             Some(Command::Worker(args)) => args.receivers.receivers.clone(),
             Some(Command::Probe(args)) => args.receivers.receivers.clone(),
+            Some(Command::Show(args)) => args.receivers.receivers.clone(),
+            Some(Command::Decide(args)) => args.receivers.receivers.clone(),
             _ => self.console.receivers.receivers.clone(),
         };
         let no_mouse = match &self.command {
@@ -268,6 +270,8 @@ pub struct ShowArgs {
     /// Accepted for old scripts: reading commands always open read-only and never adopt.
     #[arg(long, hide = true)]
     pub read_only: bool,
+    #[command(flatten)]
+    pub receivers: ReceiversArg,
 }
 
 #[derive(Debug, Args)]
@@ -330,6 +334,8 @@ pub struct DecideArgs {
     pub wait: u64,
     #[command(flatten)]
     pub operator: OperatorArg,
+    #[command(flatten)]
+    pub receivers: ReceiversArg,
 }
 
 const PROBE_AFTER_HELP: &str = "\
@@ -533,6 +539,8 @@ impl Cli {
         match &mut self.command {
             Some(Command::Worker(args)) => &mut args.receivers.receivers,
             Some(Command::Probe(args)) => &mut args.receivers.receivers,
+            Some(Command::Show(args)) => &mut args.receivers.receivers,
+            Some(Command::Decide(args)) => &mut args.receivers.receivers,
             _ => &mut self.console.receivers.receivers,
         }
     }

@@ -9,8 +9,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::domain::DrillVerdict;
+use crate::domain::declared::merged;
 use crate::drill::run::{Declared, Run};
 use crate::error::Result;
+use crate::receivers::Receivers;
 use crate::store::Ledger;
 
 /// The params every case sends when none are given: a receiver sees a
@@ -19,10 +21,14 @@ pub fn default_params() -> Value {
     serde_json::json!({ "drill": true })
 }
 
-/// The contract `op_types` declares for `op_type`, which the run holds
-/// the receiver to (nothing declared: the checks that need it say so).
-pub fn declared(ledger: &Ledger, op_type: &str) -> Result<Declared> {
-    Ok(match ledger.op_type_contract(op_type)? {
+/// The contract `op_types` and the receivers file declare for `op_type`
+/// (the stricter where both do, as the decision rules take it), which the
+/// run holds the receiver to (nothing declared: the checks that need it
+/// say so).
+pub fn declared(ledger: &Ledger, receivers: &Receivers, op_type: &str) -> Result<Declared> {
+    let row = ledger.op_type_contract(op_type)?;
+    let file = receivers.declarations().of(op_type);
+    Ok(match merged(op_type, row.as_ref(), file.as_ref()) {
         Some(c) => Declared {
             idempotent: Some(c.idempotent),
             key_retention_s: c.key_retention_s,

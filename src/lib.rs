@@ -52,6 +52,7 @@ pub mod opening;
 pub mod probing;
 pub mod query;
 pub mod receivers;
+pub mod starting;
 pub mod store;
 pub mod text;
 pub mod tui;

@@ -10,6 +10,7 @@ use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use crate::app::Msg;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::gate::Gate;
 use crate::store::{Access, Ledger, OpenReport};
@@ -82,14 +83,27 @@ pub fn open(path: &Path, access: Access, gate: &Gate) -> Result<Connections> {
 
 impl WriterStart {
     /// Starts the writer on the ledger at `path`, answering on `answers`.
-    pub fn spawn<T>(self, path: PathBuf, gate: &Gate, answers: Sender<T>) -> Writer
+    /// The writer judges decisions on `declared`, the receivers file's
+    /// contracts.
+    pub fn spawn<T>(
+        self,
+        path: PathBuf,
+        declared: Declarations,
+        gate: &Gate,
+        answers: Sender<T>,
+    ) -> Writer
     where
         T: From<Msg> + Send + 'static,
     {
         match self {
-            WriterStart::Opened(ledger) => Writer::spawn(ledger, answers),
-            WriterStart::Adopt => Writer::adopt(path, answers),
-            WriterStart::Later(access) => Writer::later(path, access, gate.clone(), answers),
+            WriterStart::Opened(mut ledger) => {
+                ledger.declare(declared);
+                Writer::spawn(ledger, answers)
+            }
+            WriterStart::Adopt => Writer::adopt(path, declared, answers),
+            WriterStart::Later(access) => {
+                Writer::later(path, access, declared, gate.clone(), answers)
+            }
         }
     }
 }
@@ -123,7 +137,9 @@ mod tests {
         let gate = Gate::default();
         let mut opened = open(&db, Access::ReadWrite, &gate).unwrap();
         let (tx, _answers) = std::sync::mpsc::channel::<Msg>();
-        let _writer = opened.writer.spawn(db.clone(), &gate, tx.clone());
+        let _writer = opened
+            .writer
+            .spawn(db.clone(), Declarations::default(), &gate, tx.clone());
         let _counter = Counter::spawn(db.clone(), gate.clone(), tx);
         assert!(opened.watch.poll(Instant::now()).is_empty());
         std::thread::sleep(Duration::from_millis(200));

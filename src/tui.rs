@@ -27,18 +27,18 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enable_raw_mode};
 use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
-use crate::app::{self, App, Count, Effect, Intent, LedgerAccess, Msg, View, Write};
+use crate::app::{self, App, Count, Effect, Intent, Msg, View, Write};
 use crate::config::Config;
 use crate::counter::Counter;
 use crate::drill_dir::{self, DrillDir};
 use crate::effects::drill::Driller;
-use crate::effects::read_drill;
 use crate::error::{Error, Result};
 use crate::gate::Gate;
-use crate::keymap::{Key, Keymap};
+use crate::keymap::Key;
 use crate::mouse;
 use crate::opening;
-use crate::store::{Access, Ledger, OpenReport, Progress};
+use crate::receivers::Receivers;
+use crate::starting::{access, new_app, open_notices, read_only_unasked};
 use crate::ui;
 use crate::watch::Watch;
 use crate::workers::{ReadDone, Reader, Writer};
@@ -60,16 +60,15 @@ pub fn run(
     drill_dir: Option<&Path>,
     config: &Config,
 ) -> Result<()> {
-    let access = if config.read_only {
-        Access::ReadOnly
-    } else {
-        Access::ReadWrite
-    };
+    let access = access(config);
     // A read-only look first: it validates the file, writes nothing, is
     // the reader's connection (a server's others wait for the first page);
     // a ledger to adopt is adopted on the writer while the operator looks.
     let gate = Gate::default();
-    let opened = opening::open(ledger_path, access, &gate)?;
+    let mut opened = opening::open(ledger_path, access, &gate)?;
+    // Read once: the detail, the form and the writer judge on them.
+    let declared = Receivers::declarations_in(config.receivers.as_deref())?;
+    opened.look.declare(declared.clone());
     let mut app = new_app(
         &opened.look,
         opened.read_only,
@@ -85,7 +84,9 @@ pub fn run(
     let mut shell = Shell {
         app: &mut app,
         reader: Reader::spawn(opened.look, wake_tx.clone()),
-        writer: opened.writer.spawn(path.clone(), &gate, wake_tx.clone()),
+        writer: opened
+            .writer
+            .spawn(path.clone(), declared, &gate, wake_tx.clone()),
         counter: Counter::spawn(path.clone(), gate.clone(), wake_tx.clone()),
         watch: opened.watch,
         gate,
@@ -118,80 +119,6 @@ pub fn run(
         Ok(Ended::Signal(signal)) => std::process::exit(128 + signal),
         Err(e) => Err(e),
     }
-}
-
-/// The model as the console starts: the ledger's name, who decides, the
-/// keymap and colours [`Config`] chose, the drill files read, and the
-/// adoption's first step when the ledger is being adopted.
-fn new_app(
-    look: &Ledger,
-    read_only: bool,
-    adopting: bool,
-    drills: &[PathBuf],
-    config: &Config,
-) -> Result<App> {
-    let keymap = load_keymap(config.keymap.as_deref())?;
-    // Read-only without a name: "(none)" is shown, never written.
-    let operator = config
-        .operator
-        .clone()
-        .unwrap_or_else(|_| "(none)".to_string());
-    let mut app = App::new(
-        // The ledger's own name: a PostgreSQL address may hold a password.
-        look.path().display().to_string(),
-        operator,
-        read_only,
-        keymap,
-        Utc::now(),
-    );
-    app.color = config.colour;
-    app.reading.filters_scan = look.filters_scan();
-    app.reading.text_search = look.text_search();
-    app.mouse = config.mouse;
-    app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
-    if adopting {
-        app.access = LedgerAccess::Adopting(Progress {
-            step: "waiting for the write lock".to_string(),
-            done: 0,
-            total: 1,
-        });
-    }
-    Ok(app)
-}
-
-/// Why the ledger opened takes no write though one was asked for: a
-/// writable ledger that can take none now (no primary reachable) opens
-/// read-only rather than fail each decision, and turns writable when the
-/// writer finds that writes go through; any other reason is for good.
-fn read_only_unasked(app: &mut App, why: Option<String>) {
-    match why {
-        Some(why) if !app.read_only() => app.access = LedgerAccess::Unavailable(why),
-        why => app.read_only_reason = why,
-    }
-}
-
-/// What opening the ledger has to tell the operator, in the order shown.
-fn open_notices(adopting: bool, report: OpenReport, config: &Config) -> Vec<Msg> {
-    // The missing operator comes last so it is what the status line shows:
-    // it is the one the operator can fix.
-    [
-        adopting.then(|| {
-            Msg::Notice(
-                "adopting the ledger (indexes and summaries for a big ledger take a while); \
-                 read-only until it is done"
-                    .to_string(),
-            )
-        }),
-        report.upgraded.map(Msg::Notice),
-        report
-            .read_only_reason
-            .map(|r| Msg::Notice(format!("read-only: {r}"))),
-        report.not_adopted.map(Msg::Notice),
-        config.read_only_reason.clone().map(Msg::Notice),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
 }
 
 /// Asks the terminal for clicks and the wheel, unless `--no-mouse`. A
@@ -241,24 +168,6 @@ fn install_panic_hook() {
         let _ = execute!(io::stdout(), DisableMouseCapture);
         previous(info);
     }));
-}
-
-/// Reads the keymap file [`Config`] chose, or the default keys.
-fn load_keymap(path: Option<&Path>) -> Result<Keymap> {
-    let text = match path {
-        Some(p) => Some(std::fs::read_to_string(p).map_err(|source| Error::Io {
-            path: p.to_path_buf(),
-            doing: "reading the keymap".to_string(),
-            source,
-        })?),
-        None => None,
-    };
-    Keymap::load(text.as_deref()).map_err(|e| {
-        Error::Usage(format!(
-            "{}: {e}",
-            path.map_or("keymap".to_string(), |p| p.display().to_string())
-        ))
-    })
 }
 
 /// Everything that wakes the event loop, on one channel: nothing is

@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use crate::app::bulk::Target;
 use crate::app::window::Merge;
 use crate::app::{Msg, PageSource, Pane, Read};
-use crate::domain::{CatchUp, DecisionDraft};
+use crate::domain::{CatchUp, DecisionDraft, Declarations};
 use crate::effects;
 use crate::gate::Gate;
 use crate::store::{Access, InterruptHandle, Ledger};
@@ -248,14 +248,20 @@ impl Writer {
     /// the first page is drawn), then records decisions on it. What the
     /// open found is said as it would have been at start: a migration's
     /// notice, why no write goes through now, or why none can.
-    pub fn later<T>(path: PathBuf, access: Access, gate: Gate, answers: Sender<T>) -> Writer
+    pub fn later<T>(
+        path: PathBuf,
+        access: Access,
+        declared: Declarations,
+        gate: Gate,
+        answers: Sender<T>,
+    ) -> Writer
     where
         T: From<Msg> + Send + 'static,
     {
         let (jobs, job_rx) = mpsc::channel::<WriteJob>();
         thread::spawn(move || {
             gate.wait();
-            let (ledger, report) = match Ledger::open(&path, access) {
+            let (mut ledger, report) = match Ledger::open(&path, access) {
                 Ok(opened) => opened,
                 Err(e) => {
                     let why = Some(effects::first_line(&e));
@@ -263,6 +269,7 @@ impl Writer {
                     return;
                 }
             };
+            ledger.declare(declared);
             let said = [
                 report.upgraded.map(Msg::Notice),
                 report
@@ -283,7 +290,7 @@ impl Writer {
     /// far it got at each step ([`Msg::Adopting`]) and when it is done
     /// ([`Msg::Adopted`]); then records decisions on that connection. The
     /// console meanwhile shows the ledger read-only.
-    pub fn adopt<T>(path: PathBuf, answers: Sender<T>) -> Writer
+    pub fn adopt<T>(path: PathBuf, declared: Declarations, answers: Sender<T>) -> Writer
     where
         T: From<Msg> + Send + 'static,
     {
@@ -293,7 +300,7 @@ impl Writer {
                 let _ = answers.send(Msg::Adopting(p).into());
             };
             let adopted = Ledger::open_with_progress(&path, Access::ReadWrite, &mut progress);
-            let (ledger, report) = match adopted {
+            let (mut ledger, report) = match adopted {
                 Ok(opened) => opened,
                 Err(e) => {
                     let _ = answers.send(Msg::Adopted(Err(effects::first_line(&e))).into());
@@ -304,6 +311,7 @@ impl Writer {
                 (Some(why), _) => Err(format!("read-only: {why}")),
                 (None, done) => Ok(done.unwrap_or_else(|| "ledger adopted".to_string())),
             };
+            ledger.declare(declared);
             if answers.send(Msg::Adopted(outcome).into()).is_ok() {
                 write_loop(ledger, &job_rx, &answers);
             }

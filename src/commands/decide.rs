@@ -20,10 +20,12 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         .map_err(|why| Error::Usage(format!("who is deciding? {why}")))?;
     let kind = kind(args);
     let (Some(op), None) = (&args.op, &args.filter) else {
-        return super::decide_bulk::run(args, kind, operator, now);
+        let receivers = config.receivers.as_deref();
+        return super::decide_bulk::run(args, kind, receivers, operator, now);
     };
     let wait = std::time::Duration::from_secs(args.wait);
     let mut ledger = open_for_writing(&args.ledger, wait)?;
+    super::ledger_arg::declare(&mut ledger, config.receivers.as_deref())?;
     let id = ledger.resolve(op)?;
     let expected_version = match args.expect_version {
         Some(v) => v,

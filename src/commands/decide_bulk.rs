@@ -31,6 +31,7 @@ const LISTED: usize = 20;
 pub fn run(
     args: &DecideArgs,
     kind: DecisionKind,
+    receivers: Option<&std::path::Path>,
     operator: String,
     now: DateTime<Utc>,
 ) -> Result<()> {
@@ -47,6 +48,7 @@ pub fn run(
         let wait = std::time::Duration::from_secs(args.wait);
         super::ledger_arg::open_for_writing(&args.ledger, wait)?
     };
+    super::ledger_arg::declare(&mut ledger, receivers)?;
     let count = usize::try_from(ledger.count(&query, now)?).unwrap_or(usize::MAX);
     if !args.dry_run {
         check_count(args.expect_count, count, &shown)?;

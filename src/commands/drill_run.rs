@@ -36,7 +36,7 @@ pub fn run(args: &DrillRunArgs, config: &Config) -> Result<()> {
             .clone()
             .map_err(|why| Error::Usage(format!("who is drilling? {why}")))?;
         let opened = super::ledger_arg::open_for_writing(path, WAIT)?;
-        declared = drilling::declared(&opened, &args.op_type)?;
+        declared = drilling::declared(&opened, &receivers, &args.op_type)?;
         ledger = Some(opened);
     }
     let settings = Settings {

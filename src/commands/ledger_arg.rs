@@ -40,6 +40,14 @@ pub fn open_for_writing(path: &Path, wait: std::time::Duration) -> Result<Ledger
     Ok(ledger)
 }
 
+/// Gives `ledger` the contracts the receivers file at `receivers` declares
+/// (none given: nothing changes), so the command judges and shows what
+/// the console would.
+pub fn declare(ledger: &mut Ledger, receivers: Option<&Path>) -> Result<()> {
+    ledger.declare(crate::receivers::Receivers::declarations_in(receivers)?);
+    Ok(())
+}
+
 /// Opens a ledger for a command, saying on stderr what adoption did.
 pub fn open(path: &Path, read_only: bool) -> Result<Ledger> {
     let access = if read_only {

@@ -42,7 +42,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Some(Command::Init { ledger }) => init::run(&ledger),
         Some(Command::Adopt { ledger }) => adopt::run(&ledger),
         Some(Command::List(args)) => list::run(&args, &config, now),
-        Some(Command::Show(args)) => show::run(&args, now),
+        Some(Command::Show(args)) => show::run(&args, &config, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
         Some(Command::Probe(args)) => probe::run(&args, &config, now),
         Some(Command::Audit(args)) => audit::run(&args),

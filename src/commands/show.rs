@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::output::{emit, emit_json};
 use crate::cli::{ShowArgs, ShowFormat};
+use crate::config::Config;
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
 use crate::domain::{
@@ -20,8 +21,9 @@ use crate::export::{decision_json, malformed_json};
 use crate::labels;
 use crate::text::sanitize;
 
-pub fn run(args: &ShowArgs, now: DateTime<Utc>) -> Result<()> {
-    let ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
+pub fn run(args: &ShowArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
+    let mut ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
+    super::ledger_arg::declare(&mut ledger, config.receivers.as_deref())?;
     let id = ledger.resolve(&args.op)?;
     let detail = ledger.detail(id)?;
     match args.format {
@@ -252,7 +254,9 @@ fn detail_json(detail: &OperationDetail, now: DateTime<Utc>) -> Value {
     json!({
         "operation": operation_json(detail, now),
         "history_malformed": detail.history_malformed,
-        "contract": detail.contract.as_ref().map(|c| json!({
+        // The contract the rules use: the row's, the receivers file's, or
+        // the stricter of the two; `contract_source` says whose.
+        "contract": detail.effective_contract().map(|c| json!({
             "op_type": c.op_type,
             "idempotent": c.idempotent,
             "key_retention_s": c.key_retention_s,

@@ -126,6 +126,9 @@ impl Worker<'_> {
             crate::store::BUSY_TIMEOUT,
             &mut |_| {},
         )?;
+        // A claim judges the rules again: on the same contract `settle
+        // decide` judged, the file's declarations included.
+        ledger.declare(self.receivers.declarations().clone());
         let mut backoff = Duration::ZERO;
         while !self.stopping() {
             let claimed = match ledger.claim_retry(&self.name, self.lease, Utc::now()) {

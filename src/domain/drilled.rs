@@ -55,17 +55,28 @@ pub fn run_file(results: &str) -> String {
 }
 
 /// How the contract of an op type is known, for the form, the detail and
-/// `show`: only declared (by its `op_types` row, when it has one), or
-/// drilled on a date, with the run, its results and what it found.
-pub fn contract_source(declared: bool, drill: Option<&DrillVerdict>) -> String {
+/// `show`: only declared (`declared_by`: by its `op_types` row, by the
+/// receivers file, or both; see [`super::declared::declared_by`]), or
+/// drilled on a date, with the run, its results and what it found. A drill
+/// on a type the file declares says the file too: the drill proved the
+/// receiver, the file still says what it promises.
+pub fn contract_source(declared_by: Option<&str>, drill: Option<&DrillVerdict>) -> String {
     match drill {
-        None if declared => "declared by op_types (never drilled)".to_string(),
-        None => "neither declared (no op_types row) nor drilled".to_string(),
-        Some(d) => format!(
-            "{}: {}; results {}",
-            d.drilled_on(),
-            d.flaws_line(),
-            d.run_file()
-        ),
+        None => match declared_by {
+            Some(by) => format!("declared by {by} (never drilled)"),
+            None => "neither declared (no op_types row) nor drilled".to_string(),
+        },
+        Some(d) => {
+            let by = declared_by
+                .filter(|by| *by != "op_types")
+                .map(|by| format!("; declared by {by}"))
+                .unwrap_or_default();
+            format!(
+                "{}: {}; results {}{by}",
+                d.drilled_on(),
+                d.flaws_line(),
+                d.run_file()
+            )
+        }
     }
 }

@@ -227,6 +227,7 @@ mod tests {
                 key_retention_s: None,
                 description: None,
             }),
+            declared: None,
             drill: None,
             history_malformed: Vec::new(),
         }

@@ -45,6 +45,7 @@ pub(crate) fn detail(operation: Operation) -> OperationDetail {
         decisions: Vec::new(),
         retry_requests: Vec::new(),
         probes: Vec::new(),
+        declared: None,
         drill: None,
         history_malformed: Vec::new(),
     }

@@ -44,7 +44,7 @@ pub fn key_expiry(detail: &OperationDetail) -> KeyExpiry {
             }
         }
     }
-    if let Some(retention) = detail.contract.as_ref().and_then(|c| c.key_retention_s) {
+    if let Some(retention) = detail.effective_contract().and_then(|c| c.key_retention_s) {
         match parse_time(&op.created_at) {
             Some(created) => limits.push((
                 created + Duration::seconds(retention),

@@ -4,6 +4,7 @@
 
 pub mod clusters;
 mod decision;
+pub mod declared;
 mod drilled;
 pub mod evidence;
 #[cfg(test)]
@@ -25,6 +26,7 @@ mod time;
 
 pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters, Timeline};
 pub use decision::{Decision, DecisionDraft, DecisionKind, DecisionReceipt};
+pub use declared::{Declarations, FileContract};
 pub use drilled::{DrillVerdict, contract_source, run_file};
 pub use ids::{DecisionId, OperationId, Seek};
 pub use malformed::Malformed;

@@ -5,6 +5,8 @@
 use chrono::{DateTime, Utc};
 
 use super::decision::Decision;
+pub use super::declared::OpTypeContract;
+use super::declared::{self, Declarations, FileContract};
 use super::ids::{DecisionId, OperationId};
 use super::malformed::Malformed;
 use super::probe::Probe;
@@ -163,15 +165,6 @@ pub struct RetryProgress {
     pub outcome: Option<String>,
 }
 
-/// A receiver's contract: a row of `op_types`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OpTypeContract {
-    pub op_type: String,
-    pub idempotent: bool,
-    pub key_retention_s: Option<i64>,
-    pub description: Option<String>,
-}
-
 /// Everything the console knows about one operation, for `show`, the detail
 /// pane and the decision rules.
 #[derive(Debug, Clone, PartialEq)]
@@ -185,6 +178,9 @@ pub struct OperationDetail {
     pub probes: Vec<Probe>,
     /// `None` when `op_types` has no row for this operation's type.
     pub contract: Option<OpTypeContract>,
+    /// What the receivers file declares for this operation's type, where
+    /// it declares anything ([`super::declared`]).
+    pub declared: Option<FileContract>,
     /// The latest drill of this operation's op type, if one was recorded.
     pub drill: Option<super::drilled::DrillVerdict>,
     /// Malformed cells in the attempts, events, decisions, retry requests
@@ -219,7 +215,7 @@ impl OperationDetail {
 
     /// The receiver's contract in one phrase, for the detail and `show`.
     pub fn contract_summary(&self) -> String {
-        match &self.contract {
+        match &self.effective_contract() {
             None => "no op_types row: the receiver's contract is unknown".to_string(),
             Some(c) => format!(
                 "{}, {}",
@@ -239,7 +235,22 @@ impl OperationDetail {
     /// How that contract is known: declared, or drilled on a date with the
     /// run ([`super::drilled::contract_source`]).
     pub fn contract_source(&self) -> String {
-        super::drilled::contract_source(self.contract.is_some(), self.drill.as_ref())
+        let by = declared::declared_by(self.contract.as_ref(), self.declared.as_ref());
+        super::drilled::contract_source(by.as_deref(), self.drill.as_ref())
+    }
+
+    /// The contract the rules hold this operation to: its `op_types` row,
+    /// what the receivers file declares, or the stricter of the two
+    /// ([`super::declared::merged`]).
+    pub fn effective_contract(&self) -> Option<OpTypeContract> {
+        let op_type = &self.operation.op_type;
+        declared::merged(op_type, self.contract.as_ref(), self.declared.as_ref())
+    }
+
+    /// Takes what `declarations` says of this operation's type: the store
+    /// does it wherever it reads an operation to show or judge.
+    pub fn declare(&mut self, declarations: &Declarations) {
+        self.declared = declarations.of(&self.operation.op_type);
     }
 
     /// Number of attempts recorded (the highest attempt number).

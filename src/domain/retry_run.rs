@@ -56,7 +56,7 @@ pub fn may_run_retry(
             None,
         );
     }
-    match &detail.contract {
+    match &detail.effective_contract() {
         Some(c) if c.idempotent => {}
         _ => {
             return refuse(

@@ -243,7 +243,7 @@ fn committed_effect_check(draft: &DecisionDraft, detail: &OperationDetail) -> Op
 /// A retry under the same key is safe only if the receiver honours keys.
 fn contract_check(detail: &OperationDetail) -> RuleCheck {
     let op_type = &detail.operation.op_type;
-    match &detail.contract {
+    match &detail.effective_contract() {
         Some(c) if c.idempotent => RuleCheck::pass(
             Rule::ContractIdempotent,
             format!("{op_type} honours idempotency keys"),

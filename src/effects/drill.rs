@@ -129,7 +129,7 @@ impl Job {
             cases: CASES.iter().collect(),
             concurrency: DEFAULT_CONCURRENCY,
             max_wait: DEFAULT_MAX_WAIT,
-            declared: drilling::declared(&ledger, &self.op_type).map_err(line)?,
+            declared: drilling::declared(&ledger, &receivers, &self.op_type).map_err(line)?,
         };
         let run = drill_run::run(&receivers, &settings, &self.stop, |p| {
             let news = match p {

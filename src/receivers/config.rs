@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 
 /// Timeout of an action whose receiver gives no `timeout_s`.
@@ -36,6 +37,8 @@ pub struct Receivers {
     /// use it as its default).
     pub concurrency: usize,
     by_type: BTreeMap<String, Receiver>,
+    /// The contracts the file declares (`idempotent`, `key_retention_s`).
+    declarations: Declarations,
 }
 
 /// What to run for one op type.
@@ -93,11 +96,15 @@ struct RawReceiver {
     effects: Option<Spanned<Vec<String>>>,
     faults: Option<Spanned<bool>>,
     timeout_s: Option<Spanned<f64>>,
+    // Read as any value so a wrong type is told with the op type and the
+    // field, not as serde's "invalid type".
+    idempotent: Option<Spanned<toml::Value>>,
+    key_retention_s: Option<Spanned<toml::Value>>,
 }
 
 const HINT: &str = "see the receivers section of the README: \
     [receivers.OP_TYPE] with lookup = [\"program\", \"arg\"], retry = [...], \
-    effects = [...], faults = true, timeout_s = 10";
+    effects = [...], faults = true, timeout_s = 10, idempotent = true, key_retention_s = 86400";
 
 impl Receivers {
     /// No file: every lookup is unknown, every retry fails, and both say
@@ -107,6 +114,7 @@ impl Receivers {
             source: None,
             concurrency: DEFAULT_CONCURRENCY,
             by_type: BTreeMap::new(),
+            declarations: Declarations::default(),
         }
     }
 
@@ -129,6 +137,12 @@ impl Receivers {
                 .to_string(),
         })?;
         Receivers::parse(path, &text)
+    }
+
+    /// The contracts the configured file declares (none: empty), for a
+    /// ledger to judge on ([`crate::store::Ledger::declare`]).
+    pub fn declarations_in(path: Option<&Path>) -> Result<Declarations> {
+        Ok(Receivers::load_configured(path)?.declarations)
     }
 
     /// [`Receivers::load`] on text already read; `path` is for messages.
@@ -155,7 +169,11 @@ impl Receivers {
             }
         };
         let mut by_type = BTreeMap::new();
+        let mut declarations = Declarations::new(path.display().to_string());
         for (op_type, r) in raw.receivers {
+            let (idempotent, retention) = declared(&op_type, r.idempotent, r.key_retention_s)
+                .map_err(|(span, why)| bad(Some(span), why))?;
+            declarations.declare(&op_type, idempotent, retention);
             let timeout = match r.timeout_s {
                 None => DEFAULT_TIMEOUT,
                 Some(t) if *t.get_ref() > 0.0 && *t.get_ref() <= MAX_TIMEOUT_S => {
@@ -202,6 +220,7 @@ impl Receivers {
             source: Some(path.to_path_buf()),
             concurrency,
             by_type,
+            declarations,
         })
     }
 
@@ -212,6 +231,12 @@ impl Receivers {
         self.by_type
             .get(op_type)
             .or_else(|| self.by_type.get(DEFAULT_ENTRY))
+    }
+
+    /// The contracts the file declares per op type, which the decision
+    /// rules merge with the ledger's `op_types`.
+    pub fn declarations(&self) -> &Declarations {
+        &self.declarations
     }
 
     /// Why `op_type` has no `what` action, for an unknown lookup or a
@@ -247,6 +272,64 @@ fn faults(
         )),
         f => Ok(f.is_some_and(|f| f.into_inner())),
     }
+}
+
+/// A value's span in the file and what is wrong with it.
+type Bad = (Range<usize>, String);
+
+/// What an entry declares of its op type's contract: `idempotent` a
+/// boolean, `key_retention_s` a whole number of seconds, 0 or more; the
+/// span and the problem otherwise. The `"*"` entry declares none: one word
+/// there would make every unlisted op type safe to retry.
+fn declared(
+    op_type: &str,
+    idempotent: Option<Spanned<toml::Value>>,
+    retention: Option<Spanned<toml::Value>>,
+) -> std::result::Result<(Option<bool>, Option<i64>), Bad> {
+    let field = |name: &str| format!("receivers.{op_type}.{name}");
+    if op_type == DEFAULT_ENTRY
+        && let Some(v) = idempotent.as_ref().or(retention.as_ref())
+    {
+        return Err((
+            v.span(),
+            "receivers.\"*\" cannot declare a contract (idempotent, key_retention_s): \
+             declare it under each op type's own [receivers.OP_TYPE]"
+                .to_string(),
+        ));
+    }
+    let idempotent = match idempotent {
+        None => None,
+        Some(v) => match v.get_ref() {
+            toml::Value::Boolean(b) => Some(*b),
+            other => {
+                return Err((
+                    v.span(),
+                    format!(
+                        "{} must be true or false, not {} {other}",
+                        field("idempotent"),
+                        other.type_str()
+                    ),
+                ));
+            }
+        },
+    };
+    let retention = match retention {
+        None => None,
+        Some(v) => match v.get_ref() {
+            toml::Value::Integer(n) if *n >= 0 => Some(*n),
+            other => {
+                return Err((
+                    v.span(),
+                    format!(
+                        "{} must be a whole number of seconds, 0 or more, not {} {other}",
+                        field("key_retention_s"),
+                        other.type_str()
+                    ),
+                ));
+            }
+        },
+    };
+    Ok((idempotent, retention))
 }
 
 /// `arg` as a POSIX shell reads it back: bare when only safe characters,
@@ -368,6 +451,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("/etc/r.toml:3:"), "{e}");
+    }
+
+    #[test]
+    fn a_contract_is_declared_per_op_type_and_checked() {
+        let r = parse(
+            "[receivers.send]\nretry = [\"t\"]\nidempotent = true\nkey_retention_s = 86400\n\
+             [receivers.plain]\nlookup = [\"t\"]\n",
+        )
+        .unwrap();
+        let send = r.declarations().of("send").unwrap();
+        assert_eq!(send.source, "/etc/r.toml");
+        assert_eq!(
+            (send.idempotent, send.key_retention_s),
+            (Some(true), Some(86400))
+        );
+        assert_eq!(r.declarations().of("plain"), None);
+
+        for (text, line, field) in [
+            (
+                "[receivers.send]\nidempotent = \"yes\"\n",
+                2,
+                "receivers.send.idempotent",
+            ),
+            (
+                "[receivers.send]\n\nkey_retention_s = -1\n",
+                3,
+                "receivers.send.key_retention_s",
+            ),
+            (
+                "[receivers.send]\nkey_retention_s = 1.5\n",
+                2,
+                "receivers.send.key_retention_s",
+            ),
+            (
+                "[receivers.\"*\"]\nidempotent = true\n",
+                2,
+                "receivers.\"*\" cannot declare",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("/etc/r.toml:{line}:")), "{e}");
+            assert!(e.contains(field), "{e}");
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
 use super::open::{Access, OpenReport, Progress};
 use super::sql::{Dialect, QueryDialect};
+use crate::domain::Declarations;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
     CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict,
@@ -95,6 +96,15 @@ pub(crate) trait Session {
     /// The backend itself, for a test that looks inside it.
     #[cfg(test)]
     fn as_any(&self) -> &dyn std::any::Any;
+
+    /// Takes the contracts the operator's receivers file declares: from
+    /// now on every decision, every claimed retry and every detail is
+    /// judged on them merged with `op_types`
+    /// ([`crate::domain::declared::merged`]).
+    fn declare(&mut self, declarations: Declarations);
+
+    /// What [`Session::declare`] gave (empty until then).
+    fn declarations(&self) -> &Declarations;
 }
 
 /// Reading operations: lists, counts, lookups. Every list, count and

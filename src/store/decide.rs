@@ -12,8 +12,8 @@ use chrono::{DateTime, SubsecRound, Utc};
 use super::chain::{self, Cell};
 use crate::domain::rules::{self, Rule};
 use crate::domain::{
-    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, OperationDetail, OperationId, State,
-    format_time,
+    DecisionDraft, DecisionId, DecisionKind, DecisionReceipt, Declarations, OperationDetail,
+    OperationId, State, format_time,
 };
 use crate::error::Error;
 
@@ -112,17 +112,19 @@ pub(crate) struct Written {
 }
 
 /// Records `draft` at `now` inside the backend's transaction: reread,
-/// check the version, judge, write. A refusal, a conflict or a missing
+/// check the version, judge (on the contract merged with what `declared`
+/// says of the op type), write. A refusal, a conflict or a missing
 /// operation is an [`Error`] (through `Fail`), with nothing written by this
 /// call (the backend rolls back its transaction or savepoint).
 pub(crate) fn decide<T: DecisionTx>(
     tx: &mut T,
     path: &Path,
+    declared: &Declarations,
     draft: &DecisionDraft,
     now: DateTime<Utc>,
 ) -> Result<(DecisionReceipt, Written), T::Fail> {
     let detail = tx.fresh_detail(draft.op_id)?;
-    let detail = found(detail, path, draft)?;
+    let detail = found(detail, path, declared, draft)?;
     check_version(draft, &detail)?;
     let judged = judge(draft, &detail, now)?;
     let op = &detail.operation;
@@ -231,10 +233,11 @@ pub(crate) fn only_outcome(
 pub(crate) fn judge_only(
     detail: Option<OperationDetail>,
     path: &Path,
+    declared: &Declarations,
     draft: &DecisionDraft,
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
-    let detail = found(detail, path, draft)?;
+    let detail = found(detail, path, declared, draft)?;
     check_version(draft, &detail)?;
     judge(draft, &detail, now).map(|_| ())
 }
@@ -248,15 +251,19 @@ pub(crate) fn is_row_outcome(e: &Error) -> bool {
     )
 }
 
+/// The operation read for `draft`, with what `declared` says of its type.
 fn found(
     detail: Option<OperationDetail>,
     path: &Path,
+    declared: &Declarations,
     draft: &DecisionDraft,
 ) -> Result<OperationDetail, Error> {
-    detail.ok_or_else(|| Error::NotFound {
+    let mut detail = detail.ok_or_else(|| Error::NotFound {
         path: path.to_path_buf(),
         what: draft.op_id.to_string(),
-    })
+    })?;
+    detail.declare(declared);
+    Ok(detail)
 }
 
 impl DecisionRow<'_> {

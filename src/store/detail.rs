@@ -128,6 +128,7 @@ pub(super) fn load_history<R: Reader>(
         retry_requests: Vec::new(),
         probes: Vec::new(),
         contract: None,
+        declared: None,
         drill: None,
         history_malformed: malformed,
     };

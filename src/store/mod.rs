@@ -41,9 +41,9 @@ use chrono::{DateTime, Utc};
 
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{
-    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, NewOperation,
-    NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Sort, SortKey,
-    TextSearch,
+    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, Declarations,
+    NewOperation, NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Sort,
+    SortKey, TextSearch,
 };
 use crate::error::Result;
 use crate::query::Query;
@@ -272,8 +272,23 @@ impl Ledger {
         self.backend.clusters(query, now, top)
     }
 
+    /// The operation with what the receivers file declares of its type
+    /// ([`Ledger::declare`]).
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        self.backend.detail(id)
+        let mut detail = self.backend.detail(id)?;
+        detail.declare(self.backend.declarations());
+        Ok(detail)
+    }
+
+    /// Takes the contracts the receivers file declares: every detail,
+    /// decision and claimed retry from now on is judged on them merged
+    /// with `op_types` (the stricter wins where both declare).
+    pub fn declare(&mut self, declarations: Declarations) {
+        self.backend.declare(declarations);
+    }
+
+    pub fn declarations(&self) -> &Declarations {
+        self.backend.declarations()
     }
 
     pub fn audit_count(&self, seek: Seek<DecisionId>) -> Result<usize> {

@@ -17,7 +17,7 @@ use crate::domain::retry_run::{
     self, Claimed, Finish, RetryClaim, RetryFinished, RetryGate, RetryRun,
 };
 use crate::domain::rules::Rule;
-use crate::domain::{Operation, OperationDetail, OperationId, State, format_time};
+use crate::domain::{Declarations, Operation, OperationDetail, OperationId, State, format_time};
 
 /// The request a claim would take.
 pub(crate) struct Candidate {
@@ -33,10 +33,12 @@ pub(crate) struct Candidate {
 pub(crate) type Holder = (String, Option<String>, i64);
 
 /// Claims the oldest claimable request for `worker` until `now + lease`;
-/// `None` when there is none. A request the rules refuse now is recorded
+/// `None` when there is none. The rules are judged on the contract merged
+/// with what `declared` says of the op type. A request they refuse now is recorded
 /// as `failed` and returned as [`Claimed::Refused`].
 pub(crate) fn claim<T: RetryTx>(
     tx: &mut T,
+    declared: &Declarations,
     worker: &str,
     lease: Duration,
     now: DateTime<Utc>,
@@ -45,10 +47,11 @@ pub(crate) fn claim<T: RetryTx>(
     let Some(c) = tx.candidate(&at)? else {
         return Ok(None);
     };
-    let Some(detail) = tx.fresh_detail(OperationId(c.op_id))? else {
+    let Some(mut detail) = tx.fresh_detail(OperationId(c.op_id))? else {
         let why = format!("operation {} is not in the ledger", c.op_id);
         return refuse(tx, &c, worker, None, &why, None, &at).map(Some);
     };
+    detail.declare(declared);
     let gate = match detail.operation.malformed_identity() {
         Some(bad) => RetryGate::Refuse {
             rule: Rule::RowReadable,

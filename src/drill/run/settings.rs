@@ -24,8 +24,9 @@ pub struct Settings {
     pub declared: Declared,
 }
 
-/// The op type's contract as the ledger's `op_types` declares it; `None`
-/// fields: no ledger given, or no row.
+/// The op type's contract as the ledger's `op_types` and the receivers
+/// file declare it (the stricter where both do); `None` fields: no ledger
+/// given, or nothing declared.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Declared {
     pub idempotent: Option<bool>,

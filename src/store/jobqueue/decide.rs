@@ -46,7 +46,7 @@ impl Decisions for JobQueue {
         let detail = self.with_client("reading the job", |client| {
             load_job(client, sql, draft.op_id, tables)
         })?;
-        decide::judge_only(detail, self.shown(), draft, now)
+        decide::judge_only(detail, self.shown(), &self.declared, draft, now)
     }
 }
 
@@ -64,7 +64,7 @@ impl JobQueue {
             return Err(self.refusal("decide on"));
         };
         self.ensure_settle_schema()?;
-        let shown = self.shown().to_path_buf();
+        let (shown, declared) = (self.shown().to_path_buf(), self.declared.clone());
         let (sql, wait_ms) = (self.sql, self.wait.as_millis().clamp(1, i32::MAX as u128));
         let failed = |doing: &str| {
             let shown = shown.clone();
@@ -93,7 +93,7 @@ impl JobQueue {
                 writes,
                 shown: &shown,
             };
-            match decide::decide(&mut job, &shown, draft, now) {
+            match decide::decide(&mut job, &shown, &declared, draft, now) {
                 Ok((receipt, _)) => {
                     row.commit().map_err(failed("keeping a row of the batch"))?;
                     outcomes.push(Ok(receipt));

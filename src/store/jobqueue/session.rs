@@ -12,6 +12,7 @@ use std::time::Duration;
 use postgres::Client;
 
 use super::engine::EngineSql;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::backend::Session;
 use crate::store::filter::Statement;
@@ -43,6 +44,8 @@ pub(crate) struct JobQueue {
     /// Whether settle's own schema is there yet (its first decision makes
     /// it): reads of decisions need it.
     tables: Cell<Tables>,
+    /// The contracts the receivers file declares.
+    pub(super) declared: Declarations,
 }
 
 impl std::fmt::Debug for JobQueue {
@@ -76,6 +79,7 @@ impl JobQueue {
                 console: false,
                 worker: false,
             }),
+            declared: Declarations::default(),
         };
         settle_first(queue.client.get_mut(), &queue.shown)?;
         if queue.read_only && !read_only {
@@ -241,6 +245,14 @@ impl Interrupt for Shared {
 }
 
 impl Session for JobQueue {
+    fn declare(&mut self, declarations: Declarations) {
+        self.declared = declarations;
+    }
+
+    fn declarations(&self) -> &Declarations {
+        &self.declared
+    }
+
     fn path(&self) -> &Path {
         &self.shown
     }

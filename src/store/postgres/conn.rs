@@ -14,6 +14,7 @@ use super::error::pg_error_asked;
 use super::heard::Live;
 use super::tls::Tls;
 use super::writes::Writes;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::interrupt::{Interrupt, InterruptHandle};
 use crate::store::tables::Tables;
@@ -33,6 +34,8 @@ pub struct Pg {
     /// The console's tables exist (a read-only look at a service's database
     /// that was never adopted has none): reads of decisions need them.
     pub(super) tables: Tables,
+    /// The contracts the receivers file declares.
+    pub(super) declared: Declarations,
     /// An index leads with `events.op_id`: each row's last event is looked
     /// up, not found in one pass over `events` ([`super::filter`]).
     pub(super) events_by_op: bool,
@@ -83,6 +86,7 @@ impl Pg {
             read_only,
             wait,
             tables: Tables::ALL,
+            declared: Declarations::default(),
             events_by_op: true,
             live: RefCell::default(),
             writes: RefCell::new(if role.in_recovery {

@@ -6,11 +6,20 @@
 use std::path::Path;
 
 use super::conn::Pg;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::backend::Session;
 use crate::store::interrupt::InterruptHandle;
 
 impl Session for Pg {
+    fn declare(&mut self, declarations: Declarations) {
+        self.declared = declarations;
+    }
+
+    fn declarations(&self) -> &Declarations {
+        &self.declared
+    }
+
     fn path(&self) -> &Path {
         &self.shown
     }

@@ -12,7 +12,7 @@ use postgres::{Client, GenericClient};
 use super::conn::Pg;
 use super::error::{fault_of, pg_error};
 use super::history::load_detail;
-use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId};
+use crate::domain::{DecisionDraft, DecisionReceipt, Declarations, OperationDetail, OperationId};
 use crate::error::{Error, Fault, Result};
 use crate::store::backend::Decisions;
 use crate::store::chain::GENESIS;
@@ -89,7 +89,7 @@ impl Decisions for Pg {
         let mut client = self.client.borrow_mut();
         let detail = load_detail(&mut *client, draft.op_id, self.tables)
             .map_err(|e| pg_error(&self.shown, "reading the operation", e))?;
-        decide::judge_only(detail, &self.shown, draft, now)
+        decide::judge_only(detail, &self.shown, &self.declared, draft, now)
     }
 }
 
@@ -107,8 +107,15 @@ impl Pg {
             tries += 1;
             self.reconnect_if_closed()?;
             let wait_ms = self.wait.as_millis().clamp(1, i32::MAX as u128);
-            let shown = self.shown.clone();
-            let outcome = run(self.writer()?, &shown, wait_ms, drafts, now, batch);
+            let (shown, declared) = (self.shown.clone(), self.declared.clone());
+            let outcome = run(
+                self.writer()?,
+                (&shown, &declared),
+                wait_ms,
+                drafts,
+                now,
+                batch,
+            );
             match outcome {
                 Ok(outcomes) => {
                     super::writes::committed();
@@ -205,7 +212,7 @@ fn retryable(e: &postgres::Error) -> bool {
 /// One run of the decision transaction.
 fn run(
     client: &mut Client,
-    shown: &std::path::Path,
+    (shown, declared): (&std::path::Path, &Declarations),
     wait_ms: u128,
     drafts: &[DecisionDraft],
     now: DateTime<Utc>,
@@ -233,7 +240,7 @@ fn run(
         let mut row = tx
             .savepoint("settle_row")
             .map_err(pg("starting a row of the batch"))?;
-        match decide::decide(&mut Tx { tx: &mut row }, shown, draft, now) {
+        match decide::decide(&mut Tx { tx: &mut row }, shown, declared, draft, now) {
             Ok((receipt, written)) => {
                 row.commit().map_err(pg("keeping a row of the batch"))?;
                 last = Some(written);

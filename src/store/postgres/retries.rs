@@ -32,7 +32,7 @@ impl Retries for Pg {
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
         self.ensure_writable()?;
-        let tables = self.tables;
+        let (tables, declared) = (self.tables, self.declared.clone());
         let client = self.writer()?;
         let claimed = (|| {
             let mut tx = client.transaction()?;
@@ -44,6 +44,7 @@ impl Retries for Pg {
                     tx: &mut tx,
                     tables,
                 },
+                &declared,
                 worker,
                 lease,
                 now,

@@ -8,6 +8,7 @@ use rusqlite::Connection;
 
 use super::error::sqlite;
 use super::model::Model;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::interrupt::Interrupt;
 use crate::store::tables::Tables;
@@ -31,6 +32,10 @@ pub struct Sqlite {
     pub(super) tables: Tables,
     /// The busy timeout: how long a write waits for the write lock.
     pub(super) wait: Duration,
+    /// The contracts the receivers file declares ([`Session::declare`]).
+    ///
+    /// [`Session::declare`]: crate::store::backend::Session::declare
+    pub(super) declared: Declarations,
 }
 
 impl std::fmt::Debug for Sqlite {

@@ -6,11 +6,20 @@
 use std::path::Path;
 
 use super::conn::Sqlite;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::backend::Session;
 use crate::store::interrupt::InterruptHandle;
 
 impl Session for Sqlite {
+    fn declare(&mut self, declarations: Declarations) {
+        self.declared = declarations;
+    }
+
+    fn declarations(&self) -> &Declarations {
+        &self.declared
+    }
+
     fn path(&self) -> &Path {
         &self.path
     }

@@ -12,7 +12,7 @@ use super::chain;
 use super::conn::Sqlite;
 use super::error::sqlite;
 use super::read::load_detail;
-use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId};
+use crate::domain::{DecisionDraft, DecisionReceipt, Declarations, OperationDetail, OperationId};
 use crate::error::{Error, Result};
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange};
 use crate::store::tables::Tables;
@@ -32,7 +32,7 @@ pub(super) fn record_one(
         .conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| err("starting the decision transaction", e).busy_after(wait))?;
-    let receipt = decide_in(&tx, &path, draft, now)?;
+    let receipt = decide_in(&tx, (&path, &db.declared), draft, now)?;
     tx.commit()
         .map_err(|e| err("committing the decision", e).busy_after(wait))?;
     Ok(receipt)
@@ -42,11 +42,11 @@ pub(super) fn record_one(
 /// one row of a batch).
 pub(super) fn decide_in(
     tx: &Connection,
-    path: &Path,
+    (path, declared): (&Path, &Declarations),
     draft: &DecisionDraft,
     now: DateTime<Utc>,
 ) -> Result<DecisionReceipt> {
-    let (receipt, _) = decide::decide(&mut Tx { tx, path }, path, draft, now)?;
+    let (receipt, _) = decide::decide(&mut Tx { tx, path }, path, declared, draft, now)?;
     Ok(receipt)
 }
 
@@ -55,14 +55,14 @@ pub(super) fn decide_in(
 /// look at an unadopted one has none).
 pub(super) fn judge_in(
     conn: &Connection,
-    path: &Path,
+    (path, declared): (&Path, &Declarations),
     draft: &DecisionDraft,
     now: DateTime<Utc>,
     tables: Tables,
 ) -> Result<()> {
     let detail = load_detail(conn, draft.op_id, tables)
         .map_err(|e| sqlite(path, "reading the operation", e))?;
-    decide::judge_only(detail, path, draft, now)
+    decide::judge_only(detail, path, declared, draft, now)
 }
 
 /// A decision's transaction on SQLite: the write lock is already held.

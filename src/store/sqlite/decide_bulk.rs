@@ -50,7 +50,7 @@ impl Decisions for Sqlite {
             let row = tx
                 .savepoint()
                 .map_err(|e| err("starting a row of the batch", e))?;
-            match decide_in(&row, &path, draft, now) {
+            match decide_in(&row, (&path, &self.declared), draft, now) {
                 Ok(receipt) => {
                     row.commit()
                         .map_err(|e| err("keeping a row of the batch", e))?;
@@ -73,6 +73,12 @@ impl Decisions for Sqlite {
     /// The reread and the judgement of a batch's row, without a
     /// transaction.
     fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
-        judge_in(&self.conn, &self.path, draft, now, self.tables)
+        judge_in(
+            &self.conn,
+            (&self.path, &self.declared),
+            draft,
+            now,
+            self.tables,
+        )
     }
 }

@@ -10,6 +10,7 @@ use super::conn::Sqlite;
 use super::error::{classify_open_error, sqlite};
 use super::model::Model;
 use super::schema;
+use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 use crate::store::tables::Tables;
@@ -41,6 +42,7 @@ impl Sqlite {
             tables: Tables::ALL,
             model: Some(model),
             wait: BUSY_TIMEOUT,
+            declared: Declarations::default(),
         })
     }
 
@@ -130,6 +132,7 @@ impl Sqlite {
                 tables,
                 model,
                 wait,
+                declared: Declarations::default(),
             },
             report,
         ))

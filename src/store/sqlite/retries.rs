@@ -36,7 +36,7 @@ impl Retries for Sqlite {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| err("starting the claim transaction", e))?;
-        let claimed = retries::claim(&mut Tx(&tx), worker, lease, now)
+        let claimed = retries::claim(&mut Tx(&tx), &self.declared, worker, lease, now)
             .map_err(|e| err("claiming a retry", e))?;
         tx.commit().map_err(|e| err("committing the claim", e))?;
         Ok(claimed)

@@ -5,7 +5,7 @@
 use super::frame;
 use crate::app::Msg;
 use crate::app::testkit::Harness;
-use crate::domain::DrillVerdict;
+use crate::domain::{Declarations, DrillVerdict};
 
 /// The fixture's ledger, its `create_report` drilled once with a race
 /// found and once clean afterwards: the latest run is the one shown.
@@ -58,4 +58,66 @@ fn the_form_says_the_contract_was_drilled_and_an_undrilled_one_declared() {
         "{shown}"
     );
     insta::assert_snapshot!(shown);
+}
+
+/// The fixture with its orders made a job queue's `charge` task, which no
+/// `op_types` row declares, and a receivers file declaring it idempotent
+/// with keys kept a day; the same file calls `create_report` not
+/// idempotent, against its row.
+fn declared_in_the_file(width: u16, height: u16) -> Harness {
+    let mut ops = crate::app::testkit::fixture();
+    for op in ops.iter_mut().filter(|op| op.op_type == "place_order") {
+        op.op_type = "charge".into();
+    }
+    let mut h = Harness::with(&ops);
+    let mut declared = Declarations::new("/etc/settle/receivers.toml");
+    declared.declare("charge", Some(true), Some(86_400));
+    declared.declare("create_report", Some(false), None);
+    h.ledger.declare(declared);
+    h.receive(Msg::LedgerChanged);
+    h.receive(Msg::Resize(width, height));
+    h
+}
+
+#[test]
+fn the_detail_and_the_form_say_the_file_declared_the_contract() {
+    let mut h = declared_in_the_file(160, 45);
+    h.keys("j j enter");
+    let detail = frame(&h);
+    assert!(
+        detail.contains("proof       declared by /etc/settle/receivers.toml (never drilled)"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("idempotent (honours keys), keeps keys 1d"),
+        "{detail}"
+    );
+    insta::assert_snapshot!("detail_declared_by_the_file", detail);
+
+    let mut h = declared_in_the_file(100, 30);
+    h.keys("space j space j space a");
+    let form = frame(&h);
+    for line in [
+        "contract of charge: declared by /etc/settle/receivers.toml (never drilled)",
+        "contract of create_report: declared by op_types and by /etc/settle/receivers.toml; the",
+    ] {
+        assert!(form.contains(line), "{line} missing from:\n{form}");
+    }
+    insta::assert_snapshot!("form_declared_by_the_file", form);
+}
+
+#[test]
+fn the_retry_form_passes_the_contract_on_the_file_s_word() {
+    let mut h = declared_in_the_file(100, 30);
+    h.keys("j j r");
+    let form = frame(&h);
+    assert!(form.contains("charge honours idempotency keys"), "{form}");
+    // The row of create_report says idempotent; the file says not: refused.
+    let mut h = declared_in_the_file(100, 30);
+    h.keys("r");
+    let form = frame(&h);
+    assert!(
+        form.contains("create_report is not verified idempotent"),
+        "{form}"
+    );
 }
