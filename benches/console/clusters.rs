@@ -54,14 +54,7 @@ fn children_cpu() -> Option<Duration> {
 /// The figures of the Clusters view on an adopted copy of `pristine`.
 pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     let mut out = Vec::new();
-    let mut fig = |name: &'static str, value: String, anchor: String| {
-        eprintln!("  {name}: {value}   [{anchor}]");
-        out.push(Figure {
-            name,
-            value,
-            anchor,
-        });
-    };
+    let mut fig = |name, value, anchor| crate::figures::record(&mut out, name, value, anchor);
     let work = dir.join(format!("clusters-{n}.db"));
     let w = work.to_str().unwrap();
     if !work.exists() {

@@ -442,16 +442,19 @@ pub(crate) fn list_sql() -> String {
     )
 }
 
+/// A figure, printed as it is measured and kept for the table.
+pub(crate) fn record(out: &mut Vec<Figure>, name: &'static str, value: String, anchor: String) {
+    eprintln!("  {name}: {value}   [{anchor}]");
+    out.push(Figure {
+        name,
+        value,
+        anchor,
+    });
+}
+
 pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     let mut out = Vec::new();
-    let mut fig = |name: &'static str, value: String, anchor: String| {
-        eprintln!("  {name}: {value}   [{anchor}]");
-        out.push(Figure {
-            name,
-            value,
-            anchor,
-        });
-    };
+    let mut fig = |name, value, anchor| crate::figures::record(&mut out, name, value, anchor);
     let work = dir.join(format!("work-{n}.db"));
     remove_ledger(&work);
     eprintln!("  copying the pristine ledger");

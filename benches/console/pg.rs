@@ -47,14 +47,7 @@ fn ratio(ours: Option<Duration>, theirs: Option<Duration>) -> String {
 /// Measures settle on a PostgreSQL copy of `pristine` (`n` operations).
 pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
     let mut out = Vec::new();
-    let mut fig = |name: &'static str, value: String, anchor: String| {
-        eprintln!("  {name}: {value}   [{anchor}]");
-        out.push(Figure {
-            name,
-            value,
-            anchor,
-        });
-    };
+    let mut fig = |name, value, anchor| crate::figures::record(&mut out, name, value, anchor);
     // A cluster that flushes every commit, as a service's server does:
     // ALTER SYSTEM cannot turn fsync on where the tests' cluster turned it
     // off on the server's command line.

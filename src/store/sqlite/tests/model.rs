@@ -34,6 +34,23 @@ fn event(service: &Connection, op: i64, event: &str) {
         .unwrap();
 }
 
+/// An adopted ledger of `n` operations, its first page as settle showed
+/// it, and nothing left open on it.
+fn closed_after_a_look(
+    n: i64,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    Vec<crate::domain::OperationRow>,
+) {
+    let (dir, ledger, _service) = adopted(n);
+    let path = ledger.path().to_path_buf();
+    let rows = ledger
+        .page(&Query::default(), Seek::First, 20, now())
+        .unwrap();
+    (dir, path, rows)
+}
+
 #[test]
 fn what_a_service_wrote_while_settle_was_away_shows_on_the_next_open() {
     let (_dir, ledger, service) = adopted(10);
@@ -100,12 +117,7 @@ fn a_plain_sql_write_shows_on_the_next_read_and_never_under_a_filter_it_fails() 
 
 #[test]
 fn a_missing_foreign_or_unreadable_read_model_is_built_again() {
-    let (_dir, ledger, _service) = adopted(10);
-    let path = ledger.path().to_path_buf();
-    let rows = ledger
-        .page(&Query::default(), Seek::First, 20, now())
-        .unwrap();
-    drop(ledger);
+    let (_dir, path, rows) = closed_after_a_look(10);
     let (other_dir, other, _) = adopted(3);
     let foreign = sidecar(other.path());
     drop(other);
@@ -171,12 +183,7 @@ fn a_service_write_never_waits_for_the_read_model() {
 
 #[test]
 fn a_stopped_build_goes_on_where_it_left_off() {
-    let (_dir, ledger, _service) = adopted(10);
-    let path = ledger.path().to_path_buf();
-    let rows = ledger
-        .page(&Query::default(), Seek::First, 20, now())
-        .unwrap();
-    drop(ledger);
+    let (_dir, path, rows) = closed_after_a_look(10);
     // As a build stopped after copying five operations leaves it, with a
     // mark on a copied row that only a build starting over would erase.
     let model = Connection::open(sidecar(&path)).unwrap();
