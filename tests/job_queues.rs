@@ -188,3 +188,63 @@ fn the_console_says_which_engine_it_reads() {
     screen.send("q");
     assert!(screen.wait_exit(Duration::from_secs(20)));
 }
+
+/// The engine's rows as text, to see that settle's own writes left them be.
+fn procrastinate_rows(db: &std::path::Path) -> String {
+    one(
+        db,
+        "SELECT (SELECT string_agg(j::text, ';' ORDER BY j.id) FROM procrastinate_jobs j)
+             || (SELECT string_agg(e::text, ';' ORDER BY e.id) FROM procrastinate_events e)",
+    )
+}
+
+#[test]
+fn a_probe_of_a_procrastinate_job_is_kept_in_settle_s_schema_and_shown() {
+    let Some(db) = engine("cli probe", PROCRASTINATE) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("lookup.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n[ \"$SETTLE_KEY\" = charge-1 ] && echo ch_77\n",
+    )
+    .unwrap();
+    let receivers = dir.path().join("receivers.toml");
+    std::fs::write(
+        &receivers,
+        format!(
+            "[receivers.\"*\"]\nlookup = [\"/bin/sh\", {:?}]\n",
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let address = db.to_str().unwrap();
+    let before = procrastinate_rows(&db);
+    let out = settle(&[
+        "probe",
+        address,
+        "1",
+        "--receivers",
+        receivers.to_str().unwrap(),
+        "--operator",
+        "ann",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        one(
+            &db,
+            "SELECT outcome || ' ' || result_id || ' ' || operator FROM settle.settle_probes
+             WHERE op_id = 1"
+        ),
+        "found ch_77 ann"
+    );
+    assert_eq!(procrastinate_rows(&db), before, "a probe changes no job");
+    let shown = settle(&["show", address, "1"]);
+    assert_eq!(code(&shown), 0, "{}", stderr(&shown));
+    assert!(
+        stdout(&shown).contains("found ch_77 · exit 0"),
+        "{}",
+        stdout(&shown)
+    );
+}

@@ -10,6 +10,7 @@
 
 mod decide;
 mod engine;
+mod evidence;
 mod history;
 mod procrastinate;
 mod reads;

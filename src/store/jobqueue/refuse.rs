@@ -1,5 +1,5 @@
 //! What settle does not write on a job queue, refused before anything is
-//! written: probes, imports and copies answer why, naming the engine
+//! written: imports and copies answer why, naming the engine
 //! ([`JobQueue::refusal`]); settle's worker never runs a job (the engine's
 //! own does).
 
@@ -9,43 +9,11 @@ use chrono::{DateTime, Utc};
 
 use super::session::JobQueue;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
-use crate::domain::{DrillVerdict, NewOperation, NewProbe, OpTypeContract};
+use crate::domain::{NewOperation, OpTypeContract};
 use crate::error::Result;
-use crate::store::backend::{Drills, Import, Probes, Retries, Transfer};
+use crate::store::backend::{Import, Retries, Transfer};
 use crate::store::copy::{CopyReport, RowSource, Table, Value};
 use crate::store::import_report::ImportReport;
-
-impl Probes for JobQueue {
-    fn record_probe(&mut self, _probe: &NewProbe) -> Result<i64> {
-        Err(self.refusal("probe"))
-    }
-}
-
-/// A drill's verdict is read from settle's schema when one is there; a
-/// drill of a job queue's task is not recorded yet.
-impl Drills for JobQueue {
-    fn record_drill(&mut self, _verdict: &DrillVerdict) -> Result<i64> {
-        Err(self.refusal("record a drill verdict for"))
-    }
-
-    fn latest_drill(&self, op_type: &str) -> Result<Option<DrillVerdict>> {
-        if !self.tables().console {
-            return Ok(None);
-        }
-        self.with_client("reading drill verdicts", |mut c| {
-            crate::store::drills::latest(&mut c, op_type)
-        })
-    }
-
-    fn op_type_contract(&self, op_type: &str) -> Result<Option<OpTypeContract>> {
-        if !self.tables().console {
-            return Ok(None);
-        }
-        self.with_client("reading op_types", |mut c| {
-            crate::store::drills::contract(&mut c, op_type)
-        })
-    }
-}
 
 /// settle's worker never runs a job queue's jobs: the engine's own does.
 impl Retries for JobQueue {

@@ -437,3 +437,62 @@ fn a_same_key_retry_makes_a_river_job_available_with_room_for_an_attempt() {
     let got: (String, i32, i32, bool) = (row.get(0), row.get(1), row.get(2), row.get(3));
     assert_eq!(got, ("available".to_string(), 3, 4, true));
 }
+
+/// The engine's rows as text, to see a write of settle's left them be.
+fn engine_rows(db: &std::path::Path) -> String {
+    testing::connect(db)
+        .query_one(
+            "SELECT (SELECT string_agg(j::text, ';' ORDER BY j.id) FROM procrastinate_jobs j)
+                 || (SELECT string_agg(e::text, ';' ORDER BY e.id) FROM procrastinate_events e)",
+            &[],
+        )
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn a_drill_verdict_on_a_job_queue_is_kept_in_settle_s_schema_and_read_back() {
+    let Some(db) = engine("procrastinate drill", PROCRASTINATE, PROCRASTINATE_JOBS) else {
+        return;
+    };
+    let verdict = crate::domain::DrillVerdict {
+        id: 0,
+        op_type: "charge".to_string(),
+        run: "20261201T170000".to_string(),
+        drilled_at: "2026-12-01T17:00:00Z".to_string(),
+        results: "drill-20261201T170000/results.json".to_string(),
+        duplicate_case: None,
+        duplicate_why: None,
+        params_ignored: false,
+        flaws: String::new(),
+        operator: "ann".to_string(),
+    };
+    let (mut looked, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let refused = looked.record_drill(&verdict).unwrap_err().to_string();
+    assert!(refused.contains("read-only"), "{refused}");
+    drop(looked);
+    assert_eq!(other_schemas(&db), 0, "a refused verdict writes nothing");
+
+    let before = engine_rows(&db);
+    let (mut ledger, _) = Ledger::open(&db, Access::ReadWrite).unwrap();
+    let id = ledger.record_drill(&verdict).unwrap();
+    let read = ledger.latest_drill("charge").unwrap().unwrap();
+    assert_eq!((read.id, read.run.as_str()), (id, "20261201T170000"));
+    assert!(ledger.latest_drill("send_receipt").unwrap().is_none());
+    assert_eq!(
+        engine_rows(&db),
+        before,
+        "the engine's rows are as they were"
+    );
+    let mut client = testing::connect(&db);
+    let schema: String = client
+        .query_one(
+            "SELECT schemaname::text FROM pg_tables WHERE tablename = 'settle_drills'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(schema, "settle");
+    let changed = client.execute("DELETE FROM settle.settle_drills", &[]);
+    assert!(changed.is_err(), "settle_drills is append-only");
+}

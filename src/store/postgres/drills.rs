@@ -1,6 +1,8 @@
 //! Recording and reading drills' verdicts in a PostgreSQL ledger
 //! (`settle_drills`, made on first use, append-only by its triggers).
 
+use postgres::Client;
+
 use super::conn::Pg;
 use crate::domain::{DrillVerdict, OpTypeContract};
 use crate::error::Result;
@@ -33,37 +35,47 @@ CREATE TRIGGER settle_drills_no_truncate BEFORE TRUNCATE ON settle_drills
     FOR EACH STATEMENT EXECUTE FUNCTION settle_drills_refuse();
 ";
 
+/// Appends one verdict to the `settle_drills` the session's search path
+/// finds first (a ledger's own, or settle's schema beside a job queue's
+/// tables), making the table and its guards when it is not there yet;
+/// the verdict's id.
+pub(crate) fn insert_drill(
+    client: &mut Client,
+    v: &DrillVerdict,
+) -> std::result::Result<i64, postgres::Error> {
+    let mut tx = client.transaction()?;
+    if !present(&mut &mut tx)? {
+        tx.batch_execute(DDL)?;
+    }
+    let id: i64 = tx
+        .query_one(
+            &format!(
+                "INSERT INTO {TABLE} ({INSERT_COLUMNS})
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"
+            ),
+            &[
+                &v.op_type,
+                &v.run,
+                &v.drilled_at,
+                &v.results,
+                &v.duplicate_case,
+                &v.duplicate_why,
+                &i64::from(v.params_ignored),
+                &v.flaws,
+                &v.operator,
+            ],
+        )
+        .and_then(|row| row.try_get(0))?;
+    tx.commit()?;
+    Ok(id)
+}
+
 impl Drills for Pg {
     fn record_drill(&mut self, v: &DrillVerdict) -> Result<i64> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
-        let err = |e| super::error::pg_error(&shown, "recording a drill verdict", e);
-        let mut tx = self.client.get_mut().transaction().map_err(err)?;
-        if !present(&mut &mut tx).map_err(err)? {
-            tx.batch_execute(DDL).map_err(err)?;
-        }
-        let id: i64 = tx
-            .query_one(
-                &format!(
-                    "INSERT INTO {TABLE} ({INSERT_COLUMNS})
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"
-                ),
-                &[
-                    &v.op_type,
-                    &v.run,
-                    &v.drilled_at,
-                    &v.results,
-                    &v.duplicate_case,
-                    &v.duplicate_why,
-                    &i64::from(v.params_ignored),
-                    &v.flaws,
-                    &v.operator,
-                ],
-            )
-            .and_then(|row| row.try_get(0))
-            .map_err(err)?;
-        tx.commit().map_err(err)?;
-        Ok(id)
+        insert_drill(self.client.get_mut(), v)
+            .map_err(|e| super::error::pg_error(&shown, "recording a drill verdict", e))
     }
 
     fn latest_drill(&self, op_type: &str) -> Result<Option<DrillVerdict>> {

@@ -72,12 +72,14 @@ pub(crate) use cells::Cells;
 pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
 pub(crate) use decide::{head, insert_decision, queue_retry};
+pub(crate) use drills::insert_drill;
 pub(crate) use error::{pg_error, pg_error_asked};
 pub(crate) use filter::{PgSql, refs};
 pub use hosts::Reads;
 pub(crate) use live::WAL_POSITION;
 pub(crate) use objects::console_objects;
 pub(crate) use portal::{Portal, stream_on};
+pub(crate) use probes::insert_probe;
 
 /// A session on a database settle reads without owning its tables (a job
 /// queue's, [`crate::store::jobqueue`]): connected through settle's
