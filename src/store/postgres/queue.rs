@@ -43,7 +43,10 @@ pub(super) fn queue_candidates_sql(column: &str) -> String {
 
 /// settle's queue table and its marks (one row).
 pub(super) const QUEUE_TABLES: &str = r#"
-CREATE TABLE IF NOT EXISTS settle_queue (id bigint PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS settle_queue (
+    id       bigint PRIMARY KEY,
+    added_at timestamptz NOT NULL DEFAULT now()
+);
 CREATE TABLE IF NOT EXISTS settle_queue_mark (
     op_mark    bigint NOT NULL,
     event_mark bigint NOT NULL,
@@ -212,7 +215,8 @@ pub(super) fn catch_up(
     }
     tx.execute(
         &format!(
-            "DELETE FROM settle_queue q WHERE NOT EXISTS
+            "DELETE FROM settle_queue q WHERE q.added_at < now() - interval '1 minute'
+             AND NOT EXISTS
                  (SELECT 1 FROM operations o WHERE o.id = q.id AND {})",
             queue_candidates_sql("o.state")
         ),
@@ -252,10 +256,15 @@ fn advance(
 }
 
 /// Adds `op` to the table, in the transaction of a decision of settle's
-/// that may move it into the queue.
+/// that may move it into the queue, with no event for the catch-up to see.
+/// A member already there is written again: a prune that read the
+/// operation's state before this commits then waits for the row and,
+/// finding it just added, keeps it (it prunes only members added a while
+/// ago).
 pub(super) fn add(db: &mut impl GenericClient, op: i64) -> Result<(), postgres::Error> {
     db.execute(
-        "INSERT INTO settle_queue (id) VALUES ($1) ON CONFLICT DO NOTHING",
+        "INSERT INTO settle_queue (id) VALUES ($1)
+         ON CONFLICT (id) DO UPDATE SET added_at = now()",
         &[&op],
     )?;
     Ok(())

@@ -124,6 +124,10 @@ fn a_member_that_left_the_queue_never_shows_and_is_pruned() {
         "the read checks the real state before any catch-up"
     );
     catch_up(&mut c, Duration::ZERO, 0).unwrap();
+    assert_eq!(members(&mut c), vec![1, 2], "kept while just added");
+    c.batch_execute("UPDATE settle_queue SET added_at = now() - interval '2 minutes'")
+        .unwrap();
+    catch_up(&mut c, Duration::ZERO, 0).unwrap();
     assert!(members(&mut c).is_empty(), "the next round prunes them");
 }
 
