@@ -31,6 +31,7 @@ pub(super) fn where_clause(
         // index (already in id order) serves the page.
         let now = args.push(Arg::now(now));
         clause.push(d.queue_candidates("o.state"));
+        clause.extend(d.queue_members());
         clause.push(format!(
             "(o.state <> 'reserved' OR {})",
             d.lease_passed("o.lease_expires_at", &now)
@@ -47,6 +48,9 @@ pub(super) fn where_clause(
             "o.state".to_string()
         };
         clause.push(format!("{column} IN ({})", list.join(", ")));
+        if states.iter().all(is_queue_candidate) {
+            clause.extend(d.queue_members());
+        }
     }
     for (column, terms) in [
         ("o.account", &query.accounts),
@@ -103,6 +107,11 @@ pub(super) fn queue_candidate_words() -> String {
         .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
         .collect();
     words.join(", ")
+}
+
+/// A state of [`queue_candidate_words`].
+pub(crate) fn is_queue_candidate(state: &State) -> bool {
+    State::QUEUE.contains(state) || *state == State::Reserved
 }
 
 pub(super) fn where_sql(clause: &[String]) -> String {

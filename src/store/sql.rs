@@ -84,6 +84,14 @@ pub(crate) trait Dialect {
     /// as the partial queue index spells its condition.
     fn queue_candidates(&self, column: &str) -> String;
 
+    /// A condition on `o` that holds for every operation in a state of
+    /// [`Dialect::queue_candidates`] (and maybe others), which an index
+    /// of the backend's own serves; None where the candidates' condition
+    /// is served as it is.
+    fn queue_members(&self) -> Option<String> {
+        None
+    }
+
     /// The lease in `column` has passed at the placeholder `now` (no lease
     /// has passed: nobody owns it).
     fn lease_passed(&self, column: &str, now: &str) -> String;

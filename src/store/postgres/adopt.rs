@@ -90,6 +90,11 @@ fn steps(
         let sql = format!("DROP FUNCTION IF EXISTS {}", objects::RETIRED_FUNCTION);
         briefly(client, shown, "dropping settle_notify()", &sql)?;
     }
+    if !found.queue {
+        // Before the queue index goes, which serves the fill.
+        super::queue::fill(client, KEEP_TRYING)
+            .map_err(|e| pg_error(shown, "recording the triage queue", e))?;
+    }
     for name in &found.retired_indexes {
         client
             .batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))
@@ -144,7 +149,11 @@ fn hold_adoption_lock(client: &mut Client, shown: &Path, wait: Duration) -> Resu
 /// settle's own tables, the columns it adds to the console tables, and
 /// the append-only triggers it lacks, as one transaction's statements.
 fn own_tables(found: &Inspection) -> String {
-    let mut sql = format!("{CONSOLE_TABLES}\n");
+    let mut sql = format!(
+        "{CONSOLE_TABLES}\n{}\n{};\n",
+        super::queue::QUEUE_TABLES,
+        super::queue::first_mark()
+    );
     for (table, column, definition) in SETTLE_COLUMNS {
         // ALTER TABLE locks the table even when the column is there.
         if !found.missing.contains(&format!("column {table}.{column}"))

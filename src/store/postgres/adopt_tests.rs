@@ -68,7 +68,7 @@ fn a_schema_one_ledger_loses_its_notify_triggers_and_keeps_every_row() {
     let (_, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
     let line = report.upgraded.unwrap();
     assert!(
-        line.contains("(schema 1 -> 2)")
+        line.contains("(schema 1 -> 3)")
             && line.contains("dropped settle_notify_operations")
             && line.ends_with("no service rows changed"),
         "{line}"

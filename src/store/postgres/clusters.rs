@@ -1,7 +1,7 @@
 //! The triage queue grouped by receiver, account, last error and age
 //! bucket, with counts, for the Clusters view, on PostgreSQL: one pass
-//! over the matching rows in id order (the partial queue index serves it,
-//! as it serves the pages), counted by the shared [`Tally`] exactly as
+//! over the matching rows in id order (the queue's table serves it, as it
+//! serves the pages), counted by the shared [`Tally`] exactly as
 //! [`crate::store::sqlite`] counts them. Reads only.
 
 use chrono::{DateTime, Utc};
@@ -19,6 +19,7 @@ use crate::store::tally::Tally;
 /// matching row read through a portal, a batch at a time.
 pub(super) fn clusters(pg: &Pg, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
     pg.fresh()?;
+    pg.keep_queue();
     let failed = |e| pg.err("grouping the queue", e);
     let statement = clusters_sql(pg.dialect(), query, now);
     let portal = Portal {

@@ -39,6 +39,10 @@ pub struct Pg {
     /// An index leads with `events.op_id`: each row's last event is looked
     /// up, not found in one pass over `events` ([`super::filter`]).
     pub(super) events_by_op: bool,
+    /// settle's queue table is there ([`super::queue`]), and when this
+    /// session last caught it up.
+    pub(super) queue: bool,
+    pub(super) queue_kept: Cell<Option<std::time::Instant>>,
     /// What the watching connection heard ([`super::live`]).
     pub(super) live: RefCell<Live>,
     /// Where writes go ([`super::routing`]).
@@ -88,6 +92,8 @@ impl Pg {
             tables: Tables::ALL,
             declared: Declarations::default(),
             events_by_op: true,
+            queue: true,
+            queue_kept: Cell::new(None),
             live: RefCell::default(),
             writes: RefCell::new(if role.in_recovery {
                 Writes::Own(None)

@@ -17,6 +17,7 @@ use crate::error::{Error, Fault, Result};
 use crate::store::backend::Decisions;
 use crate::store::chain::GENESIS;
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange, Written, is_row_outcome};
+use crate::store::filter::is_queue_candidate;
 use crate::store::tables::Tables;
 
 /// How many times a decision's transaction runs before a serialization
@@ -327,6 +328,11 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
                 ],
             )
             .map_err(pg("changing the operation's state"))?;
+        if changed.is_some() && is_queue_candidate(change.to_state) {
+            // A reopen or a cancelled retry moves it back into the queue,
+            // with no event for the queue's catch-up to see.
+            super::queue::add(self.tx, change.op.0).map_err(pg("recording the triage queue"))?;
+        }
         changed
             .map(|row| row.try_get(0))
             .transpose()

@@ -7,8 +7,9 @@
 
 use postgres::types::ToSql;
 
+use super::queue::queue_candidates_sql;
 use crate::domain::SortColumn;
-use crate::store::filter::{like_literal, queue_candidate_words};
+use crate::store::filter::like_literal;
 use crate::store::sql::{Arg, Dialect};
 
 /// The arguments as the client binds them: each in its value's own type
@@ -22,14 +23,6 @@ pub(crate) fn refs(values: &[Arg]) -> Vec<&(dyn ToSql + Sync)> {
             Arg::Instant(t) => t,
         })
         .collect()
-}
-
-/// The states an operation in the triage queue can have, spelled with
-/// constants (never parameters) exactly as the partial index
-/// `settle_operations_queue` spells its condition: the planner uses a
-/// partial index only when it can prove the query implies the condition.
-pub(super) fn queue_candidates_sql(column: &str) -> String {
-    format!("{column} IN ({})", queue_candidate_words())
 }
 
 /// A reserved operation whose lease has passed (or that has none: nobody
@@ -105,11 +98,13 @@ const ROW_SOURCES: [[&str; 2]; 2] = [
 
 /// PostgreSQL's spelling. `console`: the console's tables are there (a
 /// read-only look at a service's unadopted database has none);
-/// `events_by_op`: an index leads with `events.op_id` (adoption adds one).
+/// `events_by_op`: an index leads with `events.op_id` (adoption adds one);
+/// `queue`: settle's queue table is there ([`super::queue`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PgSql {
     pub console: bool,
     pub events_by_op: bool,
+    pub queue: bool,
 }
 
 impl PgSql {
@@ -117,7 +112,28 @@ impl PgSql {
     pub(crate) const ALL: PgSql = PgSql {
         console: true,
         events_by_op: true,
+        queue: true,
     };
+
+    /// Every combination, indexed by [`PgSql::index`].
+    pub(crate) const EVERY: [PgSql; 8] = {
+        let mut every = [PgSql::ALL; 8];
+        let mut i = 0;
+        while i < 8 {
+            every[i] = PgSql {
+                console: i & 4 != 0,
+                events_by_op: i & 2 != 0,
+                queue: i & 1 != 0,
+            };
+            i += 1;
+        }
+        every
+    };
+
+    /// This spelling's place in [`PgSql::EVERY`].
+    pub(crate) const fn index(self) -> usize {
+        (self.console as usize) * 4 + (self.events_by_op as usize) * 2 + self.queue as usize
+    }
 }
 
 impl Dialect for PgSql {
@@ -132,6 +148,12 @@ impl Dialect for PgSql {
 
     fn queue_candidates(&self, column: &str) -> String {
         queue_candidates_sql(column)
+    }
+
+    /// The queue's table and the ids above its mark; a database without
+    /// the table (a look before adoption) reads every row's state.
+    fn queue_members(&self) -> Option<String> {
+        self.queue.then(super::queue::members_sql)
     }
 
     fn lease_passed(&self, column: &str, now: &str) -> String {

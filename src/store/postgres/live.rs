@@ -184,6 +184,7 @@ impl Pg {
         let found = schema::inspect(self.client.get_mut(), &self.shown)?;
         self.tables = found.tables();
         self.events_by_op = found.events_by_op;
+        self.queue = found.queue;
         Ok(())
     }
 }

@@ -35,6 +35,9 @@ mod open;
 mod pgpass;
 mod portal;
 mod probes;
+mod queue;
+#[cfg(test)]
+mod queue_tests;
 mod read;
 #[cfg(test)]
 mod read_tests;

@@ -1,5 +1,5 @@
 //! What settle adds to a PostgreSQL ledger besides tables: the `settle_*`
-//! indexes for the queue and keyset paging, and the triggers that keep the
+//! indexes for keyset paging, and the triggers that keep the
 //! audit trail append-only (the same refusals, word for word, as SQLite's in
 //! `sqlite/chain.rs`), on settle's own tables only. No trigger of settle's
 //! sits on a service's table: a service's write runs nothing of settle's.
@@ -27,8 +27,11 @@ pub(super) const RETIRED_FUNCTION: &str = "settle_notify()";
 /// and the one on `state` made its every completion a non-HOT update.
 /// With them, a service's write path ran at 0.88-0.93x of its throughput
 /// with 16 clients; without them, within the measurement's noise. Those
-/// filters now walk the queue index or the primary key in id order.
-pub(super) const RETIRED_INDEXES: [&str; 5] = [
+/// filters now walk the queue's table or the primary key in id order.
+/// The partial queue index went for the same reason as the one on
+/// `state`; settle's own table holds the queue ([`super::queue`]).
+pub(super) const RETIRED_INDEXES: [&str; 6] = [
+    "settle_operations_queue",
     "settle_operations_state",
     "settle_operations_account",
     "settle_operations_type",
@@ -50,20 +53,12 @@ const INDEXES: &[(&str, &str)] = &[
     ("settle_probes_op", "settle_probes (op_id, id)"),
 ];
 
-/// Every `settle_*` index with its definition, the queue's from the domain.
+/// Every `settle_*` index with its definition.
 pub(super) fn indexes() -> Vec<(&'static str, String)> {
-    let mut all: Vec<(&'static str, String)> = INDEXES
+    INDEXES
         .iter()
         .map(|(name, on)| (*name, (*on).to_string()))
-        .collect();
-    all.push((
-        "settle_operations_queue",
-        format!(
-            "operations (id) WHERE {}",
-            super::filter::queue_candidates_sql("state")
-        ),
-    ));
-    all
+        .collect()
 }
 
 /// The functions the triggers call. `settle_refuse` raises its argument,
@@ -203,21 +198,4 @@ pub(super) fn names() -> Vec<String> {
         .map(|(n, _)| n.to_string())
         .chain(triggers().into_iter().map(|(n, _)| n))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_queue_index_holds_the_queue_states_and_reserved() {
-        let (_, on) = indexes()
-            .into_iter()
-            .find(|(n, _)| *n == "settle_operations_queue")
-            .unwrap();
-        assert_eq!(
-            on,
-            "operations (id) WHERE state IN ('unknown', 'exhausted', 'conflict', 'reserved')"
-        );
-    }
 }

@@ -11,14 +11,14 @@ use chrono::{DateTime, Utc};
 
 use super::cells::Cells;
 use super::conn::Pg;
-use super::filter::{PgSql, queue_candidates_sql, refs, stale_sql};
+use super::filter::{PgSql, refs, stale_sql};
 use super::portal::Portal;
 use crate::domain::{Clusters, OperationRow, State, StateCounts};
 use crate::error::Result;
 use crate::query::Query;
 use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
-use crate::store::filter::Statement;
+use crate::store::filter::{Statement, is_queue_candidate};
 use crate::store::rows;
 use crate::store::sql::{Dialect, whole_seconds};
 
@@ -31,26 +31,17 @@ const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 
 impl Reads for Pg {
     fn dialect(&self) -> &dyn Dialect {
-        const SPELLINGS: [PgSql; 4] = [
-            PgSql {
-                console: false,
-                events_by_op: false,
-            },
-            PgSql {
-                console: false,
-                events_by_op: true,
-            },
-            PgSql {
-                console: true,
-                events_by_op: false,
-            },
-            PgSql::ALL,
-        ];
-        &SPELLINGS[usize::from(self.tables.console) * 2 + usize::from(self.events_by_op)]
+        let spelling = PgSql {
+            console: self.tables.console,
+            events_by_op: self.events_by_op,
+            queue: self.queue,
+        };
+        &PgSql::EVERY[spelling.index()]
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
         self.fresh()?;
+        self.keep_queue();
         let failed = |e| self.err("listing operations", e);
         let rows = self
             .client
@@ -69,6 +60,7 @@ impl Reads for Pg {
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<()> {
         self.fresh()?;
+        self.keep_queue();
         // Read through a portal a batch at a time, so a ten-million-row
         // ledger is never held in memory.
         let portal = Portal {
@@ -82,6 +74,7 @@ impl Reads for Pg {
 
     fn count_of(&self, count: &Statement) -> Result<i64> {
         self.fresh()?;
+        self.keep_queue();
         // The statement timeout bounds it.
         self.client
             .borrow_mut()
@@ -98,10 +91,11 @@ impl Reads for Pg {
 
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
         // The queue's states and the stale reservations are always exact
-        // (the partial queue index holds them); on a ledger above
+        // (the queue's table holds them); on a ledger above
         // EXACT_COUNTS_UP_TO the other states and the total come from the
         // planner's statistics and say so (`estimated`).
         self.fresh()?;
+        self.keep_queue();
         self.state_counts_up_to(now, EXACT_COUNTS_UP_TO)
     }
 
@@ -134,11 +128,9 @@ impl Pg {
         let failed = |e| self.err("counting states", e);
         let others = self.estimated_counts(exact_up_to)?;
         let estimated = !others.is_empty();
+        let candidates = self.queue_condition();
         let exact = if estimated {
-            format!(
-                "SELECT state, count(*) FROM operations o WHERE {} GROUP BY state",
-                queue_candidates_sql("o.state")
-            )
+            format!("SELECT state, count(*) FROM operations o WHERE {candidates} GROUP BY state")
         } else {
             "SELECT state, count(*) FROM operations GROUP BY state".to_string()
         };
@@ -154,8 +146,7 @@ impl Pg {
         let stale_reserved: i64 = client
             .query_one(
                 &format!(
-                    "SELECT count(*) FROM operations o WHERE {} AND {}",
-                    queue_candidates_sql("o.state"),
+                    "SELECT count(*) FROM operations o WHERE {candidates} AND {}",
                     stale_sql("o.", "$1")
                 ),
                 &[&whole_seconds(now)],
@@ -163,6 +154,15 @@ impl Pg {
             .and_then(|r| r.try_get(0))
             .map_err(|e| self.err("counting stale reservations", e))?;
         Ok(rows::state_counts(raw, stale_reserved, estimated))
+    }
+
+    /// The operations in a state of the queue's candidates, through the
+    /// queue's table where it is there.
+    fn queue_condition(&self) -> String {
+        let d = self.dialect();
+        let mut all = vec![d.queue_candidates("o.state")];
+        all.extend(d.queue_members());
+        all.join(" AND ")
     }
 
     /// On a ledger above `exact_up_to` rows (the server's estimate), the
@@ -206,9 +206,4 @@ impl Pg {
         }
         Ok(others)
     }
-}
-
-/// A state the partial queue index holds (the queue's, and reserved).
-fn is_queue_candidate(state: &State) -> bool {
-    State::QUEUE.contains(state) || *state == State::Reserved
 }

@@ -18,6 +18,7 @@ use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{Operation, OperationDetail, OperationId, State};
 use crate::error::Result;
 use crate::store::backend::Retries;
+use crate::store::filter::is_queue_candidate;
 use crate::store::retries::{self, Candidate, Holder, RequestEnd, RetryTx};
 use crate::store::tables::Tables;
 
@@ -174,6 +175,9 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
              WHERE id = $3::bigint AND version = $4::bigint",
             &[&state.as_str(), &at, &op.id.0, &op.version],
         )?;
+        if changed == 1 && is_queue_candidate(state) {
+            super::queue::add(self.tx, op.id.0)?;
+        }
         Ok(changed == 1)
     }
 
@@ -232,6 +236,9 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
                 &op.0,
             ],
         )?;
+        if plan.to_state.as_ref().is_some_and(is_queue_candidate) {
+            super::queue::add(self.tx, op.0)?;
+        }
         Ok(())
     }
 }

@@ -18,8 +18,10 @@ use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 /// The schema version this binary writes and understands, kept in
 /// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
 /// `user_version` is another sequence). Schema 2 has no trigger on a
-/// service's table: schema 1's change notifications are dropped.
-pub const SCHEMA_VERSION: i64 = 2;
+/// service's table: schema 1's change notifications are dropped. Schema 3
+/// keeps the queue in settle's own table ([`super::queue`]), not in a
+/// partial index on `operations`.
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The advisory lock creation holds for its transaction (adoption's is
 /// the same number, held by the session: [`super::adopt`]).
@@ -166,6 +168,8 @@ pub(super) struct Inspection {
     /// A valid index leads with `events.op_id` (settle's, or the service's
     /// own).
     pub events_by_op: bool,
+    /// settle's queue table is there ([`super::queue`]).
+    pub queue: bool,
 }
 
 impl Inspection {
@@ -189,6 +193,7 @@ impl Inspection {
             || !self.missing.is_empty()
             || !self.retired.is_empty()
             || !self.retired_indexes.is_empty()
+            || !self.queue
     }
 }
 
@@ -282,6 +287,7 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
         .and_then(|row| row.try_get(0))
         .map_err(err)?;
     Ok(Inspection {
+        queue: !columns(db, "settle_queue_mark").map_err(err)?.is_empty(),
         version,
         missing_console_tables,
         missing,
@@ -354,7 +360,12 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
             "open it with `settle LEDGER`, or create the ledger in an empty database",
         ));
     }
-    let mut sql = format!("{SERVICE_TABLES}\n{CONSOLE_TABLES}\n{}", objects::FUNCTIONS);
+    let mut sql = format!(
+        "{SERVICE_TABLES}\n{CONSOLE_TABLES}\n{}\n{};\n{}",
+        super::queue::QUEUE_TABLES,
+        super::queue::first_mark(),
+        objects::FUNCTIONS
+    );
     for (name, on) in objects::indexes() {
         sql.push_str(&format!("CREATE INDEX {name} ON {on};\n"));
     }
@@ -386,6 +397,7 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
         report.not_adopted = Some(not_adopted(&found));
         pg.tables = found.tables();
         pg.events_by_op = found.events_by_op;
+        pg.queue = found.queue;
         return Ok(report);
     }
     // Adoption writes: on the primary when reads go to a standby.

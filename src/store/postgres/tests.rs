@@ -11,8 +11,15 @@ impl super::Pg {
     /// cannot name the crate's types.
     pub(crate) fn connect_for_test(address: &std::path::Path, read_only: bool) -> super::Pg {
         let address = super::Address::parse(address).expect("a test address");
-        super::Pg::connect(&address, read_only, crate::store::BUSY_TIMEOUT)
-            .expect("connecting to the test database")
+        let mut pg = super::Pg::connect(&address, read_only, crate::store::BUSY_TIMEOUT)
+            .expect("connecting to the test database");
+        pg.queue = pg
+            .client
+            .get_mut()
+            .query_one("SELECT to_regclass('settle_queue_mark') IS NOT NULL", &[])
+            .expect("looking for the queue's table")
+            .get(0);
+        pg
     }
 }
 
@@ -67,9 +74,10 @@ fn scalar_i64(db: &Path, sql: &str) -> i64 {
 fn settle_objects(db: &Path) -> i64 {
     scalar_i64(
         db,
-        // settle_probes' primary key is the table's, not one settle adds.
+        // The primary keys of settle's tables are the tables', not ones settle adds.
         "SELECT (SELECT count(*) FROM pg_indexes
-                  WHERE indexname LIKE 'settle\\_%' AND indexname <> 'settle_probes_pkey')
+                  WHERE indexname LIKE 'settle\\_%'
+                    AND indexname NOT IN ('settle_probes_pkey', 'settle_queue_pkey'))
               + (SELECT count(*) FROM pg_trigger WHERE tgname LIKE 'settle\\_%')",
     )
 }
@@ -133,7 +141,7 @@ fn a_read_only_open_never_adopts_and_its_session_cannot_write() {
     assert_eq!(
         report.not_adopted.as_deref(),
         Some(
-            "schema 0 is older than 2; shown read-only without adopting it (adopting adds \
+            "schema 0 is older than 3; shown read-only without adopting it (adopting adds \
              table decisions, table retry_requests, table op_types, settle's indexes (built \
              without blocking writes), the index that shows each operation's last event; \
              no trigger on the service's tables)"
@@ -171,7 +179,7 @@ fn a_writable_open_adopts_a_service_database_once_without_touching_its_rows() {
     let line = report.upgraded.unwrap();
     assert!(
         line.starts_with("settle: adopted postgres@")
-            && line.contains("(schema 0 -> 2): added table decisions, table retry_requests, table op_types, indexes, append-only triggers on settle's own tables; no service rows changed"),
+            && line.contains("(schema 0 -> 3): added table decisions, table retry_requests, table op_types, indexes, append-only triggers on settle's own tables; no service rows changed"),
         "{line}"
     );
     assert!(!line.contains("password"));
@@ -183,22 +191,13 @@ fn a_writable_open_adopts_a_service_database_once_without_touching_its_rows() {
         scalar_i64(&db, "SELECT version FROM settle_schema"),
         SCHEMA_VERSION
     );
-    // The queue's partial index, as the domain defines the queue.
-    let queue: String = connect(&db)
-        .query_one(
-            "SELECT indexdef FROM pg_indexes WHERE indexname = 'settle_operations_queue'",
-            &[],
-        )
-        .unwrap()
-        .get(0);
-    assert!(
-        queue.contains("'unknown'")
-            && queue.contains("'exhausted'")
-            && queue.contains("'conflict'")
-            && queue.contains("'reserved'")
-            && !queue.contains("'completed'"),
-        "{queue}"
+    // The queue in settle's own table, not in an index on `operations`:
+    // the unknown operation, not the completed one.
+    assert_eq!(
+        scalar_i64(&db, "SELECT count(*) FROM settle_queue WHERE id = 1"),
+        1
     );
+    assert_eq!(scalar_i64(&db, "SELECT count(*) FROM settle_queue"), 1);
     assert_eq!(settle_objects(&db), super::objects::names().len() as i64);
     assert_eq!(
         scalar_i64(

@@ -1,0 +1,288 @@
+//! The triage queue's members on PostgreSQL, kept in settle's own table
+//! `settle_queue` instead of a partial index on `operations`: an index
+//! whose condition names `state` makes every one of the service's
+//! completions a non-HOT update, the largest share of what settle cost its
+//! writes. settle's own reads catch the table up, in transactions of
+//! their own; nothing runs inside a service's transaction.
+//!
+//! A read takes an operation as a member when `settle_queue` holds it at
+//! or below the mark `op_mark`, or when its id is above the mark, and
+//! always checks the operation's real state: a member that left never
+//! shows, and an operation not yet recorded is read by its primary key.
+//! What the table must hold (the invariant the catch-up keeps): every
+//! operation at or below `op_mark` in a queue state. An operation enters
+//! the queue by an insert (new ids pass the mark only after they are
+//! recorded) or by an update of an existing row: the service's updates
+//! come with an event (recorded through the events mark), settle's own
+//! decisions add their operation in the decision's transaction, and a
+//! sweep of a slice of `operations` each round finds any other change
+//! within one pass over the ledger.
+//!
+//! Ids are taken before commit, so a mark must never pass an id a
+//! transaction still running may commit below it. A round records the
+//! newest ids it sees (`next_op`, `next_event`); a round at least
+//! [`SETTLED`] later records the server's next transaction id
+//! (`next_xmax`): every transaction that took an id up to the recorded
+//! ones has its transaction id by then (it takes one on its insert, a
+//! moment after the id); a later round that finds every transaction
+//! before `next_xmax` ended records what lies between the marks and the
+//! recorded ids, and moves the marks to them.
+
+use std::time::{Duration, Instant};
+
+use postgres::{Client, GenericClient};
+
+use super::conn::Pg;
+use crate::store::filter::queue_candidate_words;
+
+/// The states an operation in the triage queue can have, and reserved,
+/// spelled with constants as SQLite's partial queue index spells them.
+pub(super) fn queue_candidates_sql(column: &str) -> String {
+    format!("{column} IN ({})", queue_candidate_words())
+}
+
+/// settle's queue table and its marks (one row).
+pub(super) const QUEUE_TABLES: &str = r#"
+CREATE TABLE IF NOT EXISTS settle_queue (
+    id       bigint PRIMARY KEY,
+    added_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS settle_queue_mark (
+    op_mark    bigint NOT NULL,
+    event_mark bigint NOT NULL,
+    sweep_at   bigint NOT NULL DEFAULT 0,
+    next_op    bigint,
+    next_event bigint,
+    next_since timestamptz,
+    next_xmax  xid8
+);
+"#;
+
+/// The time between recording the newest ids and the transaction id that
+/// bounds the transactions holding them.
+pub(super) const SETTLED: Duration = Duration::from_secs(2);
+
+/// How often a session catches the table up, at most.
+const EVERY: Duration = Duration::from_secs(1);
+
+/// How many ids of `operations` a round's sweep reads.
+pub(super) const SWEEP: i64 = 20_000;
+
+/// The events at or below the newest when the table was made that are
+/// read again: a transaction still running then may commit one of them.
+const EVENTS_BEFORE: i64 = 10_000;
+
+/// Two settle processes catching up at once: the second skips its round.
+const CATCH_UP_LOCK: i64 = 0x05e7_71ea_0a0e;
+
+/// The condition on `o` that the operation is, or may be, a member: the
+/// ids in the table at or below the mark, and every id above it, as one
+/// array the primary key is searched for, in id order.
+pub(super) fn members_sql() -> String {
+    "o.id = ANY (ARRAY(SELECT sq.id FROM settle_queue sq
+        WHERE sq.id <= (SELECT op_mark FROM settle_queue_mark)
+      UNION ALL SELECT so.id FROM operations so
+        WHERE so.id > (SELECT op_mark FROM settle_queue_mark)))"
+        .to_string()
+}
+
+/// The statements that fill the marks' row when the table is new: the
+/// op mark at 0 (every operation read by id until adoption fills it).
+pub(super) fn first_mark() -> String {
+    format!(
+        "INSERT INTO settle_queue_mark (op_mark, event_mark)
+         SELECT 0, greatest(coalesce(max(id), 0) - {EVENTS_BEFORE}, 0) FROM events
+         WHERE NOT EXISTS (SELECT 1 FROM settle_queue_mark)"
+    )
+}
+
+/// Records the queue's members among the ids above `from` up to and
+/// including `to`.
+fn record_ops(db: &mut impl GenericClient, from: i64, to: i64) -> Result<u64, postgres::Error> {
+    db.execute(
+        &format!(
+            "INSERT INTO settle_queue (id) SELECT id FROM operations
+             WHERE id > $1 AND id <= $2 AND {}
+             ON CONFLICT DO NOTHING",
+            queue_candidates_sql("state")
+        ),
+        &[&from, &to],
+    )
+}
+
+/// Adoption's fill: the members up to the newest id once every transaction
+/// that may hold a smaller one has ended, a batch per transaction, then the
+/// op mark there. Gives up (the mark stays, reads stay correct) when a
+/// transaction stays open past `patience`.
+pub(super) fn fill(client: &mut Client, patience: Duration) -> Result<(), postgres::Error> {
+    let newest: i64 = client
+        .query_one("SELECT coalesce(max(id), 0)::bigint FROM operations", &[])?
+        .try_get(0)?;
+    // The moment between an insert's id and its transaction id; a
+    // transaction that took its id long before its insert is the sweep's.
+    std::thread::sleep(Duration::from_millis(200));
+    let until = Instant::now() + patience;
+    let xmax: String = client
+        .query_one("SELECT pg_snapshot_xmax(pg_current_snapshot())::text", &[])?
+        .try_get(0)?;
+    loop {
+        let ended: bool = client
+            .query_one(
+                "SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::text::xid8",
+                &[&xmax],
+            )?
+            .try_get(0)?;
+        if ended {
+            break;
+        }
+        if Instant::now() >= until {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut from: i64 = client
+        .query_one("SELECT op_mark FROM settle_queue_mark", &[])?
+        .try_get(0)?;
+    while from < newest {
+        let to = (from + 50_000).min(newest);
+        let mut tx = client.transaction()?;
+        record_ops(&mut tx, from, to)?;
+        tx.execute(
+            "UPDATE settle_queue_mark SET op_mark = $1 WHERE op_mark < $1",
+            &[&to],
+        )?;
+        tx.commit()?;
+        from = to;
+    }
+    Ok(())
+}
+
+/// One round of the catch-up (see the file's notes), in one transaction;
+/// `settled` is [`SETTLED`] outside tests, `sweep` the ids it sweeps.
+pub(super) fn catch_up(
+    client: &mut Client,
+    settled: Duration,
+    sweep: i64,
+) -> Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    let ours: bool = tx
+        .query_one("SELECT pg_try_advisory_xact_lock($1)", &[&CATCH_UP_LOCK])?
+        .try_get(0)?;
+    if !ours {
+        return Ok(());
+    }
+    let row = tx.query_one(
+        "SELECT op_mark, event_mark, sweep_at, next_op, next_event,
+             next_xmax IS NOT NULL,
+             coalesce(now() - next_since >= make_interval(secs => $1), false),
+             coalesce(pg_snapshot_xmin(pg_current_snapshot()) >= next_xmax, false)
+         FROM settle_queue_mark FOR UPDATE",
+        &[&settled.as_secs_f64()],
+    )?;
+    let (op_mark, event_mark, sweep_at): (i64, i64, i64) =
+        (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+    let next: Option<(i64, i64)> = row.try_get::<_, Option<i64>>(3)?.zip(row.try_get(4)?);
+    let (bounded, old, ended): (bool, bool, bool) =
+        (row.try_get(5)?, row.try_get(6)?, row.try_get(7)?);
+    let mut op_mark_now = op_mark;
+    match next {
+        None => {
+            tx.execute(
+                "UPDATE settle_queue_mark SET
+                     next_op = (SELECT coalesce(max(id), 0) FROM operations),
+                     next_event = (SELECT coalesce(max(id), 0) FROM events),
+                     next_since = now(), next_xmax = NULL",
+                &[],
+            )?;
+        }
+        Some(_) if !bounded && old => {
+            tx.execute(
+                "UPDATE settle_queue_mark SET next_xmax = pg_snapshot_xmax(pg_current_snapshot())",
+                &[],
+            )?;
+        }
+        Some((next_op, next_event)) if bounded && ended => {
+            advance(&mut tx, (op_mark, next_op), (event_mark, next_event))?;
+            op_mark_now = op_mark_now.max(next_op);
+        }
+        Some(_) => {}
+    }
+    if sweep > 0 {
+        let to = (sweep_at + sweep).min(op_mark_now);
+        record_ops(&mut tx, sweep_at, to)?;
+        let again = if to >= op_mark_now { 0 } else { to };
+        tx.execute("UPDATE settle_queue_mark SET sweep_at = $1", &[&again])?;
+    }
+    tx.execute(
+        &format!(
+            "DELETE FROM settle_queue q WHERE q.added_at < now() - interval '1 minute'
+             AND NOT EXISTS
+                 (SELECT 1 FROM operations o WHERE o.id = q.id AND {})",
+            queue_candidates_sql("o.state")
+        ),
+        &[],
+    )?;
+    tx.commit()
+}
+
+/// Records the operations above the op mark up to the recorded one, and
+/// those of the events between the marks, then moves both marks there:
+/// every transaction that may hold one of those ids has ended.
+fn advance(
+    tx: &mut postgres::Transaction<'_>,
+    ops: (i64, i64),
+    events: (i64, i64),
+) -> Result<(), postgres::Error> {
+    if ops.1 > ops.0 {
+        record_ops(tx, ops.0, ops.1)?;
+    }
+    tx.execute(
+        &format!(
+            "INSERT INTO settle_queue (id) SELECT o.id FROM operations o
+             WHERE o.id IN (SELECT e.op_id FROM events e WHERE e.id > $1 AND e.id <= $2)
+               AND {}
+             ON CONFLICT DO NOTHING",
+            queue_candidates_sql("o.state")
+        ),
+        &[&events.0, &events.1],
+    )?;
+    tx.execute(
+        "UPDATE settle_queue_mark SET op_mark = greatest(op_mark, $1),
+             event_mark = greatest(event_mark, $2),
+             next_op = NULL, next_event = NULL, next_since = NULL, next_xmax = NULL",
+        &[&ops.1, &events.1],
+    )?;
+    Ok(())
+}
+
+/// Adds `op` to the table, in the transaction of a decision of settle's
+/// that may move it into the queue, with no event for the catch-up to see.
+/// A member already there is written again: a prune that read the
+/// operation's state before this commits then waits for the row and,
+/// finding it just added, keeps it (it prunes only members added a while
+/// ago).
+pub(super) fn add(db: &mut impl GenericClient, op: i64) -> Result<(), postgres::Error> {
+    db.execute(
+        "INSERT INTO settle_queue (id) VALUES ($1)
+         ON CONFLICT (id) DO UPDATE SET added_at = now()",
+        &[&op],
+    )?;
+    Ok(())
+}
+
+impl Pg {
+    /// A round of the catch-up, at most every [`EVERY`], on a session that
+    /// may write settle's tables. A round that fails is left for the next:
+    /// the reads stay correct without it, only a change without an event
+    /// waits for the sweep.
+    pub(super) fn keep_queue(&self) {
+        if !self.queue || self.read_only || self.reader_in_recovery.get() {
+            return;
+        }
+        if self.queue_kept.get().is_some_and(|at| at.elapsed() < EVERY) {
+            return;
+        }
+        self.queue_kept.set(Some(Instant::now()));
+        let _ = catch_up(&mut self.client.borrow_mut(), SETTLED, SWEEP);
+    }
+}
