@@ -275,6 +275,19 @@ pub(crate) fn settle(args: &[&str]) -> Term {
     Term::spawn(&settle_bin(), args)
 }
 
+impl Expect {
+    /// What a figure that only looks for the queue's first page expects.
+    pub(crate) fn queue_only(n: u64, queue: Vec<i64>) -> Expect {
+        Expect {
+            n: n as i64,
+            queue,
+            oldest_queue: 0,
+            unknown: 0,
+            queue_total: 0,
+        }
+    }
+}
+
 /// Starts settle on `work` and waits for the queue and its counts; the
 /// time to rows and to counts, or None past the limit.
 pub(crate) fn start_console(work: &str, e: &Expect) -> (Term, Option<Duration>, Option<Duration>) {

@@ -67,13 +67,7 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
         .and_then(|mut s| s.query_map([n as i64 - 1000], |r| r.get(0))?.collect())
         .unwrap_or_default();
     drop(conn);
-    let e = Expect {
-        n: n as i64,
-        queue,
-        oldest_queue: 0,
-        unknown: 0,
-        queue_total: 0,
-    };
+    let e = Expect::queue_only(n, queue);
 
     let adopt = run_timed(Command::new(settle_bin()).args(["adopt", &address]));
     fig(
