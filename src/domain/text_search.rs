@@ -10,15 +10,17 @@ pub const TRIGRAM: usize = 3;
 /// How `err:` and free-text terms find their operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextSearch {
-    /// Through an index of trigrams: a term of [`TRIGRAM`] characters or
-    /// more; a shorter one reads every row.
+    /// `err:` terms through an index of trigrams over the error texts: a
+    /// term of [`TRIGRAM`] characters or more; a shorter one, and free
+    /// text (keys and result ids, one per operation, are not indexed),
+    /// read every row.
     Trigram,
     /// No index serves them: every term reads every row.
     Unindexed,
 }
 
 impl TextSearch {
-    /// Whether the index finds `term`.
+    /// Whether the index finds `err:` term `term`.
     pub fn finds(self, term: &str) -> bool {
         self == TextSearch::Trigram && term.chars().count() >= TRIGRAM
     }
