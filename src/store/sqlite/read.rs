@@ -79,7 +79,8 @@ impl Reads for Sqlite {
     /// The read model's trigram index for the text terms it finds few
     /// candidates of.
     fn dialect_for(&self, query: &Query) -> Result<QueryDialect<'_>> {
-        if !self.derived() || (query.errors.is_empty() && query.text.is_empty()) {
+        // Free text is not in the index: only `err:` terms can use it.
+        if !self.derived() || query.errors.is_empty() {
             return Ok(QueryDialect::Shared(self.dialect()));
         }
         self.fresh()?;

@@ -19,17 +19,27 @@ use crate::store::sqlite::conn::Sqlite;
 /// gather this many candidates.
 const RARE: i64 = 20_000;
 
-/// The `err:` terms of `query` the index answers.
+/// The `err:` terms of `query` the index answers (judged once per filter).
 pub(in crate::store::sqlite) fn indexed_terms(
     db: &Sqlite,
     query: &Query,
 ) -> Result<Vec<(TextTerm, String)>> {
+    let judge = || rare_terms(db, query);
+    let rare = match &db.model {
+        Some(model) => model.rare_terms(&query.errors, judge)?,
+        None => judge()?,
+    };
+    Ok(rare.into_iter().map(|t| (TextTerm::Error, t)).collect())
+}
+
+/// The `err:` terms of `query` with fewer than [`RARE`] candidates.
+fn rare_terms(db: &Sqlite, query: &Query) -> Result<Vec<String>> {
     let terms = query
         .errors
         .iter()
         // FTS5 reads its query as a C string: a NUL would end it early.
         .filter(|t| TextSearch::Trigram.finds(t) && !t.contains('\0'));
-    let mut indexed = Vec::new();
+    let mut rare = Vec::new();
     for text in terms {
         let sql = format!("SELECT 1 FROM ({}) LIMIT 1 OFFSET ?2", candidates_sql("?1"));
         let common = db
@@ -41,8 +51,8 @@ pub(in crate::store::sqlite) fn indexed_terms(
             })
             .map_err(|e| db.err("looking up a filter's text in the read model", e))?;
         if common.is_none() {
-            indexed.push((TextTerm::Error, text.clone()));
+            rare.push(text.clone());
         }
     }
-    Ok(indexed)
+    Ok(rare)
 }
