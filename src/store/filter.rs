@@ -25,13 +25,26 @@ pub(super) fn where_clause(
     now: DateTime<Utc>,
     args: &mut Args,
 ) -> Vec<String> {
+    conditions(d, query, now, args, false)
+}
+
+/// [`where_clause`], less the queue's membership where `driven` (a
+/// [`queue_join`] reads the rows from the members).
+fn conditions(
+    d: &dyn Dialect,
+    query: &Query,
+    now: DateTime<Utc>,
+    args: &mut Args,
+    driven: bool,
+) -> Vec<String> {
+    let members = || if driven { None } else { d.queue_members() };
     let mut clause = Vec::new();
     if query.queue {
         // The candidates term is repeated verbatim so the partial queue
         // index (already in id order) serves the page.
         let now = args.push(Arg::now(now));
         clause.push(d.queue_candidates("o.state"));
-        clause.extend(d.queue_members());
+        clause.extend(members());
         clause.push(format!(
             "(o.state <> 'reserved' OR {})",
             d.lease_passed("o.lease_expires_at", &now)
@@ -49,7 +62,7 @@ pub(super) fn where_clause(
         };
         clause.push(format!("{column} IN ({})", list.join(", ")));
         if states.iter().all(is_queue_candidate) {
-            clause.extend(d.queue_members());
+            clause.extend(members());
         }
     }
     for (column, terms) in [
@@ -114,6 +127,41 @@ pub(crate) fn is_queue_candidate(state: &State) -> bool {
     State::QUEUE.contains(state) || *state == State::Reserved
 }
 
+/// Whether `query`'s rows are read from the backend's own queue table
+/// ([`Dialect::queue_join`]): it asks for the queue, or only for states of
+/// it, and no index of the ledger's serves it better (an account's, whose
+/// rows are few, each checked against the table by its key).
+fn queue_driven(d: &dyn Dialect, query: &Query) -> bool {
+    let members = query.queue
+        || query
+            .states
+            .iter()
+            .any(|states| states.iter().all(is_queue_candidate));
+    members && query.accounts.is_empty() && d.queue_join("ASC", None).is_some()
+}
+
+/// `from` with the queue's join where `query` is [`queue_driven`].
+fn driven_from(
+    d: &dyn Dialect,
+    query: &Query,
+    from: &str,
+    order: &str,
+    bound: Option<(&str, &str)>,
+) -> String {
+    match queue_driven(d, query)
+        .then(|| d.queue_join(order, bound))
+        .flatten()
+    {
+        // The row source's FROM names the operations first.
+        Some(join) => from.replacen(
+            &format!("FROM {}", d.from()),
+            &format!("FROM {} {join}", d.from()),
+            1,
+        ),
+        None => from.to_string(),
+    }
+}
+
 pub(super) fn where_sql(clause: &[String]) -> String {
     if clause.is_empty() {
         String::new()
@@ -128,9 +176,19 @@ pub(super) fn where_sql(clause: &[String]) -> String {
 fn pattern_sql(d: &dyn Dialect, column: &str, pattern: &Pattern, args: &mut Args) -> String {
     let bytewise = d.bytewise(column);
     match pattern {
-        // Equality means the same under any deterministic collation; said
-        // byte by byte, the one index per column serves it too.
-        Pattern::Exact(v) => format!("{bytewise} = {}", args.text(v.as_str())),
+        // Byte by byte, as SQLite compares; said in the column's own
+        // collation too where that is another, since an index serves only a
+        // comparison in its own collation, and a service's database indexes
+        // in its default one. Under any deterministic collation the two
+        // agree on equality.
+        Pattern::Exact(v) => {
+            let p = args.text(v.as_str());
+            if bytewise == column {
+                format!("{column} = {p}")
+            } else {
+                format!("({column} = {p} AND {bytewise} = {p})")
+            }
+        }
         Pattern::Glob(v) => {
             let (operator, value) = d.glob(v);
             let glob = format!("{column} {operator} {}", args.text(value));
@@ -208,20 +266,23 @@ pub(super) fn page_sql(
     now: DateTime<Utc>,
 ) -> (Statement, bool) {
     let mut args = Args::new(d);
-    let mut clause = where_clause(d, query, now, &mut args);
-    let source = if clause.is_empty() {
+    let driven = queue_driven(d, query);
+    let mut clause = conditions(d, query, now, &mut args, driven);
+    let source = if clause.is_empty() && !driven {
         d.unfiltered_row_source()
     } else {
         d.row_source()
     };
     let (order, reverse, bound) = seek_plan(seek, sort.descending);
     let column = d.sort(sort.column);
+    let mut id_bound = None;
     if let Some((key, op)) = bound {
         let id = args.int(key.id.0);
         if sort.column == SortColumn::Id {
             // The id alone: the plain form the primary key and every index
             // ending in id serve.
             clause.push(format!("o.id {op} {id}"));
+            id_bound = Some((op, id));
         } else {
             let value = match key.value {
                 SortValue::Int(n) => args.int(n),
@@ -230,6 +291,13 @@ pub(super) fn page_sql(
             clause.push(format!("({column}, o.id) {op} ({value}, {id})"));
         }
     }
+    let source = driven_from(
+        d,
+        query,
+        source,
+        order,
+        id_bound.as_ref().map(|(op, id)| (*op, id.as_str())),
+    );
     let limit = match limit {
         Some(n) => format!(" LIMIT {}", args.int(n.min(i64::MAX as usize) as i64)),
         None => String::new(),
@@ -293,9 +361,10 @@ pub(super) fn id_end_sql(d: &dyn Dialect, highest: bool) -> Statement {
 /// How many operations `query` matches.
 pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
-    let clause = where_clause(d, query, now, &mut args);
+    let clause = conditions(d, query, now, &mut args, queue_driven(d, query));
+    let from = driven_from(d, query, &format!("FROM {}", d.from()), "ASC", None);
     Statement {
-        sql: format!("SELECT count(*) FROM {} {}", d.from(), where_sql(&clause)),
+        sql: format!("SELECT count(*) {from} {}", where_sql(&clause)),
         args: args.values,
     }
 }
@@ -306,12 +375,12 @@ pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> S
 /// the same index as the queue's pages serves it.
 pub(super) fn clusters_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
-    let clause = where_clause(d, query, now, &mut args);
+    let clause = conditions(d, query, now, &mut args, queue_driven(d, query));
     let sql = format!(
-        "SELECT o.op_type, o.account, {}, {} FROM {} {} ORDER BY o.id",
+        "SELECT o.op_type, o.account, {}, {} {} {} ORDER BY o.id",
         d.last_error(),
         d.epoch_seconds(d.stuck_since()),
-        d.from(),
+        driven_from(d, query, &format!("FROM {}", d.from()), "ASC", None),
         where_sql(&clause)
     );
     Statement {

@@ -92,6 +92,15 @@ pub(crate) trait Dialect {
         None
     }
 
+    /// Where [`Dialect::queue_members`] names a table of the backend's
+    /// own: a join to `o` that reads the members from it in `order`,
+    /// beyond `bound` (an operator and a placeholder on the id) only, so
+    /// the queue's pages walk that table and not the ledger. None where the
+    /// members' condition serves as it is.
+    fn queue_join(&self, _order: &str, _bound: Option<(&str, &str)>) -> Option<String> {
+        None
+    }
+
     /// The lease in `column` has passed at the placeholder `now` (no lease
     /// has passed: nobody owns it).
     fn lease_passed(&self, column: &str, now: &str) -> String;

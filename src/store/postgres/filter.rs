@@ -156,6 +156,10 @@ impl Dialect for PgSql {
         self.queue.then(super::queue::members_sql)
     }
 
+    fn queue_join(&self, order: &str, bound: Option<(&str, &str)>) -> Option<String> {
+        self.queue.then(|| super::queue::members_join(order, bound))
+    }
+
     fn lease_passed(&self, column: &str, now: &str) -> String {
         format!("{column} IS NULL OR {column} <= {now}")
     }

@@ -75,15 +75,34 @@ const EVENTS_BEFORE: i64 = 10_000;
 /// Two settle processes catching up at once: the second skips its round.
 const CATCH_UP_LOCK: i64 = 0x05e7_71ea_0a0e;
 
-/// The condition on `o` that the operation is, or may be, a member: the
-/// ids in the table at or below the mark, and every id above it, as one
-/// array the primary key is searched for, in id order.
+/// The condition on `o` that the operation is, or may be, a member: its
+/// id is above the mark, or in the table. One probe of the table's primary
+/// key a row, so a filter an index of the service's serves (an account)
+/// reads its own rows and never the whole queue.
 pub(super) fn members_sql() -> String {
-    "o.id = ANY (ARRAY(SELECT sq.id FROM settle_queue sq
-        WHERE sq.id <= (SELECT op_mark FROM settle_queue_mark)
-      UNION ALL SELECT so.id FROM operations so
-        WHERE so.id > (SELECT op_mark FROM settle_queue_mark)))"
+    "(o.id > (SELECT op_mark FROM settle_queue_mark)
+      OR EXISTS (SELECT 1 FROM settle_queue sq WHERE sq.id = o.id))"
         .to_string()
+}
+
+/// The queue's ids in `order` (`ASC` or `DESC`), those in the table at or
+/// below the mark and every id above it, as a join to `o` named `q`;
+/// `bound` (an operator and a placeholder) keeps the ids beyond a page's
+/// seek key inside both halves, where the planner merges the two index
+/// walks and stops at the page's end. Without the bound inside, every page
+/// would read the queue from its start.
+pub(super) fn members_join(order: &str, bound: Option<(&str, &str)>) -> String {
+    let beyond =
+        |column: &str| bound.map_or(String::new(), |(op, p)| format!(" AND {column} {op} {p}"));
+    format!(
+        "JOIN ((SELECT sq.id FROM settle_queue sq
+            WHERE sq.id <= (SELECT op_mark FROM settle_queue_mark){} ORDER BY sq.id {order})
+          UNION ALL (SELECT so.id FROM operations so
+            WHERE so.id > (SELECT op_mark FROM settle_queue_mark){} ORDER BY so.id {order})) q
+        ON q.id = o.id",
+        beyond("sq.id"),
+        beyond("so.id"),
+    )
 }
 
 /// The statements that fill the marks' row when the table is new: the

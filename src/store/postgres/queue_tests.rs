@@ -188,3 +188,95 @@ fn adoption_records_the_queue_then_drops_the_queue_index() {
         .get(0);
     assert_eq!(left, 0);
 }
+
+/// Rows of `relation` a plan read, from EXPLAIN ANALYZE's text: each
+/// node on it says `rows=N loops=M`.
+fn rows_read(plan: &[String], relation: &str) -> i64 {
+    let on = format!(" on {relation} ");
+    let number = |line: &str, word: &str| -> i64 {
+        let at = line.rfind(word).unwrap() + word.len();
+        let digits: String = line[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    };
+    plan.iter()
+        .filter(|line| line.contains(&on))
+        .map(|line| number(line, "rows=") * number(line, "loops="))
+        .sum()
+}
+
+#[test]
+fn a_queue_page_reads_its_own_members_not_the_whole_queue() {
+    use crate::domain::{OperationId, Seek, Sort, SortKey, SortValue};
+    use crate::query::Query;
+    use crate::store::backend::Reads;
+    use crate::store::filter::page_sql;
+    use chrono::Utc;
+
+    let Some((db, mut c)) = ledger("queue_page") else {
+        return;
+    };
+    c.batch_execute(
+        "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+             max_attempts, created_at, updated_at)
+         SELECT 'acme', 'charge', 'k' || i, 'fp', CASE WHEN i % 3 = 0 THEN 'unknown' ELSE 'completed' END,
+             3, now(), now() FROM generate_series(1, 6000) i;
+         ANALYZE operations",
+    )
+    .unwrap();
+    settle(&mut c, 0);
+    // Above the mark: read from the operations, newest first.
+    let tail: Vec<i64> = (0..3)
+        .map(|i| insert(&mut c, &format!("t{i}"), "unknown"))
+        .collect();
+    let everything = queue_ids(&mut c);
+    assert_eq!(everything.len(), 2003);
+
+    // Page by page through the store: the same ids, newest first.
+    let pg = super::Pg::connect_for_test(&db, true);
+    let query = Query {
+        queue: true,
+        ..Query::default()
+    };
+    let mut seen = Vec::new();
+    let mut seek = Seek::First;
+    loop {
+        let page = pg.page(&query, seek, 150, Utc::now()).unwrap();
+        let Some(last) = page.last() else { break };
+        seek = Seek::After(last.id);
+        seen.extend(page.iter().map(|r| r.id.0));
+    }
+    assert_eq!(&seen[..3], &[tail[2], tail[1], tail[0]]);
+    seen.reverse();
+    assert_eq!(seen, everything);
+
+    // A page deep in the queue reads about a page of the table, where an
+    // array of every member read all 2,000 of them on every page.
+    let key = SortKey {
+        value: SortValue::Int(everything[1000]),
+        id: OperationId(everything[1000]),
+    };
+    let (statement, _) = page_sql(
+        &super::filter::PgSql::ALL,
+        &query,
+        Sort::default(),
+        Seek::After(key),
+        Some(101),
+        Utc::now(),
+    );
+    let args = super::filter::refs(&statement.args);
+    let plan: Vec<String> = c
+        .query(&format!("EXPLAIN ANALYZE {}", statement.sql), &args)
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let read = rows_read(&plan, "settle_queue");
+    assert!(
+        read <= 200,
+        "read {read} members for a page of 101:\n{}",
+        plan.join("\n")
+    );
+}
