@@ -109,3 +109,47 @@ fn a_probe_is_recorded_shown_and_kept_append_only_on_either_backend() {
         );
     });
 }
+
+#[test]
+fn a_whole_list_past_its_first_page_has_every_match_once_newest_first() {
+    backends::each_backend("whole_list", |l| {
+        // Past the first page of 1,000, where the list streams the rest.
+        l.exec(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2500)
+             INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts,
+                 created_at, updated_at)
+             SELECT 'acme', 'charge', 'k-' || i, 'fp',
+                 CASE WHEN i % 2 = 0 THEN 'unknown' ELSE 'completed' END, 3,
+                 '2026-11-30T10:00:00Z', '2026-11-30T10:00:00Z' FROM n",
+        );
+        let ids = |args: &[&str]| {
+            let out = settle(args);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+            jsonl_ids(&out)
+        };
+        let every: Vec<i64> = (1..=2500).rev().collect();
+        assert_eq!(ids(&["list", l.arg(), "--all", "--format", "jsonl"]), every);
+        let queue: Vec<i64> = every.iter().copied().filter(|i| i % 2 == 0).collect();
+        assert_eq!(
+            ids(&["list", l.arg(), "--queue", "--all", "--format", "jsonl"]),
+            queue
+        );
+        // A reader that stops early is no error.
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -o pipefail; '{}' list '{}' --all --format jsonl | head -n 1500 >/dev/null",
+                env!("CARGO_BIN_EXE_settle"),
+                l.arg()
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!said.contains("writing output"), "{said}");
+    });
+}

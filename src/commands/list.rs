@@ -1,8 +1,10 @@
 //! `settle list`: operations matching a filter, newest first, as a table for
-//! people or json, jsonl and csv for scripts. Pages through the ledger so
-//! `--all` over millions of rows holds one page in memory.
+//! people or json, jsonl and csv for scripts. Reads a page first (its rows
+//! measure the table), then pages on up to a limit, or streams the rest of
+//! a whole list, so `--all` over millions of rows holds one page in memory.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 use ratatui::style::Color;
@@ -10,8 +12,8 @@ use ratatui::style::Color;
 use super::output::{colour, emit, emit_page, left_out, rows_wanted};
 use crate::cli::{ListArgs, ListFormat};
 use crate::config::Config;
-use crate::domain::{Malformed, OperationRow, Sort, age};
-use crate::error::Result;
+use crate::domain::{Malformed, OperationRow, Sort, SortKey, age};
+use crate::error::{Error, Result};
 use crate::export::{OPERATION_CSV_HEADER, operation_csv, operation_json};
 use crate::labels;
 use crate::query::Query;
@@ -68,7 +70,6 @@ fn write_sorted_list(
     colour: bool,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    const PAGE: usize = 1000;
     let mut widths: Option<TableWidths> = None;
     let mut seek = Seek::First;
     let mut shown = 0usize;
@@ -79,27 +80,22 @@ fn write_sorted_list(
         more = page.len() > take;
         page.truncate(take);
         let widths = widths.get_or_insert_with(|| TableWidths::of(&page, now));
-        let first = shown == 0;
-        let open = emit_page(|out| {
-            for (i, row) in page.iter().enumerate() {
-                let header = first && i == 0;
-                match format {
-                    ListFormat::Table if header => widths.header(out)?,
-                    ListFormat::Csv if header => writeln!(out, "{OPERATION_CSV_HEADER}")?,
-                    ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
-                    _ => {}
-                }
-                match format {
-                    ListFormat::Table => widths.row(out, row, now, colour)?,
-                    ListFormat::Json => write!(out, "{}", operation_json(row, now))?,
-                    ListFormat::Jsonl => writeln!(out, "{}", operation_json(row, now))?,
-                    ListFormat::Csv => writeln!(out, "{}", operation_csv(row, now))?,
-                }
-            }
-            Ok(())
-        })?;
+        let out = Out {
+            format,
+            widths,
+            colour,
+            now,
+        };
+        let open = out.rows(&page, shown == 0)?;
         shown += page.len();
         match page.last() {
+            Some(last) if more && open && want == usize::MAX => {
+                // The rest as one statement, which the database streams
+                // while these rows are written, instead of a page at a time.
+                shown += out.stream(ledger, query, sort, sort.key_of(last))?;
+                more = false;
+                break;
+            }
             Some(last) if more && open => seek = Seek::After(sort.key_of(last)),
             _ => break,
         }
@@ -121,6 +117,74 @@ fn write_sorted_list(
         eprintln!("settle: no operations match");
     }
     Ok(())
+}
+
+/// Rows a page at a time; the first page's widths measure the table.
+const PAGE: usize = 1000;
+
+/// How rows are written to stdout.
+struct Out<'a> {
+    format: ListFormat,
+    widths: &'a TableWidths,
+    colour: bool,
+    now: DateTime<Utc>,
+}
+
+impl Out<'_> {
+    /// Writes `rows`, the list's opening before them when `first`; false
+    /// when stdout was closed (`settle list | head`).
+    fn rows(&self, rows: &[OperationRow], first: bool) -> Result<bool> {
+        emit_page(|out| {
+            for (i, row) in rows.iter().enumerate() {
+                let header = first && i == 0;
+                match self.format {
+                    ListFormat::Table if header => self.widths.header(out)?,
+                    ListFormat::Csv if header => writeln!(out, "{OPERATION_CSV_HEADER}")?,
+                    ListFormat::Json => write!(out, "{}", if header { "[\n  " } else { ",\n  " })?,
+                    _ => {}
+                }
+                match self.format {
+                    ListFormat::Table => self.widths.row(out, row, self.now, self.colour)?,
+                    ListFormat::Json => write!(out, "{}", operation_json(row, self.now))?,
+                    ListFormat::Jsonl => writeln!(out, "{}", operation_json(row, self.now))?,
+                    ListFormat::Csv => writeln!(out, "{}", operation_csv(row, self.now))?,
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Writes every match after `after`, streamed and written a page at a
+    /// time; how many were written.
+    fn stream(&self, ledger: &Ledger, query: &Query, sort: Sort, after: SortKey) -> Result<usize> {
+        let mut batch = Vec::with_capacity(PAGE);
+        let (mut shown, mut closed) = (0, false);
+        let streamed = ledger.for_each_sorted_row(query, sort, Some(after), self.now, |row| {
+            batch.push(row);
+            if batch.len() == PAGE {
+                if !self.rows(&batch, false)? {
+                    closed = true;
+                    // Stops the read; not reported, as a closed pipe never is.
+                    return Err(Error::Io {
+                        path: PathBuf::from("<stdout>"),
+                        doing: "writing output".to_string(),
+                        source: io::ErrorKind::BrokenPipe.into(),
+                    });
+                }
+                shown += batch.len();
+                batch.clear();
+            }
+            Ok(())
+        });
+        match streamed {
+            Err(_) if closed => return Ok(shown),
+            other => other?,
+        };
+        if self.rows(&batch, false)? {
+            shown += batch.len();
+        }
+        Ok(shown)
+    }
 }
 
 /// `  ! malformed: account: invalid UTF-8 …`, after a row's last column.

@@ -193,25 +193,21 @@ pub(crate) trait Reads: Session {
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        self.for_each_sorted_row(query, Sort::default(), now, each)
+        self.for_each_sorted_row(query, Sort::default(), None, now, each)
     }
 
-    /// [`Reads::for_each_row`] in `sort` order.
+    /// [`Reads::for_each_row`] in `sort` order, from the first row or
+    /// the rows `after` a key.
     fn for_each_sorted_row(
         &self,
         query: &Query,
         sort: Sort,
+        after: Option<SortKey>,
         now: DateTime<Utc>,
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        let (list, _) = page_sql(
-            &*self.dialect_for(query)?,
-            query,
-            sort,
-            Seek::First,
-            None,
-            now,
-        );
+        let seek = after.map_or(Seek::First, Seek::After);
+        let (list, _) = page_sql(&*self.dialect_for(query)?, query, sort, seek, None, now);
         let mut n = 0;
         self.stream_operation_rows(&list, &mut |row| {
             each(row)?;

@@ -198,11 +198,12 @@ impl Ledger {
         &self,
         query: &Query,
         sort: Sort,
+        after: Option<SortKey>,
         now: DateTime<Utc>,
         mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
         self.backend
-            .for_each_sorted_row(query, sort, now, &mut each)
+            .for_each_sorted_row(query, sort, after, now, &mut each)
     }
 
     pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {

@@ -195,10 +195,7 @@ impl JobQueue {
         asked.read_begins();
         asked.untimed();
         let failed = |e| self.err(doing, e);
-        let portal = Portal {
-            batch: 1000,
-            untimed: true,
-        };
+        let portal = Portal { untimed: true };
         stream_on(
             &mut self.client.borrow_mut(),
             statement,

@@ -16,16 +16,13 @@ use crate::store::filter::clusters_sql;
 use crate::store::tally::Tally;
 
 /// [`crate::store::backend::Reads::clusters`] on PostgreSQL: every
-/// matching row read through a portal, a batch at a time.
+/// matching row read as it arrives.
 pub(super) fn clusters(pg: &Pg, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
     pg.fresh()?;
     pg.keep_queue();
     let failed = |e| pg.err("grouping the queue", e);
     let statement = clusters_sql(pg.dialect(), query, now);
-    let portal = Portal {
-        batch: 1000,
-        untimed: false,
-    };
+    let portal = Portal { untimed: false };
     let mut tally = Tally::new(now.timestamp());
     pg.stream(&statement, portal, "grouping the queue", |c| {
         tally.row(c).map_err(failed)

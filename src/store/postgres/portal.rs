@@ -1,6 +1,6 @@
-//! Long reads of a PostgreSQL ledger: one statement's rows handed on a
-//! batch at a time through a portal, never all held in memory (the whole
-//! list, the Clusters view's pass over the queue).
+//! Long reads of a PostgreSQL ledger: one statement's rows handed on as
+//! they arrive, never all held in memory (the whole list, the Clusters
+//! view's pass over the queue).
 
 use super::cells::Cells;
 use super::conn::Pg;
@@ -8,18 +8,16 @@ use super::filter::refs;
 use crate::error::{Error, Result};
 use crate::store::filter::Statement;
 
-/// How a long read goes through a portal: `batch` rows at a time, and
-/// `untimed` to lift the statement timeout (a whole list may take longer
-/// than any one page should).
+/// How a long read goes: `untimed` lifts the statement timeout (a whole
+/// list may take longer than any one page should).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Portal {
-    pub batch: i32,
     pub untimed: bool,
 }
 
 impl Pg {
-    /// Hands each row of `statement` to `each`, read through a portal
-    /// `portal.batch` rows at a time ([`stream_on`]).
+    /// Hands each row of `statement` to `each` as it arrives
+    /// ([`stream_on`]).
     pub(super) fn stream(
         &self,
         statement: &Statement,
@@ -41,9 +39,12 @@ impl Pg {
     }
 }
 
-/// Hands each row of `statement` on `client` to `each`, read through a
-/// portal `portal.batch` rows at a time. A portal lives in a transaction;
-/// read-only, so it never holds a lock a writer waits for.
+/// Hands each row of `statement` on `client` to `each` as it arrives. The
+/// server sends rows while the client handles the ones before (a portal
+/// read a batch at a time leaves it idle between batches: a whole list at
+/// 1M took 1.7x psql that way); the client library takes them off the
+/// socket only as fast as `each` does, so memory stays bounded. In a
+/// read-only transaction, which never holds a lock a writer waits for.
 pub(crate) fn stream_on(
     client: &mut postgres::Client,
     statement: &Statement,
@@ -51,6 +52,7 @@ pub(crate) fn stream_on(
     failed: &dyn Fn(postgres::Error) -> Error,
     each: &mut dyn FnMut(&mut Cells<'_>) -> Result<()>,
 ) -> Result<()> {
+    use postgres::fallible_iterator::FallibleIterator;
     let mut tx = client
         .build_transaction()
         .read_only(true)
@@ -60,16 +62,12 @@ pub(crate) fn stream_on(
         tx.batch_execute("SET LOCAL statement_timeout = 0")
             .map_err(failed)?;
     }
-    let bound = tx
-        .bind(&statement.sql, &refs(&statement.args))
-        .map_err(failed)?;
-    loop {
-        let rows = tx.query_portal(&bound, portal.batch).map_err(failed)?;
-        if rows.is_empty() {
-            break;
-        }
-        for row in &rows {
-            each(&mut Cells::new(row))?;
+    {
+        let mut rows = tx
+            .query_raw(&statement.sql, refs(&statement.args))
+            .map_err(failed)?;
+        while let Some(row) = rows.next().map_err(failed)? {
+            each(&mut Cells::new(&row))?;
         }
     }
     tx.commit().map_err(failed)

@@ -61,12 +61,8 @@ impl Reads for Pg {
     ) -> Result<()> {
         self.fresh()?;
         self.keep_queue();
-        // Read through a portal a batch at a time, so a ten-million-row
-        // ledger is never held in memory.
-        let portal = Portal {
-            batch: 500,
-            untimed: true,
-        };
+        // Streamed, so a ten-million-row ledger is never held in memory.
+        let portal = Portal { untimed: true };
         self.stream(list, portal, "listing operations", |c| {
             each(rows::operation_row(c).map_err(|e| self.err("listing operations", e))?)
         })

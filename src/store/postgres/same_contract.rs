@@ -229,14 +229,14 @@ fn pages_streams_and_counts_are_the_same_on_both_backends() {
             let (mut sqlite_rows, mut pg_rows) = (Vec::new(), Vec::new());
             let n = b
                 .sqlite
-                .for_each_sorted_row(&query, *sort, now(), &mut |r| {
+                .for_each_sorted_row(&query, *sort, None, now(), &mut |r| {
                     sqlite_rows.push(r);
                     Ok(())
                 })
                 .unwrap();
             assert_eq!(n as usize, sqlite_rows.len());
             let n =
-                b.pg.for_each_sorted_row(&query, *sort, now(), &mut |r| {
+                b.pg.for_each_sorted_row(&query, *sort, None, now(), &mut |r| {
                     pg_rows.push(r);
                     Ok(())
                 })
