@@ -202,6 +202,12 @@ pub(crate) fn open_ro(path: &Path) -> Connection {
 
 /// Wall time of a process, or None past the limit.
 pub(crate) fn run_timed(cmd: &mut Command) -> Option<(Duration, bool)> {
+    run_timed_within(cmd, LIMIT)
+}
+
+/// [`run_timed`] with its own limit: a whole process at 10M may rightly
+/// take longer than a key may.
+pub(crate) fn run_timed_within(cmd: &mut Command, limit: Duration) -> Option<(Duration, bool)> {
     let start = Instant::now();
     let mut child = cmd
         .stdout(Stdio::null())
@@ -212,7 +218,7 @@ pub(crate) fn run_timed(cmd: &mut Command) -> Option<(Duration, bool)> {
         if let Ok(Some(status)) = child.try_wait() {
             return Some((start.elapsed(), status.success()));
         }
-        if start.elapsed() > LIMIT {
+        if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
             return None;
@@ -223,6 +229,14 @@ pub(crate) fn run_timed(cmd: &mut Command) -> Option<(Duration, bool)> {
 
 /// Time to the first line and to the end of a command's stdout.
 pub(crate) fn stream_timed(cmd: &mut Command) -> (Option<Duration>, Option<Duration>) {
+    stream_timed_within(cmd, LIMIT)
+}
+
+/// [`stream_timed`] with its own limit.
+pub(crate) fn stream_timed_within(
+    cmd: &mut Command,
+    limit: Duration,
+) -> (Option<Duration>, Option<Duration>) {
     let start = Instant::now();
     let Ok(mut child) = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn() else {
         return (None, None);
@@ -234,7 +248,7 @@ pub(crate) fn stream_timed(cmd: &mut Command) -> (Option<Duration>, Option<Durat
     let watch = {
         let done = done.clone();
         std::thread::spawn(move || {
-            while start.elapsed() < LIMIT && !done.load(Ordering::Relaxed) {
+            while start.elapsed() < limit && !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(20));
             }
             if !done.load(Ordering::Relaxed) {
@@ -259,7 +273,7 @@ pub(crate) fn stream_timed(cmd: &mut Command) -> (Option<Duration>, Option<Durat
     let all = start.elapsed();
     done.store(true, Ordering::Relaxed);
     let _ = watch.join();
-    (first, (ok && all <= LIMIT).then_some(all))
+    (first, (ok && all <= limit).then_some(all))
 }
 
 pub(crate) struct Expect {

@@ -11,8 +11,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::figures::{
-    Expect, Figure, decide_command, fmt_opt, list_sql, now_rfc3339, open_ro, p99, queue_where,
-    run_timed, settle_bin, start_console, stream_timed, timed_runs, type_filter,
+    Expect, Figure, LIMIT, decide_command, fmt_opt, list_sql, now_rfc3339, open_ro, p99,
+    queue_where, run_timed, run_timed_within, settle_bin, start_console, stream_timed_within,
+    timed_runs, type_filter,
 };
 
 #[path = "../../src/store/postgres/testing.rs"]
@@ -69,7 +70,10 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
     drop(conn);
     let e = Expect::queue_only(n, queue);
 
-    let adopt = run_timed(Command::new(settle_bin()).args(["adopt", &address]));
+    // Whole passes over the ledger (adoption, a whole list) take minutes
+    // at 10M: a minute a million, at least the keys' limit.
+    let whole = LIMIT.max(Duration::from_secs(n / 1_000_000 * 60));
+    let adopt = run_timed_within(Command::new(settle_bin()).args(["adopt", &address]), whole);
     fig(
         "PostgreSQL: settle adopt of the service's database",
         fmt_opt(adopt.filter(|(_, ok)| *ok).map(|(d, _)| d)),
@@ -153,11 +157,12 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
         ),
     );
 
-    let (first, all) = stream_timed(
+    let (first, all) = stream_timed_within(
         Command::new(settle_bin())
             .args(["list", &address, "--queue", "--all", "--format", "jsonl"]),
+        whole,
     );
-    let (_, psql_all) = stream_timed(&mut psql(&address, &list_sql()));
+    let (_, psql_all) = stream_timed_within(&mut psql(&address, &list_sql()), whole);
     fig(
         "PostgreSQL: settle list --queue --all --format jsonl: first line / all",
         format!("{} / {}", fmt_opt(first), fmt_opt(all)),
