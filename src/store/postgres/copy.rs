@@ -44,21 +44,29 @@ impl Transfer for Pg {
             table.name,
             table.order
         );
-        // A whole table streams for as long as the destination takes to
-        // write it: the reads' statement timeout is for pages, not this.
-        let mut tx = client.transaction().map_err(err)?;
-        tx.batch_execute("SET LOCAL statement_timeout = 0")
-            .map_err(err)?;
-        let mut n = 0;
-        {
-            let mut rows = tx.query_raw(&sql, std::iter::empty::<i64>()).map_err(err)?;
-            while let Some(row) = rows.next().map_err(err)? {
-                each(values(&row, table).map_err(err)?)?;
-                n += 1;
+        // Receiving and decoding the rows take as long as writing them
+        // elsewhere: a thread of their own does them while this one
+        // writes, a batch at a time, a few batches ahead at most.
+        let client: &mut postgres::Client = &mut client;
+        std::thread::scope(|s| {
+            let (batches, ready) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
+            let reader = s.spawn(move || read_table(client, &sql, table, batches));
+            let mut written = Ok(());
+            'batches: for batch in ready {
+                for values in batch {
+                    written = each(values);
+                    if written.is_err() {
+                        break 'batches;
+                    }
+                }
             }
-        }
-        tx.commit().map_err(err)?;
-        Ok(n)
+            // Dropped, the channel stops the reader at its next batch.
+            let read = reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            written?;
+            read.map_err(err)
+        })
     }
 
     /// Each table through one `COPY … FROM STDIN` (the contracts of op
@@ -139,6 +147,45 @@ impl Transfer for Pg {
         self.created_here = false;
         Ok(report)
     }
+}
+
+/// Rows a batch holds, and how many batches the reader may be ahead of
+/// the writer: memory stays bounded whatever the table's size.
+const BATCH: usize = 1024;
+const BATCHES_AHEAD: usize = 4;
+
+/// Streams `sql`'s rows as values to `batches`, in one query; stops when
+/// the receiver is gone (the writer failed). Returns how many rows it read.
+fn read_table(
+    client: &mut postgres::Client,
+    sql: &str,
+    table: &Table,
+    batches: std::sync::mpsc::SyncSender<Vec<Vec<Value>>>,
+) -> std::result::Result<u64, postgres::Error> {
+    // A whole table streams for as long as the destination takes to
+    // write it: the reads' statement timeout is for pages, not this.
+    let mut tx = client.transaction()?;
+    tx.batch_execute("SET LOCAL statement_timeout = 0")?;
+    let mut n = 0;
+    {
+        let mut rows = tx.query_raw(sql, std::iter::empty::<i64>())?;
+        let mut batch = Vec::with_capacity(BATCH);
+        while let Some(row) = rows.next()? {
+            batch.push(values(&row, table)?);
+            n += 1;
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if batches.send(full).is_err() {
+                    return Ok(n);
+                }
+            }
+        }
+        if !batch.is_empty() && batches.send(batch).is_err() {
+            return Ok(n);
+        }
+    }
+    tx.commit()?;
+    Ok(n)
 }
 
 /// A row of the copy as tolerantly as the reads take it: an `integer` id,
