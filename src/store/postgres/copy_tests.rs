@@ -318,3 +318,40 @@ fn a_services_own_types_copy_out_and_into_a_new_ledger() {
         .get(0);
     assert_eq!(at, "2026-12-01 00:00:00.250 2026-11-30 10:00:00");
 }
+
+#[test]
+fn a_destination_that_refuses_a_row_stops_the_read_of_a_long_table() {
+    let Some(service) = testing::fresh_database("copy stops reading") else {
+        return;
+    };
+    // More rows than the reader may hold ahead of the writer, the first
+    // of them refused by a destination of settle's own types.
+    testing::connect(&service)
+        .batch_execute(&format!(
+            "{}
+             INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at)
+             VALUES (1, 'acct', 'pay', 'k-1', 'fp', 'unknown', 3, now(), now());
+             ALTER TABLE events ALTER COLUMN at TYPE text;
+             INSERT INTO events (op_id, at, event)
+             SELECT 1, CASE WHEN g = 1 THEN 'soon' ELSE '2026-10-01T00:00:00Z' END, 'e'
+             FROM generate_series(1, 20000) AS g;",
+            super::schema::SERVICE_TABLES
+        ))
+        .unwrap();
+    let (from, _) = Ledger::open(&service, crate::store::Access::ReadOnly).unwrap();
+    let (_, mut into) = pg_ledger("copy stops reading into", true).unwrap();
+    let e = from
+        .copy_into(&mut into, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("events row 1: at: soon is not what the column holds"),
+        "{e}"
+    );
+    // The source's connection is whole: it reads on.
+    let dir = TempDir::new().unwrap();
+    let (mut lite, _) = Ledger::open_or_create(&dir.path().join("out.db")).unwrap();
+    let copied = from.copy_into(&mut lite, &mut |_, _| {}).unwrap();
+    assert_eq!(copied.rows("events"), 20000);
+}
