@@ -195,8 +195,9 @@ impl CellRead for Cells<'_> {
         })
     }
 
+    /// Asked of the raw cell: decoding it would copy its text only to drop it.
     fn is_null(&mut self, i: usize) -> Result<bool, postgres::Error> {
-        Ok(matches!(self.value(i)?, Value::Null))
+        Ok(self.row.try_get::<_, Raw<'_>>(i)?.bytes.is_none())
     }
 
     fn malformed(&mut self) -> &mut Vec<Malformed> {

@@ -59,6 +59,9 @@ pub struct Pg {
     /// The cancels settle sent the reading connection and the timeout it
     /// set there, which tell why the server stopped a read.
     pub(super) asked: Asked,
+    /// Created by this process and not yet written: a copy into it may
+    /// build its keys and indexes after the rows ([`super::copy_defer`]).
+    pub(super) created_here: bool,
 }
 
 impl std::fmt::Debug for Pg {
@@ -105,6 +108,7 @@ impl Pg {
             seen: Cell::new(super::writes::written()),
             routed: RefCell::default(),
             asked: Asked::new(),
+            created_here: false,
         })
     }
 

@@ -5,17 +5,14 @@
 //! identity sequences moved past the copied ids so the next service insert
 //! does not collide. Decisions keep their stored chain hashes.
 
-use std::io::Write;
-
-use chrono::{DateTime, Utc};
 use postgres::Row;
 use postgres::fallible_iterator::FallibleIterator;
-use postgres::types::ToSql;
 
-use super::cells::{Cells, time_text};
+use super::cells::Cells;
 use super::conn::Pg;
-use crate::domain::{TIME_FORMATS, parse_time};
-use crate::error::{Error, Result};
+use super::copy_defer::Deferred;
+use super::copy_in::{copy_in, insert_op_types};
+use crate::error::Result;
 use crate::store::backend::Transfer;
 use crate::store::cells::CellRead;
 use crate::store::copy::{
@@ -47,35 +44,61 @@ impl Transfer for Pg {
             table.name,
             table.order
         );
-        // A whole table streams for as long as the destination takes to
-        // write it: the reads' statement timeout is for pages, not this.
-        let mut tx = client.transaction().map_err(err)?;
-        tx.batch_execute("SET LOCAL statement_timeout = 0")
-            .map_err(err)?;
-        let mut n = 0;
-        {
-            let mut rows = tx.query_raw(&sql, std::iter::empty::<i64>()).map_err(err)?;
-            while let Some(row) = rows.next().map_err(err)? {
-                each(values(&row, table).map_err(err)?)?;
-                n += 1;
+        // Receiving and decoding the rows take as long as writing them
+        // elsewhere: a thread of their own does them while this one
+        // writes, a batch at a time, a few batches ahead at most.
+        let client: &mut postgres::Client = &mut client;
+        std::thread::scope(|s| {
+            let (batches, ready) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
+            let reader = s.spawn(move || read_table(client, &sql, table, batches));
+            let mut written = Ok(());
+            'batches: for batch in ready {
+                for values in batch {
+                    written = each(values);
+                    if written.is_err() {
+                        break 'batches;
+                    }
+                }
             }
-        }
-        tx.commit().map_err(err)?;
-        Ok(n)
+            // Dropped, the channel stops the reader at its next batch.
+            let read = reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            written?;
+            read.map_err(err)
+        })
     }
 
     /// Each table through one `COPY … FROM STDIN` (the contracts of op
     /// types through INSERT, which may meet some already there), so a
-    /// million rows cost one round trip, not a million.
+    /// million rows cost one round trip, not a million. Into a ledger
+    /// created for this copy, the keys and indexes are built after the
+    /// rows ([`Deferred`]); into one that was there already, they stay, as
+    /// a service may be using it.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let shown = self.shown.clone();
+        let fresh = self.created_here;
         let err = |doing: &str, e| super::error::pg_error(&shown, doing, e);
         let mut tx = self
             .client
             .get_mut()
             .transaction()
             .map_err(|e| err("starting the copy", e))?;
+        // A table takes as long as the source takes to read it: the
+        // session's statement timeout is for a console's reads.
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
+            .map_err(|e| err("starting the copy", e))?;
+        let loaded: Vec<&str> = TABLES
+            .iter()
+            .filter(|t| t.name != "op_types" && !t.made_on_use)
+            .map(|t| t.name)
+            .collect();
+        let deferred = if fresh {
+            Some(Deferred::lift(&mut tx, &shown, &loaded)?)
+        } else {
+            None
+        };
         let empty = "copy into a new ledger: a new file, or an empty database (`settle init`)";
         refuse_unless_empty(&shown, empty, |table| {
             tx.query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
@@ -102,6 +125,9 @@ impl Transfer for Pg {
             };
             report.tables.push((table.name, n));
         }
+        if let Some(deferred) = deferred {
+            deferred.restore(&mut tx, &shown)?;
+        }
         // Rows went in with their ids; the identities would hand out 1
         // next and collide.
         let made = |t: &Table| !t.made_on_use || report.rows(t.name) > 0;
@@ -117,73 +143,49 @@ impl Transfer for Pg {
             .map_err(|e| err("moving the ids past the copied rows", e))?;
         }
         tx.commit().map_err(|e| err("committing the copy", e))?;
+        // It holds rows now, which someone may be reading.
+        self.created_here = false;
         Ok(report)
     }
 }
 
-/// One table through `COPY … FROM STDIN`; returns how many rows.
-fn copy_in(
-    tx: &mut postgres::Transaction<'_>,
-    shown: &std::path::Path,
+/// Rows a batch holds, and how many batches the reader may be ahead of
+/// the writer: memory stays bounded whatever the table's size.
+const BATCH: usize = 1024;
+const BATCHES_AHEAD: usize = 4;
+
+/// Streams `sql`'s rows as values to `batches`, in one query; stops when
+/// the receiver is gone (the writer failed). Returns how many rows it read.
+fn read_table(
+    client: &mut postgres::Client,
+    sql: &str,
     table: &Table,
-    source: &mut RowSource,
-) -> Result<u64> {
-    let doing = format!("writing {}", table.name);
-    let err = |e| super::error::pg_error(shown, &doing, e);
-    let sql = format!("COPY {} ({}) FROM STDIN", table.name, table.column_list());
-    let mut writer = tx.copy_in(&sql).map_err(err)?;
-    let mut line = Vec::with_capacity(COPY_BUFFER);
-    let mut row = 0u64;
-    let n = source(table, &mut |values| {
-        row += 1;
-        copy_line(shown, table, row, values, &mut line)?;
-        if line.len() >= COPY_BUFFER {
-            writer
-                .write_all(&line)
-                .map_err(|e| copy_error(shown, &doing, e))?;
-            line.clear();
+    batches: std::sync::mpsc::SyncSender<Vec<Vec<Value>>>,
+) -> std::result::Result<u64, postgres::Error> {
+    // A whole table streams for as long as the destination takes to
+    // write it: the reads' statement timeout is for pages, not this.
+    let mut tx = client.transaction()?;
+    tx.batch_execute("SET LOCAL statement_timeout = 0")?;
+    let mut n = 0;
+    {
+        let mut rows = tx.query_raw(sql, std::iter::empty::<i64>())?;
+        let mut batch = Vec::with_capacity(BATCH);
+        while let Some(row) = rows.next()? {
+            batch.push(values(&row, table)?);
+            n += 1;
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                if batches.send(full).is_err() {
+                    return Ok(n);
+                }
+            }
         }
-        Ok(())
-    })?;
-    writer
-        .write_all(&line)
-        .map_err(|e| copy_error(shown, &doing, e))?;
-    writer.finish().map_err(err)?;
+        if !batch.is_empty() && batches.send(batch).is_err() {
+            return Ok(n);
+        }
+    }
+    tx.commit()?;
     Ok(n)
-}
-
-/// Bytes of COPY text gathered before each write to the server.
-const COPY_BUFFER: usize = 1 << 20;
-
-/// The contracts of op types, row by row: a destination may hold some.
-fn insert_op_types(
-    tx: &mut postgres::Transaction<'_>,
-    shown: &std::path::Path,
-    table: &Table,
-    source: &mut RowSource,
-) -> Result<u64> {
-    let sql = format!(
-        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT (op_type) DO NOTHING",
-        table.name,
-        table.column_list(),
-        table.placeholders('$'),
-    );
-    let doing = format!("writing {}", table.name);
-    let err = |e| super::error::pg_error(shown, &doing, e);
-    let stmt = tx.prepare(&sql).map_err(err)?;
-    source(table, &mut |values| {
-        let params = params(shown, table, values)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
-        tx.execute(&stmt, &refs).map(|_| ()).map_err(err)
-    })
-}
-
-fn copy_error(shown: &std::path::Path, doing: &str, e: std::io::Error) -> Error {
-    Error::ledger(
-        shown,
-        format!("{doing}: {e}"),
-        "check the server's log; nothing was copied (the copy is one transaction)",
-    )
 }
 
 /// A row of the copy as tolerantly as the reads take it: an `integer` id,
@@ -211,104 +213,6 @@ fn values(row: &Row, table: &Table) -> std::result::Result<Vec<Value>, postgres:
                     cells.opt_text(i, column)?.map_or(Value::Null, Value::Text)
                 }
                 Kind::Bool => Value::Bool(cells.bool(i, column)?),
-            })
-        })
-        .collect()
-}
-
-/// Appends one row in COPY's text format to `out`: tab between cells, `\N`
-/// for NULL, backslash escapes for what the format reserves. A value its
-/// column cannot hold is refused, naming the table, the row and the column.
-fn copy_line(
-    shown: &std::path::Path,
-    table: &Table,
-    row: u64,
-    values: Vec<Value>,
-    out: &mut Vec<u8>,
-) -> Result<()> {
-    for (i, ((column, kind), v)) in table.columns.iter().zip(values).enumerate() {
-        if i > 0 {
-            out.push(b'\t');
-        }
-        let bad = |found: &str| {
-            Error::ledger(
-                shown,
-                format!(
-                    "{} row {row}: {column}: {} is not what the column holds",
-                    table.name,
-                    crate::text::sanitize(found)
-                ),
-                format!("fix the source ledger's cell ({TIME_FORMATS})"),
-            )
-        };
-        match (kind, v) {
-            (_, Value::Null) => out.extend_from_slice(b"\\N"),
-            (Kind::Int, Value::Int(n)) => out.extend_from_slice(n.to_string().as_bytes()),
-            (Kind::Text, Value::Text(t)) => escape(&t, out),
-            (Kind::Text, Value::Int(n)) => out.extend_from_slice(n.to_string().as_bytes()),
-            (Kind::Bool, Value::Bool(b)) => out.push(if b { b't' } else { b'f' }),
-            (Kind::Time, Value::Text(t)) => {
-                let at = parse_time(&t).ok_or_else(|| bad(&t))?;
-                out.extend_from_slice(time_text(at).as_bytes());
-            }
-            (Kind::Time, Value::Int(n)) => {
-                let at = parse_time(&n.to_string()).ok_or_else(|| bad(&n.to_string()))?;
-                out.extend_from_slice(time_text(at).as_bytes());
-            }
-            (_, other) => return Err(bad(&format!("{other:?}"))),
-        }
-    }
-    out.push(b'\n');
-    Ok(())
-}
-
-/// Text in COPY's text format.
-fn escape(text: &str, out: &mut Vec<u8>) {
-    for &b in text.as_bytes() {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            _ => out.push(b),
-        }
-    }
-}
-
-type Param = Box<dyn ToSql + Sync>;
-
-/// Copy values as PostgreSQL parameters; a time that is not one is refused,
-/// naming the table and column.
-fn params(shown: &std::path::Path, table: &Table, values: Vec<Value>) -> Result<Vec<Param>> {
-    table
-        .columns
-        .iter()
-        .zip(values)
-        .map(|((column, kind), v)| {
-            let bad = |found: &str| {
-                Error::ledger(
-                    shown,
-                    format!(
-                        "{}.{column}: {} is not what the column holds",
-                        table.name,
-                        crate::text::sanitize(found)
-                    ),
-                    format!("fix the source ledger's cell ({TIME_FORMATS})"),
-                )
-            };
-            Ok(match (kind, v) {
-                (Kind::Int, Value::Null) => Box::new(None::<i64>) as Param,
-                (Kind::Text, Value::Null) => Box::new(None::<String>),
-                (Kind::Time, Value::Null) => Box::new(None::<DateTime<Utc>>),
-                (Kind::Bool, Value::Null) => Box::new(None::<bool>),
-                (Kind::Int, Value::Int(i)) => Box::new(i),
-                (Kind::Text, Value::Text(t)) => Box::new(t),
-                (Kind::Bool, Value::Bool(b)) => Box::new(b),
-                (Kind::Time, Value::Text(t)) => Box::new(parse_time(&t).ok_or_else(|| bad(&t))?),
-                (Kind::Time, Value::Int(i)) => {
-                    Box::new(parse_time(&i.to_string()).ok_or_else(|| bad(&i.to_string()))?)
-                }
-                (_, other) => return Err(bad(&format!("{other:?}"))),
             })
         })
         .collect()

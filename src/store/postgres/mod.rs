@@ -17,6 +17,10 @@ mod conn;
 mod conninfo;
 mod contract;
 mod copy;
+mod copy_defer;
+mod copy_in;
+#[cfg(test)]
+pub(crate) mod copy_tests;
 mod decide;
 #[cfg(test)]
 mod decide_tests;

@@ -17,6 +17,7 @@ impl Pg {
         // Creating writes: the whole session on the primary.
         let mut pg = Pg::connect(&address.reading_from(Reads::Primary), false, BUSY_TIMEOUT)?;
         schema::create(&mut pg)?;
+        pg.created_here = true;
         Ok(pg)
     }
 

@@ -36,6 +36,9 @@ pub struct Sqlite {
     ///
     /// [`Session::declare`]: crate::store::backend::Session::declare
     pub(super) declared: Declarations,
+    /// Created by this process and not yet written: a copy into it may
+    /// build its indexes after the rows.
+    pub(super) created_here: bool,
 }
 
 impl std::fmt::Debug for Sqlite {

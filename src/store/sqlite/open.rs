@@ -43,6 +43,7 @@ impl Sqlite {
             model: Some(model),
             wait: BUSY_TIMEOUT,
             declared: Declarations::default(),
+            created_here: true,
         })
     }
 
@@ -133,6 +134,7 @@ impl Sqlite {
                 model,
                 wait,
                 declared: Declarations::default(),
+                created_here: false,
             },
             report,
         ))

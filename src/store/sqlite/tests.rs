@@ -112,6 +112,7 @@ fn by(column: SortColumn, descending: bool) -> Sort {
 }
 
 mod clusters;
+mod copy;
 mod counts;
 mod decide;
 mod malformed;

@@ -1,0 +1,131 @@
+//! A new ledger's keys and indexes built after its rows, as `pg_restore`
+//! orders a restore: checking a foreign key and growing every index row by
+//! row made most of a copy's time, where building each once over the loaded
+//! table is a sort. What is lifted is read from the catalog and put back
+//! from the server's own definitions, with the same names, so the ledger
+//! ends with the schema creating it made. Only for a ledger settle created
+//! for this copy, inside the copy's transaction: the tables are locked
+//! until the commit, and a failure puts everything back with the rollback.
+
+use std::path::Path;
+
+use postgres::Transaction;
+
+use super::error::pg_error;
+use crate::error::{Error, Result};
+use crate::text::sanitize;
+
+/// The keys and indexes lifted off a new ledger's tables, to be built
+/// again after the rows.
+pub(super) struct Deferred {
+    /// `ALTER TABLE … ADD CONSTRAINT …` for primary keys and unique
+    /// constraints, then `CREATE INDEX …` for the other indexes, then the
+    /// foreign keys (which need the keys they reference).
+    rebuild: Vec<String>,
+}
+
+/// Every key, unique constraint and foreign key on `tables`, with its
+/// table, name and definition; foreign keys last.
+const CONSTRAINTS: &str = "SELECT conrelid::regclass::text, quote_ident(conname), \
+         pg_get_constraintdef(oid), contype = 'f' \
+     FROM pg_constraint \
+     WHERE conrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) AS t) \
+       AND contype IN ('p', 'u', 'f') \
+     ORDER BY contype = 'f', conrelid, conname";
+
+/// Every index on `tables` that no constraint owns, with its definition.
+const INDEXES: &str = "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) \
+     FROM pg_index i \
+     WHERE i.indrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) AS t) \
+       AND NOT EXISTS (SELECT 1 FROM pg_constraint c \
+                       WHERE c.conindid = i.indexrelid AND c.contype IN ('p', 'u', 'x')) \
+     ORDER BY 1";
+
+impl Deferred {
+    /// Locks `tables` against every other session until the copy commits,
+    /// then drops their foreign keys, keys and other indexes, keeping how
+    /// to build each again.
+    pub(super) fn lift(
+        tx: &mut Transaction<'_>,
+        shown: &Path,
+        tables: &[&str],
+    ) -> Result<Deferred> {
+        let err = |e| pg_error(shown, "setting the new ledger's keys aside for the copy", e);
+        tx.batch_execute(&format!(
+            "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
+            tables.join(", ")
+        ))
+        .map_err(err)?;
+        let constraints = tx.query(CONSTRAINTS, &[&tables]).map_err(err)?;
+        let indexes = tx.query(INDEXES, &[&tables]).map_err(err)?;
+        // A key cannot go while a foreign key references it, nor come back
+        // before: foreign keys go first and come back last.
+        let (mut drop_foreign, mut drop) = (Vec::new(), Vec::new());
+        let (mut keys, mut foreign) = (Vec::new(), Vec::new());
+        for row in &constraints {
+            let (table, name, definition, is_foreign): (String, String, String, bool) = (
+                row.try_get(0).map_err(err)?,
+                row.try_get(1).map_err(err)?,
+                row.try_get(2).map_err(err)?,
+                row.try_get(3).map_err(err)?,
+            );
+            let lift = format!("ALTER TABLE {table} DROP CONSTRAINT {name}");
+            let add = format!("ALTER TABLE {table} ADD CONSTRAINT {name} {definition}");
+            if is_foreign {
+                drop_foreign.push(lift);
+                foreign.push(add);
+            } else {
+                drop.push(lift);
+                keys.push(add);
+            }
+        }
+        let mut rebuild = keys;
+        for row in &indexes {
+            let name: String = row.try_get(0).map_err(err)?;
+            drop.push(format!("DROP INDEX {name}"));
+            rebuild.push(row.try_get(1).map_err(err)?);
+        }
+        rebuild.append(&mut foreign);
+        drop_foreign.append(&mut drop);
+        if !drop_foreign.is_empty() {
+            tx.batch_execute(&drop_foreign.join(";\n")).map_err(err)?;
+        }
+        Ok(Deferred { rebuild })
+    }
+
+    /// Builds every key and index again over the loaded rows; a foreign key
+    /// checks every row at once. The sorts get more memory than a session's
+    /// default, for this transaction only.
+    pub(super) fn restore(self, tx: &mut Transaction<'_>, shown: &Path) -> Result<()> {
+        let err = |e| pg_error(shown, "building the new ledger's keys and indexes", e);
+        tx.batch_execute("SET LOCAL maintenance_work_mem = '256MB'")
+            .map_err(err)?;
+        for sql in &self.rebuild {
+            tx.batch_execute(sql)
+                .map_err(|e| unmet(shown, e).unwrap_or_else(&err))?;
+        }
+        Ok(())
+    }
+}
+
+/// A key or a reference the copied rows break (a source whose attempts
+/// name an operation it does not hold, two operations with one key), said
+/// with the row the server names; the database error itself otherwise.
+fn unmet(shown: &Path, e: postgres::Error) -> std::result::Result<Error, postgres::Error> {
+    let Some(db) = e.as_db_error() else {
+        return Err(e);
+    };
+    if !matches!(db.code().code(), "23503" | "23505") {
+        return Err(e);
+    }
+    let detail = db.detail().map(|d| format!(": {d}")).unwrap_or_default();
+    Ok(Error::ledger(
+        shown,
+        sanitize(&format!(
+            "the source's rows break the ledger's rules: {}{detail}",
+            db.message()
+        )),
+        "mend those rows in the source; nothing was copied (the copy is one transaction), \
+         so copy again once they are mended",
+    ))
+}

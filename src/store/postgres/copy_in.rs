@@ -1,0 +1,309 @@
+//! One table of a copy into PostgreSQL: every value checked against its
+//! column first, so a bad one is refused by table, row and column before
+//! the server sees it, then streamed through one `COPY … FROM STDIN`. The
+//! binary format goes to columns of settle's own types (the server then
+//! parses no text: a time costs it eight bytes, not a parse of its text,
+//! which made most of the server's work); the text format goes to a
+//! service's own choice of types (an `integer` id, a time kept as text),
+//! which the server converts as it would any client's text. Op types'
+//! contracts go through INSERT, since a destination may hold some.
+
+use std::io::Write;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use postgres::Transaction;
+use postgres::types::ToSql;
+
+use super::cells::time_text;
+use crate::domain::{TIME_FORMATS, parse_time};
+use crate::error::{Error, Result};
+use crate::store::copy::{Kind, RowSource, Table, Value};
+
+/// A value checked against its column, in the type the column holds.
+enum Cell {
+    Null,
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    Time(DateTime<Utc>),
+}
+
+/// `value` as its column of `kind` holds it; what was found when it cannot
+/// be (text where a number is due, a time that is not one).
+fn cell(kind: Kind, value: Value) -> std::result::Result<Cell, String> {
+    Ok(match (kind, value) {
+        (_, Value::Null) => Cell::Null,
+        (Kind::Int, Value::Int(n)) => Cell::Int(n),
+        (Kind::Text, Value::Text(t)) => Cell::Text(t),
+        (Kind::Text, Value::Int(n)) => Cell::Text(n.to_string()),
+        (Kind::Bool, Value::Bool(b)) => Cell::Bool(b),
+        (Kind::Time, Value::Text(t)) => Cell::Time(parse_time(&t).ok_or(t)?),
+        (Kind::Time, Value::Int(n)) => {
+            let t = n.to_string();
+            Cell::Time(parse_time(&t).ok_or(t)?)
+        }
+        (_, Value::Text(t)) => return Err(t),
+        (_, Value::Int(n)) => return Err(n.to_string()),
+        (_, Value::Bool(b)) => return Err(b.to_string()),
+    })
+}
+
+/// A row's cells, or the error naming the first that its column cannot hold.
+fn cells(shown: &Path, table: &Table, row: u64, values: Vec<Value>) -> Result<Vec<Cell>> {
+    table
+        .columns
+        .iter()
+        .zip(values)
+        .map(|(&(column, kind), v)| {
+            cell(kind, v).map_err(|found| {
+                Error::ledger(
+                    shown,
+                    format!(
+                        "{} row {row}: {column}: {} is not what the column holds",
+                        table.name,
+                        crate::text::sanitize(&found)
+                    ),
+                    format!(
+                        "fix the source ledger's cell ({TIME_FORMATS}); nothing was copied \
+                         (the copy is one transaction), so copy again once it is fixed"
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The two forms of `COPY` data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Binary,
+    Text,
+}
+
+/// Binary when every column of `table` in the destination is of settle's
+/// own type for it; text otherwise.
+fn format_of(
+    tx: &mut Transaction<'_>,
+    table: &Table,
+) -> std::result::Result<Format, postgres::Error> {
+    let rows = tx.query(
+        "SELECT attname::text, atttypid::regtype::text FROM pg_attribute \
+         WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped",
+        &[&table.name],
+    )?;
+    let mut types = Vec::with_capacity(rows.len());
+    for row in &rows {
+        types.push((row.try_get::<_, String>(0)?, row.try_get::<_, String>(1)?));
+    }
+    let own = |&(column, kind): &(&str, Kind)| {
+        let native = match kind {
+            Kind::Int => "bigint",
+            Kind::Text => "text",
+            Kind::Time => "timestamp with time zone",
+            Kind::Bool => "boolean",
+        };
+        types.iter().any(|(c, t)| c == column && t == native)
+    };
+    Ok(if table.columns.iter().all(own) {
+        Format::Binary
+    } else {
+        Format::Text
+    })
+}
+
+/// Bytes of COPY data gathered before each write to the server.
+const COPY_BUFFER: usize = 1 << 20;
+
+/// One table through `COPY … FROM STDIN`; returns how many rows.
+pub(super) fn copy_in(
+    tx: &mut Transaction<'_>,
+    shown: &Path,
+    table: &Table,
+    source: &mut RowSource,
+) -> Result<u64> {
+    let doing = format!("writing {}", table.name);
+    let err = |e| super::error::pg_error(shown, &doing, e);
+    let format = format_of(tx, table).map_err(err)?;
+    let sql = format!(
+        "COPY {} ({}) FROM STDIN{}",
+        table.name,
+        table.column_list(),
+        if format == Format::Binary {
+            " (FORMAT binary)"
+        } else {
+            ""
+        }
+    );
+    let mut writer = tx.copy_in(&sql).map_err(err)?;
+    let mut out = Vec::with_capacity(COPY_BUFFER + (COPY_BUFFER >> 2));
+    if format == Format::Binary {
+        // The signature, no flags, no header extension.
+        out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+        out.extend_from_slice(&[0; 8]);
+    }
+    let mut row = 0u64;
+    let n = source(table, &mut |values| {
+        row += 1;
+        let cells = cells(shown, table, row, values)?;
+        match format {
+            Format::Binary => binary_row(shown, table, row, &cells, &mut out)?,
+            Format::Text => text_row(&cells, &mut out),
+        }
+        if out.len() >= COPY_BUFFER {
+            writer
+                .write_all(&out)
+                .map_err(|e| copy_error(shown, &doing, e))?;
+            out.clear();
+        }
+        Ok(())
+    })?;
+    if format == Format::Binary {
+        out.extend_from_slice(&(-1i16).to_be_bytes());
+    }
+    writer
+        .write_all(&out)
+        .map_err(|e| copy_error(shown, &doing, e))?;
+    writer.finish().map_err(err)?;
+    Ok(n)
+}
+
+fn copy_error(shown: &Path, doing: &str, e: std::io::Error) -> Error {
+    Error::ledger(
+        shown,
+        format!("{doing}: {e}"),
+        "check the server's log; nothing was copied (the copy is one transaction)",
+    )
+}
+
+/// Microseconds from 1970 to 2000, PostgreSQL's epoch for times.
+const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+
+/// A time as PostgreSQL holds it: microseconds since 2000, rounded as the
+/// server rounds the fraction of a time given as text.
+fn pg_micros(t: DateTime<Utc>) -> i64 {
+    let nanos = i64::from(t.timestamp_subsec_nanos());
+    let micros = t.timestamp() * 1_000_000 + nanos / 1000 + i64::from(nanos % 1000 >= 500);
+    micros - PG_EPOCH_MICROS
+}
+
+/// Appends one row in COPY's binary format: the number of cells, then each
+/// as its length (-1 for NULL) and its bytes in network order.
+fn binary_row(
+    shown: &Path,
+    table: &Table,
+    row: u64,
+    cells: &[Cell],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    // A table has a handful of columns: the count always fits.
+    out.extend_from_slice(&(cells.len() as i16).to_be_bytes());
+    for c in cells {
+        match c {
+            Cell::Null => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            Cell::Int(n) => {
+                out.extend_from_slice(&8i32.to_be_bytes());
+                out.extend_from_slice(&n.to_be_bytes());
+            }
+            Cell::Bool(b) => {
+                out.extend_from_slice(&1i32.to_be_bytes());
+                out.push(u8::from(*b));
+            }
+            Cell::Time(t) => {
+                out.extend_from_slice(&8i32.to_be_bytes());
+                out.extend_from_slice(&pg_micros(*t).to_be_bytes());
+            }
+            Cell::Text(t) => {
+                let len = i32::try_from(t.len()).map_err(|_| {
+                    Error::ledger(
+                        shown,
+                        format!("{} row {row}: a cell of {} bytes", table.name, t.len()),
+                        "PostgreSQL takes at most 1 GB a cell: shorten it in the source",
+                    )
+                })?;
+                out.extend_from_slice(&len.to_be_bytes());
+                out.extend_from_slice(t.as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Appends one row in COPY's text format: tab between cells, `\N` for
+/// NULL, backslash escapes for what the format reserves.
+fn text_row(cells: &[Cell], out: &mut Vec<u8>) {
+    for (i, c) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\t');
+        }
+        match c {
+            Cell::Null => out.extend_from_slice(b"\\N"),
+            Cell::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
+            Cell::Bool(b) => out.push(if *b { b't' } else { b'f' }),
+            Cell::Time(t) => out.extend_from_slice(time_text(*t).as_bytes()),
+            Cell::Text(t) => escape(t, out),
+        }
+    }
+    out.push(b'\n');
+}
+
+/// Text in COPY's text format.
+fn escape(text: &str, out: &mut Vec<u8>) {
+    for &b in text.as_bytes() {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            _ => out.push(b),
+        }
+    }
+}
+
+type Param = Box<dyn ToSql + Sync>;
+
+/// The contracts of op types, row by row: a destination may hold some.
+pub(super) fn insert_op_types(
+    tx: &mut Transaction<'_>,
+    shown: &Path,
+    table: &Table,
+    source: &mut RowSource,
+) -> Result<u64> {
+    let sql = format!(
+        "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT (op_type) DO NOTHING",
+        table.name,
+        table.column_list(),
+        table.placeholders('$'),
+    );
+    let doing = format!("writing {}", table.name);
+    let err = |e| super::error::pg_error(shown, &doing, e);
+    let stmt = tx.prepare(&sql).map_err(err)?;
+    let mut row = 0u64;
+    source(table, &mut |values| {
+        row += 1;
+        let params: Vec<Param> = table
+            .columns
+            .iter()
+            .zip(cells(shown, table, row, values)?)
+            .map(|(&(_, kind), c)| param(kind, c))
+            .collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+        tx.execute(&stmt, &refs).map(|_| ()).map_err(err)
+    })
+}
+
+/// A cell as a parameter; NULL in its column's type.
+fn param(kind: Kind, c: Cell) -> Param {
+    match c {
+        Cell::Null => match kind {
+            Kind::Int => Box::new(None::<i64>),
+            Kind::Text => Box::new(None::<String>),
+            Kind::Time => Box::new(None::<DateTime<Utc>>),
+            Kind::Bool => Box::new(None::<bool>),
+        },
+        Cell::Int(n) => Box::new(n),
+        Cell::Text(t) => Box::new(t),
+        Cell::Bool(b) => Box::new(b),
+        Cell::Time(t) => Box::new(t),
+    }
+}
