@@ -74,18 +74,19 @@ macro_rules! indexed_event {
 }
 
 /// The last event through settle's own table ([`super::event_ops`]): the
-/// newest of the ids it holds for the operation and of those above the
-/// event mark, which the primary key finds.
+/// newest event above the event mark when the operation has one, else the
+/// newest id the table holds for it. The events above the mark are read
+/// once per statement, not once per row: a ledger no writable session
+/// caught up for a while has many.
 macro_rules! mapped_event {
     () => {
-        "LEFT JOIN LATERAL (SELECT e.event FROM events e
-        WHERE e.op_id = o.id AND e.id = (SELECT max(x.id) FROM (
+        "LEFT JOIN (SELECT t.op_id, max(t.id) AS id FROM events t
+        WHERE t.id > (SELECT event_mark FROM settle_queue_mark) GROUP BY t.op_id) tail
+        ON tail.op_id = o.id
+    LEFT JOIN LATERAL (SELECT e.event FROM events e
+        WHERE e.op_id = o.id AND e.id = coalesce(tail.id,
             (SELECT m.id FROM settle_event_ops m WHERE m.op_id = o.id
-              ORDER BY m.id DESC LIMIT 1)
-            UNION ALL
-            (SELECT t.id FROM events t
-              WHERE t.id > (SELECT event_mark FROM settle_queue_mark) AND t.op_id = o.id
-              ORDER BY t.id DESC LIMIT 1)) x)) ev ON true"
+              ORDER BY m.id DESC LIMIT 1))) ev ON true"
     };
 }
 
