@@ -65,7 +65,8 @@ pub(super) fn events_of(key: &str) -> String {
     )
 }
 
-/// Records the events above `from` up to and including `to`.
+/// Records the events above `from` up to and including `to`, in the
+/// table's order: its primary key is then written page after page.
 pub(super) fn record(
     db: &mut impl GenericClient,
     from: i64,
@@ -74,6 +75,7 @@ pub(super) fn record(
     db.execute(
         "INSERT INTO settle_event_ops (op_id, id)
          SELECT op_id, id FROM events WHERE id > $1 AND id <= $2 AND op_id IS NOT NULL
+         ORDER BY op_id, id
          ON CONFLICT DO NOTHING",
         &[&from, &to],
     )
