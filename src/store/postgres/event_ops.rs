@@ -24,7 +24,7 @@ pub(crate) enum Events {
     /// An index leads with `events.op_id` (the service's own, or schema
     /// 3's until the upgrade's fill ends).
     Index,
-    /// settle's own table ([`super::event_ops`]).
+    /// settle's own table, this file's.
     Map,
 }
 
