@@ -66,7 +66,7 @@ fn steps(
         return Ok(None);
     }
     let builds = index_builds(&found);
-    let total = builds.len() + 3;
+    let total = builds.len() + 4;
     let mut step = |name: &str, done: usize| {
         progress(Progress {
             step: name.to_string(),
@@ -90,19 +90,10 @@ fn steps(
         let sql = format!("DROP FUNCTION IF EXISTS {}", objects::RETIRED_FUNCTION);
         briefly(client, shown, "dropping settle_notify()", &sql)?;
     }
-    if !found.queue {
-        // Before the queue index goes, which serves the fill.
-        super::queue::fill(client, KEEP_TRYING)
-            .map_err(|e| pg_error(shown, "recording the triage queue", e))?;
-    }
-    for name in &found.retired_indexes {
-        client
-            .batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))
-            .map_err(|e| pg_error(shown, &format!("dropping {name}"), e))?;
-    }
+    fill_then_retire(client, shown, &found, &mut |what| step(what, 2))?;
     for (i, (name, on, invalid)) in builds.iter().enumerate() {
         let doing = format!("building index {name}");
-        step(&doing, i + 2);
+        step(&doing, i + 3);
         if *invalid {
             // Left by a build that failed: it holds no usable entries and
             // every write maintains it, so it is rebuilt.
@@ -122,6 +113,32 @@ fn steps(
     );
     briefly(client, shown, "setting the schema version", &version)?;
     Ok(Some(adoption_line(shown, &found)))
+}
+
+/// Fills settle's own tables that take over from retired indexes, in
+/// short transactions, then drops those indexes without a lock a service's
+/// write waits for: each fill is read through the index it replaces.
+fn fill_then_retire(
+    client: &mut Client,
+    shown: &Path,
+    found: &Inspection,
+    step: &mut dyn FnMut(&str),
+) -> Result<()> {
+    if !found.queue {
+        super::queue::fill(client, KEEP_TRYING)
+            .map_err(|e| pg_error(shown, "recording the triage queue", e))?;
+    }
+    if !found.event_map {
+        step("recording each operation's events");
+        super::event_ops::fill(client, step)
+            .map_err(|e| pg_error(shown, "recording each operation's events", e))?;
+    }
+    for name in &found.retired_indexes {
+        client
+            .batch_execute(&format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))
+            .map_err(|e| pg_error(shown, &format!("dropping {name}"), e))?;
+    }
+    Ok(())
 }
 
 /// Takes [`ADOPTION_LOCK`], trying again for up to `wait` (at least the
@@ -150,8 +167,9 @@ fn hold_adoption_lock(client: &mut Client, shown: &Path, wait: Duration) -> Resu
 /// the append-only triggers it lacks, as one transaction's statements.
 fn own_tables(found: &Inspection) -> String {
     let mut sql = format!(
-        "{CONSOLE_TABLES}\n{}\n{};\n",
+        "{CONSOLE_TABLES}\n{}\n{}\n{};\n",
         super::queue::QUEUE_TABLES,
+        super::event_ops::EVENT_TABLES,
         super::queue::first_mark()
     );
     for (table, column, definition) in SETTLE_COLUMNS {

@@ -68,7 +68,7 @@ fn a_schema_one_ledger_loses_its_notify_triggers_and_keeps_every_row() {
     let (_, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
     let line = report.upgraded.unwrap();
     assert!(
-        line.contains("(schema 1 -> 3)")
+        line.contains("(schema 1 -> 4)")
             && line.contains("dropped settle_notify_operations")
             && line.ends_with("no service rows changed"),
         "{line}"
@@ -121,26 +121,28 @@ fn an_index_a_failed_concurrent_build_left_invalid_is_built_again() {
     drop(Ledger::create(&db).unwrap());
     let mut c = connect(&db);
     c.batch_execute(
-        "DROP INDEX settle_events_op;
-         INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)
-         VALUES ('acme', 'charge', 'k-1', 'fp', 'unknown', 3, now(), now());
-         INSERT INTO events (op_id, at, event) VALUES (1, now(), 'a'), (1, now(), 'b');",
+        "DROP INDEX settle_decisions_op;
+         INSERT INTO decisions (op_id, decision, from_state, to_state, operator, decided_at, op_version)
+         VALUES (1, 'note', 'unknown', 'unknown', 'ana', now(), 0),
+                (1, 'note', 'unknown', 'unknown', 'ana', now(), 0);",
     )
     .unwrap();
     // A unique build over two equal values fails, and leaves the index.
     assert!(
-        c.batch_execute("CREATE UNIQUE INDEX CONCURRENTLY settle_events_op ON events (op_id)")
-            .is_err()
+        c.batch_execute(
+            "CREATE UNIQUE INDEX CONCURRENTLY settle_decisions_op ON decisions (op_id)"
+        )
+        .is_err()
     );
     let valid = "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                  WHERE c.relname = 'settle_events_op' AND i.indisvalid";
+                  WHERE c.relname = 'settle_decisions_op' AND i.indisvalid";
     assert_eq!(scalar_i64(&db, valid), 0);
     let (_, report) = Ledger::open(&db, Access::ReadWrite).unwrap();
     assert!(
         report
             .upgraded
             .as_deref()
-            .is_some_and(|l| l.contains("repaired") && l.contains("settle_events_op")),
+            .is_some_and(|l| l.contains("repaired") && l.contains("settle_decisions_op")),
         "{report:?}"
     );
     assert_eq!(scalar_i64(&db, valid), 1);

@@ -11,6 +11,7 @@ use postgres::Client;
 use super::address::Address;
 use super::asked::Asked;
 use super::error::pg_error_asked;
+use super::event_ops::Events;
 use super::heard::Live;
 use super::tls::Tls;
 use super::writes::Writes;
@@ -36,9 +37,8 @@ pub struct Pg {
     pub(super) tables: Tables,
     /// The contracts the receivers file declares.
     pub(super) declared: Declarations,
-    /// An index leads with `events.op_id`: each row's last event is looked
-    /// up, not found in one pass over `events` ([`super::filter`]).
-    pub(super) events_by_op: bool,
+    /// How reads find an operation's events ([`super::filter`]).
+    pub(super) events: Events,
     /// settle's queue table is there ([`super::queue`]), and when this
     /// session last caught it up.
     pub(super) queue: bool,
@@ -94,7 +94,7 @@ impl Pg {
             wait,
             tables: Tables::ALL,
             declared: Declarations::default(),
-            events_by_op: true,
+            events: Events::Map,
             queue: true,
             queue_kept: Cell::new(None),
             live: RefCell::default(),

@@ -11,6 +11,7 @@ use postgres::{Client, GenericClient};
 
 use super::conn::Pg;
 use super::error::{fault_of, pg_error};
+use super::filter::PgSql;
 use super::history::load_detail;
 use crate::domain::{DecisionDraft, DecisionReceipt, Declarations, OperationDetail, OperationId};
 use crate::error::{Error, Fault, Result};
@@ -88,7 +89,7 @@ impl Decisions for Pg {
     /// No lock either: a preview.
     fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
         let mut client = self.client.borrow_mut();
-        let detail = load_detail(&mut *client, draft.op_id, self.tables)
+        let detail = load_detail(&mut *client, draft.op_id, self.tables, self.spelling())
             .map_err(|e| pg_error(&self.shown, "reading the operation", e))?;
         decide::judge_only(detail, &self.shown, &self.declared, draft, now)
     }
@@ -293,7 +294,7 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         if locked.is_none() {
             return Ok(None);
         }
-        load_detail(self.tx, op, Tables::ALL).map_err(pg("reading the operation"))
+        load_detail(self.tx, op, Tables::ALL, &PgSql::ALL).map_err(pg("reading the operation"))
     }
 
     fn chain_head(&mut self) -> Fallible<String> {

@@ -7,6 +7,7 @@
 
 use postgres::types::ToSql;
 
+use super::event_ops::Events;
 use super::queue::queue_candidates_sql;
 use crate::domain::SortColumn;
 use crate::store::filter::like_literal;
@@ -72,6 +73,23 @@ macro_rules! indexed_event {
     };
 }
 
+/// The last event through settle's own table ([`super::event_ops`]): the
+/// newest event above the event mark when the operation has one, else the
+/// newest id the table holds for it. The events above the mark are read
+/// once per statement, not once per row: a ledger no writable session
+/// caught up for a while has many.
+macro_rules! mapped_event {
+    () => {
+        "LEFT JOIN (SELECT t.op_id, max(t.id) AS id FROM events t
+        WHERE t.id > (SELECT event_mark FROM settle_queue_mark) GROUP BY t.op_id) tail
+        ON tail.op_id = o.id
+    LEFT JOIN LATERAL (SELECT e.event FROM events e
+        WHERE e.op_id = o.id AND e.id = coalesce(tail.id,
+            (SELECT m.id FROM settle_event_ops m WHERE m.op_id = o.id
+              ORDER BY m.id DESC LIMIT 1))) ev ON true"
+    };
+}
+
 /// No last event, on a service's database without an index on
 /// `events.op_id` (before adoption): each row's lookup would scan the whole
 /// table, and finding every operation's last event in one pass costs a
@@ -83,27 +101,29 @@ macro_rules! no_event {
     };
 }
 
-/// The row source for each pair of (console tables there, events indexed
-/// by operation).
-const ROW_SOURCES: [[&str; 2]; 2] = [
+/// The row source for each pair of (console tables there, how events are
+/// found by operation: [`Events`] in order).
+const ROW_SOURCES: [[&str; 3]; 2] = [
     [
         row_source!("NULL::text", no_event!()),
         row_source!("NULL::text", indexed_event!()),
+        row_source!("NULL::text", mapped_event!()),
     ],
     [
         row_source!(retry_status!(), no_event!()),
         row_source!(retry_status!(), indexed_event!()),
+        row_source!(retry_status!(), mapped_event!()),
     ],
 ];
 
 /// PostgreSQL's spelling. `console`: the console's tables are there (a
-/// read-only look at a service's unadopted database has none);
-/// `events_by_op`: an index leads with `events.op_id` (adoption adds one);
-/// `queue`: settle's queue table is there ([`super::queue`]).
+/// read-only look at a service's unadopted database has none); `events`:
+/// how an operation's events are found; `queue`: settle's queue table is
+/// there ([`super::queue`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PgSql {
     pub console: bool,
-    pub events_by_op: bool,
+    pub events: Events,
     pub queue: bool,
 }
 
@@ -111,19 +131,23 @@ impl PgSql {
     /// Everything there: a ledger settle created or adopted.
     pub(crate) const ALL: PgSql = PgSql {
         console: true,
-        events_by_op: true,
+        events: Events::Map,
         queue: true,
     };
 
     /// Every combination, indexed by [`PgSql::index`].
-    pub(crate) const EVERY: [PgSql; 8] = {
-        let mut every = [PgSql::ALL; 8];
+    pub(crate) const EVERY: [PgSql; 12] = {
+        let mut every = [PgSql::ALL; 12];
         let mut i = 0;
-        while i < 8 {
+        while i < 12 {
             every[i] = PgSql {
-                console: i & 4 != 0,
-                events_by_op: i & 2 != 0,
-                queue: i & 1 != 0,
+                console: i / 6 != 0,
+                events: match (i / 2) % 3 {
+                    0 => Events::None,
+                    1 => Events::Index,
+                    _ => Events::Map,
+                },
+                queue: i % 2 != 0,
             };
             i += 1;
         }
@@ -132,7 +156,7 @@ impl PgSql {
 
     /// This spelling's place in [`PgSql::EVERY`].
     pub(crate) const fn index(self) -> usize {
-        (self.console as usize) * 4 + (self.events_by_op as usize) * 2 + self.queue as usize
+        (self.console as usize) * 6 + (self.events as usize) * 2 + self.queue as usize
     }
 }
 
@@ -192,7 +216,7 @@ impl Dialect for PgSql {
     }
 
     fn row_source(&self) -> &'static str {
-        ROW_SOURCES[usize::from(self.console)][usize::from(self.events_by_op)]
+        ROW_SOURCES[usize::from(self.console)][self.events as usize]
     }
 
     fn attempts(&self) -> &'static str {
@@ -239,6 +263,14 @@ impl Dialect for PgSql {
     /// Typed, so the row's columns have the types of the real ones.
     fn typed(&self, literal: &str, ty: &str) -> String {
         format!("{literal}::{ty}")
+    }
+
+    /// Through settle's own table where it is whole, else by `op_id`.
+    fn events_of(&self, key: &str) -> String {
+        match self.events {
+            Events::Map => super::event_ops::events_of(key),
+            Events::Index | Events::None => format!("op_id = {key}"),
+        }
     }
 
     fn table_count(&self) -> &'static str {

@@ -52,11 +52,45 @@ impl<C: GenericClient> Reader for &mut C {
     }
 }
 
+/// A connection or a transaction read in a given spelling: a look at a
+/// ledger whose events settle's table does not hold reads them by
+/// `op_id`.
+struct Spelled<'a, C> {
+    client: &'a mut C,
+    sql: &'static PgSql,
+}
+
+impl<C: GenericClient> Reader for Spelled<'_, C> {
+    type Error = postgres::Error;
+
+    fn dialect(&self) -> &dyn Dialect {
+        self.sql
+    }
+
+    fn rows<T>(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        read: ReadRow<'_, T, Self::Error>,
+    ) -> PgResult<Vec<T>> {
+        Reader::rows(&mut self.client, sql, args, read)
+    }
+
+    fn row<T>(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        read: ReadRow<'_, T, Self::Error>,
+    ) -> PgResult<Option<T>> {
+        Reader::row(&mut self.client, sql, args, read)
+    }
+}
+
 impl History for Pg {
     fn detail(&self, id: OperationId) -> Result<OperationDetail> {
         self.fresh()?;
         let mut client = self.client.borrow_mut();
-        load_detail(&mut *client, id, self.tables)
+        load_detail(&mut *client, id, self.tables, self.spelling())
             .map_err(|e| self.err(&format!("reading operation {id}"), e))?
             .ok_or_else(|| Error::NotFound {
                 path: self.shown.clone(),
@@ -86,13 +120,14 @@ impl History for Pg {
     }
 }
 
-/// Reads one operation's whole history, on a plain connection or inside a
-/// transaction: the decision transaction must judge the rules on what it is
-/// about to change.
+/// Reads one operation's whole history in the spelling `sql`, on a plain
+/// connection or inside a transaction: the decision transaction must
+/// judge the rules on what it is about to change.
 pub(super) fn load_detail(
-    mut client: &mut impl GenericClient,
+    client: &mut impl GenericClient,
     id: OperationId,
     tables: Tables,
+    sql: &'static PgSql,
 ) -> PgResult<Option<OperationDetail>> {
-    detail::load_detail(&mut client, id, tables)
+    detail::load_detail(&mut Spelled { client, sql }, id, tables)
 }

@@ -183,7 +183,7 @@ impl Pg {
     pub(super) fn inspect_again(&mut self) -> Result<()> {
         let found = schema::inspect(self.client.get_mut(), &self.shown)?;
         self.tables = found.tables();
-        self.events_by_op = found.events_by_op;
+        self.events = found.events();
         self.queue = found.queue;
         Ok(())
     }

@@ -26,6 +26,9 @@ mod decide;
 mod decide_tests;
 mod drills;
 mod error;
+mod event_ops;
+#[cfg(test)]
+mod event_ops_tests;
 mod filter;
 mod heard;
 mod history;

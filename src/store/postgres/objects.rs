@@ -1,5 +1,5 @@
 //! What settle adds to a PostgreSQL ledger besides tables: the `settle_*`
-//! indexes for keyset paging, and the triggers that keep the
+//! indexes for keyset paging on its own tables, and the triggers that keep the
 //! audit trail append-only (the same refusals, word for word, as SQLite's in
 //! `sqlite/chain.rs`), on settle's own tables only. No trigger of settle's
 //! sits on a service's table: a service's write runs nothing of settle's.
@@ -29,8 +29,12 @@ pub(super) const RETIRED_FUNCTION: &str = "settle_notify()";
 /// with 16 clients; without them, within the measurement's noise. Those
 /// filters now walk the queue's table or the primary key in id order.
 /// The partial queue index went for the same reason as the one on
-/// `state`; settle's own table holds the queue ([`super::queue`]).
-pub(super) const RETIRED_INDEXES: [&str; 6] = [
+/// `state`; settle's own table holds the queue ([`super::queue`]). The
+/// one on `events (op_id, id)` was written by every event the service
+/// inserted; settle's own table finds each operation's events
+/// ([`super::event_ops`]), and adoption drops it once that is whole.
+pub(super) const RETIRED_INDEXES: [&str; 7] = [
+    "settle_events_op",
     "settle_operations_queue",
     "settle_operations_state",
     "settle_operations_account",
@@ -39,11 +43,9 @@ pub(super) const RETIRED_INDEXES: [&str; 6] = [
     "settle_operations_reserved_lease",
 ];
 
-/// Indexes with a fixed definition. On a service's table only the one
-/// that each list row's last event needs; the rest are on settle's own
-/// tables, whose writes are settle's.
+/// Indexes with a fixed definition, on settle's own tables only, whose
+/// writes are settle's: none on a service's table.
 const INDEXES: &[(&str, &str)] = &[
-    ("settle_events_op", "events (op_id, id)"),
     ("settle_decisions_op", "decisions (op_id, id)"),
     ("settle_retry_requests_op", "retry_requests (op_id, id)"),
     (

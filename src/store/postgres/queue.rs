@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use postgres::{Client, GenericClient};
 
 use super::conn::Pg;
+use super::event_ops;
 use crate::store::filter::queue_candidate_words;
 
 /// The states an operation in the triage queue can have, and reserved,
@@ -106,11 +107,16 @@ pub(super) fn members_join(order: &str, bound: Option<(&str, &str)>) -> String {
 }
 
 /// The statements that fill the marks' row when the table is new: the
-/// op mark at 0 (every operation read by id until adoption fills it).
+/// op mark at 0 (every operation read by id until adoption fills it), and
+/// the events' table's fill at 0 ([`super::event_ops`]). Nothing when
+/// the row is there: the aggregate is a subquery's, since an aggregate
+/// with no `GROUP BY` gives its row whatever the `WHERE`, and a second row
+/// would stop every catch-up round.
 pub(super) fn first_mark() -> String {
     format!(
         "INSERT INTO settle_queue_mark (op_mark, event_mark)
-         SELECT 0, greatest(coalesce(max(id), 0) - {EVENTS_BEFORE}, 0) FROM events
+         SELECT 0, newest.mark FROM
+             (SELECT greatest(coalesce(max(id), 0) - {EVENTS_BEFORE}, 0) AS mark FROM events) newest
          WHERE NOT EXISTS (SELECT 1 FROM settle_queue_mark)"
     )
 }
@@ -245,8 +251,9 @@ pub(super) fn catch_up(
 }
 
 /// Records the operations above the op mark up to the recorded one, and
-/// those of the events between the marks, then moves both marks there:
-/// every transaction that may hold one of those ids has ended.
+/// those of the events between the marks, with those events' operations
+/// ([`super::event_ops`]), then moves both marks there: every transaction
+/// that may hold one of those ids has ended.
 fn advance(
     tx: &mut postgres::Transaction<'_>,
     ops: (i64, i64),
@@ -265,6 +272,10 @@ fn advance(
         ),
         &[&events.0, &events.1],
     )?;
+    if events.1 > events.0 {
+        event_ops::record(tx, events.0, events.1)?;
+        tx.execute(event_ops::KEEP_WHOLE, &[&events.0, &events.1])?;
+    }
     tx.execute(
         "UPDATE settle_queue_mark SET op_mark = greatest(op_mark, $1),
              event_mark = greatest(event_mark, $2),

@@ -29,14 +29,21 @@ use crate::store::sql::{Dialect, whole_seconds};
 /// states are always counted, through the partial queue index.
 const EXACT_COUNTS_UP_TO: i64 = 1_000_000;
 
-impl Reads for Pg {
-    fn dialect(&self) -> &dyn Dialect {
+impl Pg {
+    /// The spelling of this ledger's reads: what its schema holds.
+    pub(super) fn spelling(&self) -> &'static PgSql {
         let spelling = PgSql {
             console: self.tables.console,
-            events_by_op: self.events_by_op,
+            events: self.events,
             queue: self.queue,
         };
         &PgSql::EVERY[spelling.index()]
+    }
+}
+
+impl Reads for Pg {
+    fn dialect(&self) -> &dyn Dialect {
+        self.spelling()
     }
 
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {

@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use postgres::GenericClient;
 
 use super::conn::Pg;
+use super::filter::PgSql;
 use super::history::load_detail;
 use crate::domain::retry_plan::{AttemptWrite, EventWrite, FinishPlan};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
@@ -128,7 +129,7 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
             &[&op.0],
         )?;
         match locked {
-            Some(_) => load_detail(self.tx, op, self.tables),
+            Some(_) => load_detail(self.tx, op, self.tables, &PgSql::ALL),
             None => Ok(None),
         }
     }

@@ -10,6 +10,7 @@ use postgres::{Client, GenericClient};
 use super::asked::statement_timeout;
 use super::conn::Pg;
 use super::error::pg_error;
+use super::event_ops::Events;
 use super::objects;
 use crate::error::{Error, Result};
 use crate::store::open::{OpenReport, Progress};
@@ -20,8 +21,10 @@ use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
 /// `user_version` is another sequence). Schema 2 has no trigger on a
 /// service's table: schema 1's change notifications are dropped. Schema 3
 /// keeps the queue in settle's own table ([`super::queue`]), not in a
-/// partial index on `operations`.
-pub const SCHEMA_VERSION: i64 = 3;
+/// partial index on `operations`. Schema 4 finds each operation's events
+/// through settle's own table ([`super::event_ops`]): no index of settle's
+/// is left on a service's table.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The advisory lock creation holds for its transaction (adoption's is
 /// the same number, held by the session: [`super::adopt`]).
@@ -170,6 +173,9 @@ pub(super) struct Inspection {
     pub events_by_op: bool,
     /// settle's queue table is there ([`super::queue`]).
     pub queue: bool,
+    /// settle's table of each operation's events is there and whole
+    /// ([`super::event_ops`]).
+    pub event_map: bool,
 }
 
 impl Inspection {
@@ -194,6 +200,18 @@ impl Inspection {
             || !self.retired.is_empty()
             || !self.retired_indexes.is_empty()
             || !self.queue
+            || !self.event_map
+    }
+
+    /// How reads find an operation's events.
+    pub(super) fn events(&self) -> Events {
+        if self.event_map {
+            Events::Map
+        } else if self.events_by_op {
+            Events::Index
+        } else {
+            Events::None
+        }
     }
 }
 
@@ -282,20 +300,36 @@ pub(super) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
         .into_iter()
         .filter(|name| present.iter().any(|(n, _)| n == name))
         .collect();
-    let events_by_op = db
-        .query_one(EVENTS_BY_OP, &[])
-        .and_then(|row| row.try_get(0))
-        .map_err(err)?;
+    let marks = columns(db, "settle_queue_mark").map_err(err)?;
+    let (events_by_op, event_map) = events_found(db, &marks).map_err(err)?;
     Ok(Inspection {
-        queue: !columns(db, "settle_queue_mark").map_err(err)?.is_empty(),
+        queue: !marks.is_empty(),
+        event_map,
+        events_by_op,
         version,
         missing_console_tables,
         missing,
         invalid_indexes,
         retired,
         retired_indexes,
-        events_by_op,
     })
+}
+
+/// Whether an index leads with `events.op_id`, and whether settle's table
+/// of each operation's events is there and whole, given the marks'
+/// columns (schema 3's lack the fill's progress).
+fn events_found(
+    db: &mut impl GenericClient,
+    marks: &[String],
+) -> std::result::Result<(bool, bool), postgres::Error> {
+    let by_op = db.query_one(EVENTS_BY_OP, &[])?.try_get(0)?;
+    if !marks.iter().any(|c| c == "event_map") {
+        return Ok((by_op, false));
+    }
+    Ok((
+        by_op,
+        db.query_one(super::event_ops::IS_WHOLE, &[])?.try_get(0)?,
+    ))
 }
 
 /// Whether a valid index on `events` has `op_id` as its first column.
@@ -361,8 +395,9 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
         ));
     }
     let mut sql = format!(
-        "{SERVICE_TABLES}\n{CONSOLE_TABLES}\n{}\n{};\n{}",
+        "{SERVICE_TABLES}\n{CONSOLE_TABLES}\n{}\n{}\n{};\n{}",
         super::queue::QUEUE_TABLES,
+        super::event_ops::EVENT_TABLES,
         super::queue::first_mark(),
         objects::FUNCTIONS
     );
@@ -396,7 +431,7 @@ pub(super) fn open(pg: &mut Pg, progress: &mut dyn FnMut(Progress)) -> Result<Op
     if read_only {
         report.not_adopted = Some(not_adopted(&found));
         pg.tables = found.tables();
-        pg.events_by_op = found.events_by_op;
+        pg.events = found.events();
         pg.queue = found.queue;
         return Ok(report);
     }
@@ -420,7 +455,7 @@ fn not_adopted(found: &Inspection) -> String {
             .collect();
         adds.push("settle's indexes (built without blocking writes)".to_string());
         if !found.events_by_op {
-            adds.push("the index that shows each operation's last event".to_string());
+            adds.push("the table that shows each operation's last event".to_string());
         }
         return format!(
             "schema 0 is older than {SCHEMA_VERSION}; shown read-only without adopting it \
@@ -431,7 +466,7 @@ fn not_adopted(found: &Inspection) -> String {
     if found.version < SCHEMA_VERSION {
         return format!(
             "schema {} is older than {SCHEMA_VERSION}; shown read-only without upgrading it \
-             (upgrading drops settle's change-notification triggers and filter indexes \
+             (upgrading drops settle's change-notification triggers and indexes \
              from the service's tables)",
             found.version
         );
