@@ -10,7 +10,7 @@
 use rusqlite::{Connection, params};
 
 use super::ddl::{COPIED, COPIED_O, FORMAT, TABLE_NAMES, TABLES, indexes};
-use super::texts;
+use super::{bulk, texts};
 use crate::store::open::Progress;
 
 /// Operations, or events, copied per transaction.
@@ -28,6 +28,7 @@ pub(super) fn build(
     stopped: Option<(i64, i64)>,
     progress: &mut dyn FnMut(Progress),
 ) -> rusqlite::Result<()> {
+    bulk::relax(k)?;
     let (ops_min, ops_max) = k.query_row(
         "SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM l.operations",
         [],
@@ -93,13 +94,20 @@ pub(super) fn build(
         k.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
     }
     let total = step("counting operations per state".to_string(), progress);
-    k.execute_batch(COMPLETE)?;
+    complete(k)?;
     progress(Progress {
         step: "read model built".to_string(),
         done: total,
         total,
     });
     Ok(())
+}
+
+/// Syncs what the build wrote, then counts per state and marks the model
+/// complete: a model marked complete is on disk whole.
+fn complete(k: &Connection) -> rusqlite::Result<()> {
+    bulk::harden(k)?;
+    k.execute_batch(COMPLETE)
 }
 
 /// The counts per state, and the mark that the model is complete.
@@ -120,8 +128,15 @@ fn start(k: &Connection, ledger_id: &str, ops_min: i64) -> rusqlite::Result<(i64
     let decisions = max("SELECT max(id) FROM l.decisions")?.unwrap_or(0);
     k.execute(
         "INSERT INTO settle_marks (one, format, ledger_id, ops, events, attempts,
-             decisions, complete) VALUES (1, ?1, ?2, ?3, 0, ?4, ?5, 0)",
-        params![FORMAT, ledger_id, ops_min - 1, attempts, decisions],
+             decisions, complete, boot) VALUES (1, ?1, ?2, ?3, 0, ?4, ?5, 0, ?6)",
+        params![
+            FORMAT,
+            ledger_id,
+            ops_min - 1,
+            attempts,
+            decisions,
+            bulk::boot()
+        ],
     )?;
     Ok((ops_min - 1, 0))
 }
@@ -141,17 +156,21 @@ fn reset(k: &Connection) -> rusqlite::Result<()> {
     k.execute_batch(&sql)
 }
 
-/// The last id of the next chunk of `table` after `from`, up to `until`;
-/// None when there is none.
+/// The last id of the next chunk of `table` after `from`, up to `until`:
+/// the last row within [`CHUNK`] ids of the next one (steps down the
+/// primary key, where counting the chunk's rows read each of them); None
+/// when there is none. Gaps in the ids only make a chunk smaller.
 fn chunk_end(k: &Connection, table: &str, from: i64, until: i64) -> rusqlite::Result<Option<i64>> {
-    k.query_row(
-        &format!(
-            "SELECT max(id) FROM (SELECT id FROM {table} WHERE id > ?1 AND id <= ?2
-                 ORDER BY id LIMIT ?3)"
-        ),
-        params![from, until, CHUNK],
-        |r| r.get(0),
-    )
+    let bound = |sql: &str, from: i64, until: i64| {
+        k.prepare_cached(&format!(
+            "SELECT {sql}(id) FROM {table} WHERE id > ?1 AND id <= ?2"
+        ))?
+        .query_row(params![from, until], |r| r.get::<_, Option<i64>>(0))
+    };
+    let Some(next) = bound("min", from, until)? else {
+        return Ok(None);
+    };
+    bound("max", from, next.saturating_add(CHUNK - 1).min(until))
 }
 
 /// Copies the operations with ids in `(from, to]`, with each one's attempt

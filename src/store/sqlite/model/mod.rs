@@ -10,6 +10,7 @@
 //! they show comes from the ledger, the model only finds it.
 
 mod build;
+mod bulk;
 mod catch_up;
 mod ddl;
 mod lock;
@@ -71,6 +72,9 @@ enum Health {
     /// A build of this ledger in this format that stopped before it was
     /// complete, with its operations and events marks: it goes on there.
     Stopped { ops: i64, events: i64 },
+    /// A build that stopped, begun in another boot of the machine: it did
+    /// not sync, so the file may have lost pages. Deleted and built again.
+    Torn,
     /// Missing, another ledger's, another format's, or ahead of the ledger
     /// (a ledger restored from a backup): built again from the start.
     Stale,
@@ -87,7 +91,7 @@ impl Model {
     ) -> Result<Model> {
         let err = |doing: &str, e| sqlite(&sidecar(ledger), doing, e);
         let opened = keeper(ledger, wait).and_then(|k| Ok((health(&k, ledger_id)?, k)));
-        let (found, keeper) = match opened {
+        let (found, mut keeper) = match opened {
             Ok(found) => found,
             // Not a database, or corrupt: only settle's copy, made again.
             Err(e) if unreadable(&e) => {
@@ -105,6 +109,13 @@ impl Model {
                 Ok(Health::Ready) => None,
                 Ok(Health::Stopped { ops, events }) => Some(Some((ops, events))),
                 Ok(Health::Stale) => Some(None),
+                Ok(Health::Torn) => {
+                    drop(keeper);
+                    remove(ledger);
+                    keeper = self::keeper(ledger, wait)
+                        .map_err(|e| err("creating the read model", e))?;
+                    Some(None)
+                }
                 Err(e) => return Err(err("reading the read model", e)),
             };
             if let Some(stopped) = from {
@@ -336,14 +347,21 @@ fn health(k: &Connection, ledger_id: &str) -> rusqlite::Result<Health> {
     if exists.is_none() {
         return Ok(Health::Stale);
     }
-    let marks: Option<(i64, String, i64, i64, i64)> = k
+    // A file of an older format has no `boot`: the format tells first.
+    let format: Option<i64> = k
+        .query_row("SELECT format FROM settle_marks", [], |r| r.get(0))
+        .optional()?;
+    if format != Some(ddl::FORMAT) {
+        return Ok(Health::Stale);
+    }
+    let marks: Option<(String, i64, i64, i64, String)> = k
         .query_row(
-            "SELECT format, ledger_id, complete, ops, events FROM settle_marks",
+            "SELECT ledger_id, complete, ops, events, boot FROM settle_marks",
             [],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
         )
         .optional()?;
-    let Some((format, id, complete, ops, events)) = marks else {
+    let Some((id, complete, ops, events, boot)) = marks else {
         return Ok(Health::Stale);
     };
     let (max_op, max_event): (i64, i64) = k.query_row(
@@ -352,9 +370,10 @@ fn health(k: &Connection, ledger_id: &str) -> rusqlite::Result<Health> {
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let ours = format == ddl::FORMAT && id == ledger_id && ops <= max_op && events <= max_event;
+    let ours = id == ledger_id && ops <= max_op && events <= max_event;
     Ok(match (ours, complete) {
         (true, 1) => Health::Ready,
+        (true, 0) if bulk::torn(&boot) => Health::Torn,
         (true, 0) => Health::Stopped { ops, events },
         _ => Health::Stale,
     })

@@ -226,6 +226,41 @@ fn a_stopped_build_goes_on_where_it_left_off() {
     );
 }
 
+/// A build that did not sync and stopped in another boot of the machine
+/// (a power cut) may have lost pages: it starts over rather than going on.
+#[test]
+fn a_stopped_build_from_another_boot_starts_over() {
+    let (_dir, path, _rows) = closed_after_a_look(10);
+    let model = Connection::open(sidecar(&path)).unwrap();
+    model
+        .execute_batch(
+            "UPDATE settle_marks SET complete = 0, ops = 5, events = 0, boot = 'another boot';
+             DELETE FROM settle_ops WHERE id > 5;
+             UPDATE settle_ops SET last_event = 'copied before the power cut' WHERE id = 1;",
+        )
+        .unwrap();
+    drop(model);
+    let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
+    assert!(look.model.is_none(), "a torn build is not trusted");
+    drop(look);
+
+    let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
+    assert!(ledger.model.is_some());
+    let model = Connection::open(sidecar(&path)).unwrap();
+    let (kept, copied, complete, boot): (Option<String>, i64, i64, String) = model
+        .query_row(
+            "SELECT (SELECT last_event FROM settle_ops WHERE id = 1),
+                    (SELECT count(*) FROM settle_ops),
+                    (SELECT complete FROM settle_marks), (SELECT boot FROM settle_marks)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_ne!(kept.as_deref(), Some("copied before the power cut"));
+    assert_eq!((copied, complete), (10, 1));
+    assert_ne!(boot, "another boot");
+}
+
 #[test]
 fn a_second_process_waits_for_the_build_under_way_instead_of_starting_over() {
     let (_dir, ledger, _service) = adopted(10);

@@ -1,0 +1,82 @@
+//! The keeper's settings while it builds the read model, and the steps
+//! that make the build durable before it is marked complete. The model is
+//! settle's own copy, made again from the ledger at will, so the build
+//! writes without syncing (a sync per checkpoint was much of the build's
+//! wall time at 10M), with a larger cache, and reads the ledger through
+//! a memory map. A build that the process stopped (however it ended) goes
+//! on where it left off, since the operating system keeps what it wrote;
+//! a machine that stopped may have lost pages of it, so a build begun in
+//! another boot of the machine starts over ([`torn`]). Before the model
+//! is marked complete its files are synced: a complete model is never
+//! torn.
+
+use std::fs::File;
+use std::path::Path;
+
+use rusqlite::Connection;
+
+/// The read model's page cache during the build, in KiB: the chunks'
+/// lookups and the index builds' sorts stay in memory.
+const BUILD_CACHE_KIB: i64 = 65_536;
+
+/// WAL pages between checkpoints during the build: a page the chunks
+/// write again and again is copied into the file once per checkpoint.
+const BUILD_CHECKPOINT_PAGES: i64 = 16_384;
+
+/// This boot of the machine, where the system tells it (Linux).
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_string())
+}
+
+/// What a build records as the boot it began in; empty where the system
+/// does not tell, and then the build keeps syncing.
+pub(super) fn boot() -> String {
+    boot_id().unwrap_or_default()
+}
+
+/// Whether a build that began in boot `began` and is not complete may be
+/// torn: the machine stopped since, and the build did not sync.
+pub(super) fn torn(began: &str) -> bool {
+    !began.is_empty() && boot_id().as_deref() != Some(began)
+}
+
+/// The keeper's settings for the build: no sync where a stopped machine
+/// is told apart ([`torn`]), a larger cache, fewer checkpoints.
+pub(super) fn relax(k: &Connection) -> rusqlite::Result<()> {
+    k.pragma_update(None, "cache_size", -BUILD_CACHE_KIB)?;
+    k.pragma_update(None, "wal_autocheckpoint", BUILD_CHECKPOINT_PAGES)?;
+    if boot_id().is_some() {
+        k.pragma_update(None, "synchronous", "OFF")?;
+    }
+    Ok(())
+}
+
+/// The keeper's settings back to the catch-up's, and everything the build
+/// wrote synced to disk: the model's file and its WAL. Called before the
+/// build marks the model complete.
+pub(super) fn harden(k: &Connection) -> rusqlite::Result<()> {
+    k.pragma_update(None, "synchronous", "NORMAL")?;
+    k.pragma_update(None, "cache_size", -2000)?;
+    k.pragma_update(None, "wal_autocheckpoint", 1000)?;
+    let Some(path) = k.path().filter(|p| !p.is_empty()).map(Path::new) else {
+        return Ok(());
+    };
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    for file in [path, Path::new(&wal)] {
+        let synced = match File::open(file) {
+            Ok(f) => f.sync_all(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        };
+        synced.map_err(|e| {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
+                Some(format!("syncing {}: {e}", file.display())),
+            )
+        })?;
+    }
+    Ok(())
+}
