@@ -157,14 +157,25 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
         ),
     );
 
-    let (first, all) = stream_timed_within(
-        Command::new(settle_bin())
-            .args(["list", &address, "--queue", "--all", "--format", "jsonl"]),
-        whole,
-    );
-    let (_, psql_all) = stream_timed_within(&mut psql(&address, &list_sql()), whole);
+    // Alternating, psql first, best of two each: at 10M the ledger is
+    // bigger than the cache, and whichever ran second read the pages the
+    // first had just brought in.
+    let settle_all = || {
+        stream_timed_within(
+            Command::new(settle_bin())
+                .args(["list", &address, "--queue", "--all", "--format", "jsonl"]),
+            whole,
+        )
+    };
+    let psql_all = || stream_timed_within(&mut psql(&address, &list_sql()), whole).1;
+    let p1 = psql_all();
+    let (first1, all1) = settle_all();
+    let p2 = psql_all();
+    let (first2, all2) = settle_all();
+    let best = |a: Option<Duration>, b: Option<Duration>| a.into_iter().chain(b).min();
+    let (first, all, psql_all) = (best(first1, first2), best(all1, all2), best(p1, p2));
     fig(
-        "PostgreSQL: settle list --queue --all --format jsonl: first line / all",
+        "PostgreSQL: settle list --queue --all --format jsonl: first line / all (best of 2, alternating)",
         format!("{} / {}", fmt_opt(first), fmt_opt(all)),
         format!(
             "psql -A -t -c, same query: {} ({})",
