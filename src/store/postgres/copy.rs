@@ -142,6 +142,8 @@ impl Transfer for Pg {
             )
             .map_err(|e| err("moving the ids past the copied rows", e))?;
         }
+        super::queue::mark_all(&mut tx)
+            .map_err(|e| err("recording the queue and each operation's events", e))?;
         tx.commit().map_err(|e| err("committing the copy", e))?;
         // It holds rows now, which someone may be reading.
         self.created_here = false;

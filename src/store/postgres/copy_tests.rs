@@ -159,6 +159,22 @@ fn a_new_ledger_gets_its_keys_after_the_rows_and_ends_as_the_safe_path_leaves_it
     assert_eq!(new, existing);
     assert_eq!(new.rows("operations"), 4007);
     assert_eq!(new.rows("events"), 12001);
+    // The copy's own rows are recorded in settle's tables, with the marks
+    // past them, so a read-only look reads those tables at once.
+    for db in [&fast, &safe] {
+        let row = testing::connect(db)
+            .query_one(
+                "SELECT op_mark = (SELECT max(id) FROM operations),
+                        event_mark = (SELECT max(id) FROM events) AND event_map = event_mark,
+                        (SELECT count(*) FROM settle_event_ops) = 12001,
+                        (SELECT count(*) FROM settle_queue) > 0
+                 FROM settle_queue_mark",
+                &[],
+            )
+            .unwrap();
+        let recorded: [bool; 4] = [row.get(0), row.get(1), row.get(2), row.get(3)];
+        assert_eq!(recorded, [true; 4], "{}", db.display());
+    }
     // The deferred path did defer: the keys were built after the tables
     // made after them; the safe path's were not.
     assert!(oid(&fast, "operations_pkey") > oid(&fast, "settle_schema"));
