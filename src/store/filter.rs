@@ -140,18 +140,15 @@ fn queue_driven(d: &dyn Dialect, query: &Query) -> bool {
     members && query.accounts.is_empty() && d.queue_join("ASC", None).is_some()
 }
 
-/// `from` with the queue's join where `query` is [`queue_driven`].
+/// `from` with the queue's join where the query is [`queue_driven`].
 fn driven_from(
     d: &dyn Dialect,
-    query: &Query,
+    driven: bool,
     from: &str,
     order: &str,
     bound: Option<(&str, &str)>,
 ) -> String {
-    match queue_driven(d, query)
-        .then(|| d.queue_join(order, bound))
-        .flatten()
-    {
+    match driven.then(|| d.queue_join(order, bound)).flatten() {
         // The row source's FROM names the operations first.
         Some(join) => from.replacen(
             &format!("FROM {}", d.from()),
@@ -293,7 +290,7 @@ pub(super) fn page_sql(
     }
     let source = driven_from(
         d,
-        query,
+        driven,
         source,
         order,
         id_bound.as_ref().map(|(op, id)| (*op, id.as_str())),
@@ -361,8 +358,9 @@ pub(super) fn id_end_sql(d: &dyn Dialect, highest: bool) -> Statement {
 /// How many operations `query` matches.
 pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
-    let clause = conditions(d, query, now, &mut args, queue_driven(d, query));
-    let from = driven_from(d, query, &format!("FROM {}", d.from()), "ASC", None);
+    let driven = queue_driven(d, query);
+    let clause = conditions(d, query, now, &mut args, driven);
+    let from = driven_from(d, driven, &format!("FROM {}", d.from()), "ASC", None);
     Statement {
         sql: format!("SELECT count(*) {from} {}", where_sql(&clause)),
         args: args.values,
@@ -375,12 +373,13 @@ pub(super) fn count_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> S
 /// the same index as the queue's pages serves it.
 pub(super) fn clusters_sql(d: &dyn Dialect, query: &Query, now: DateTime<Utc>) -> Statement {
     let mut args = Args::new(d);
-    let clause = conditions(d, query, now, &mut args, queue_driven(d, query));
+    let driven = queue_driven(d, query);
+    let clause = conditions(d, query, now, &mut args, driven);
     let sql = format!(
         "SELECT o.op_type, o.account, {}, {} {} {} ORDER BY o.id",
         d.last_error(),
         d.epoch_seconds(d.stuck_since()),
-        driven_from(d, query, &format!("FROM {}", d.from()), "ASC", None),
+        driven_from(d, driven, &format!("FROM {}", d.from()), "ASC", None),
         where_sql(&clause)
     );
     Statement {
