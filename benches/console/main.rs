@@ -9,7 +9,9 @@
 //! `cargo bench --bench console -- --ops 1000000,10000000`
 //! (`--generate-only` builds the cached ledgers and stops; `--pg` adds the
 //! PostgreSQL figures, `--pg-only` measures only those. `SETTLE_BENCH_BIN=PATH`
-//! measures another build of settle on the same ledgers.)
+//! measures another build of settle on the same ledgers;
+//! `SETTLE_BENCH_HOLD=FILE` keeps the PostgreSQL cluster up after its
+//! figures while FILE exists.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod clusters;
@@ -18,6 +20,7 @@ mod floor;
 mod foreign;
 mod pg;
 mod pg_load;
+mod pg_service;
 mod scan;
 mod screen;
 mod term;
@@ -119,7 +122,7 @@ fn main() {
         }
         if args.sqlite && !args.scan_only {
             eprintln!("measuring {n} operations");
-            column = figures::measure(&dir, *n, pristine);
+            column.extend(figures::measure(&dir, *n, pristine));
         }
         if args.postgres && !args.scan_only {
             eprintln!("measuring {n} operations on PostgreSQL");

@@ -73,10 +73,18 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
     // Whole passes over the ledger (adoption, a whole list) take minutes
     // at 10M: a minute a million, at least the keys' limit.
     let whole = LIMIT.max(Duration::from_secs(n / 1_000_000 * 60));
-    let adopt = run_timed_within(Command::new(settle_bin()).args(["adopt", &address]), whole);
+    // A service commits every 10 ms meanwhile: adoption must not make it
+    // wait (issue 17: never over 100 ms, no write lost).
+    let (adopt, service) = crate::pg_service::commits_during(&address, || {
+        run_timed_within(Command::new(settle_bin()).args(["adopt", &address]), whole)
+    })?;
     fig(
         "PostgreSQL: settle adopt of the service's database",
-        fmt_opt(adopt.filter(|(_, ok)| *ok).map(|(d, _)| d)),
+        format!(
+            "{} (a service committing every 10 ms meanwhile: {})",
+            fmt_opt(adopt.filter(|(_, ok)| *ok).map(|(d, _)| d)),
+            service.line()
+        ),
         format!("COPY of the service rows: {secs:.0} s"),
     );
 
@@ -194,5 +202,24 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
             ratio(all, psql_all)
         ),
     );
+    hold(&address);
     Ok(out)
+}
+
+/// With `SETTLE_BENCH_HOLD=FILE`, keeps the cluster (and its loaded
+/// ledger) up while FILE exists, to look into a figure by hand; a 10M load
+/// takes a quarter of an hour.
+fn hold(address: &str) {
+    let Some(file) = std::env::var_os("SETTLE_BENCH_HOLD") else {
+        return;
+    };
+    let file = std::path::PathBuf::from(file);
+    if std::fs::write(&file, format!("{address}\n")).is_err() {
+        eprintln!("  SETTLE_BENCH_HOLD: cannot write {}", file.display());
+        return;
+    }
+    eprintln!("  holding {address} until {} is removed", file.display());
+    while file.exists() {
+        std::thread::sleep(Duration::from_secs(5));
+    }
 }

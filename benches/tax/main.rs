@@ -18,6 +18,8 @@ mod foreign;
 mod pg;
 #[path = "../console/pg_load.rs"]
 mod pg_load;
+#[path = "../console/pg_service.rs"]
+mod pg_service;
 mod sqlite;
 
 use std::path::PathBuf;
@@ -96,23 +98,11 @@ pub(crate) fn median(v: &[Duration]) -> Duration {
 
 /// One table line for a service's commits while `settle adopt` ran: the
 /// slowest, how many took over 100 ms, how many failed.
-pub(crate) fn waits_line(
-    what: &str,
-    took: Duration,
-    mut waits: Vec<Duration>,
-    failed: u64,
-) -> String {
-    waits.sort();
-    let slowest = waits.last().copied().unwrap_or_default();
-    let over = waits
-        .iter()
-        .filter(|w| **w > Duration::from_millis(100))
-        .count();
+pub(crate) fn waits_line(what: &str, took: Duration, seen: &pg_service::Commits) -> String {
     format!(
-        "| {what}: a commit every 10 ms while `settle adopt` ran ({:.1} s) | | slowest {:.0} ms; {over} of {} over 100 ms; {failed} failed | |",
+        "| {what}: a commit every 10 ms while `settle adopt` ran ({:.1} s) | | {} | |",
         took.as_secs_f64(),
-        slowest.as_secs_f64() * 1000.0,
-        waits.len()
+        seen.line()
     )
 }
 

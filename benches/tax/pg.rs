@@ -11,8 +11,6 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::{ratio, settle_bin, waits_line};
@@ -308,44 +306,6 @@ pub fn measure(
 /// One client committing an operation every 10 ms while `settle adopt`
 /// runs: its slowest commit, how many took over 100 ms, how many failed.
 fn during_adoption(address: &str, n: u64) -> Result<String, String> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let writer = {
-        let (address, stop) = (address.to_string(), stop.clone());
-        std::thread::spawn(move || -> Result<(Vec<Duration>, u64), String> {
-            let mut c =
-                postgres::Client::connect(&address, postgres::NoTls).map_err(|e| e.to_string())?;
-            let (mut waits, mut failed) = (Vec::new(), 0);
-            let mut i = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let start = Instant::now();
-                let key = format!("during-{i}");
-                let r = c.execute(
-                    "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
-                        max_attempts, created_at, updated_at, version)
-                     VALUES ('svc', 'place_order', $1, 'sha256:00', 'reserved', 3, now(), now(), 1)",
-                    &[&key],
-                );
-                match r {
-                    Ok(_) => waits.push(start.elapsed()),
-                    Err(_) => failed += 1,
-                }
-                i += 1;
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Ok((waits, failed))
-        })
-    };
-    std::thread::sleep(Duration::from_millis(500));
-    let took = adopt(address);
-    std::thread::sleep(Duration::from_millis(500));
-    stop.store(true, Ordering::Relaxed);
-    let (waits, failed) = writer
-        .join()
-        .map_err(|_| "the service thread panicked".to_string())??;
-    Ok(waits_line(
-        &format!("PostgreSQL {n} ops"),
-        took?,
-        waits,
-        failed,
-    ))
+    let (took, seen) = crate::pg_service::commits_during(address, || adopt(address))?;
+    Ok(waits_line(&format!("PostgreSQL {n} ops"), took?, &seen))
 }

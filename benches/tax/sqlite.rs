@@ -200,5 +200,6 @@ fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String
         .map_err(|_| "the service thread panicked".to_string())?
         .map_err(|e| e.to_string())?;
     remove(&path);
-    Ok(waits_line(&format!("SQLite {n} ops"), took?, waits, failed))
+    let seen = crate::pg_service::Commits { waits, failed };
+    Ok(waits_line(&format!("SQLite {n} ops"), took?, &seen))
 }

@@ -1,0 +1,77 @@
+//! A service's commits on PostgreSQL while settle works on its database:
+//! one client reserving an operation every 10 ms, each insert its own
+//! transaction, as the service's first step writes it. Shared by the
+//! console benchmark (at 10M, beside its whole passes) and the tax
+//! benchmark.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the service saw while `work` ran: each commit's wait, and how many
+/// failed.
+pub struct Commits {
+    pub waits: Vec<Duration>,
+    pub failed: u64,
+}
+
+impl Commits {
+    /// "slowest 61 ms; 0 of 352 over 100 ms; 0 failed".
+    pub fn line(&self) -> String {
+        let slowest = self.waits.iter().max().copied().unwrap_or_default();
+        let over = self
+            .waits
+            .iter()
+            .filter(|w| **w > Duration::from_millis(100))
+            .count();
+        format!(
+            "slowest {:.0} ms; {over} of {} over 100 ms; {} failed",
+            slowest.as_secs_f64() * 1000.0,
+            self.waits.len(),
+            self.failed
+        )
+    }
+}
+
+/// Runs `work` while one client on `address` commits an operation every
+/// 10 ms (from half a second before to half a second after).
+pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, Commits), String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (address, stop) = (address.to_string(), stop.clone());
+        std::thread::spawn(move || -> Result<Commits, String> {
+            let mut c =
+                postgres::Client::connect(&address, postgres::NoTls).map_err(|e| e.to_string())?;
+            let mut seen = Commits {
+                waits: Vec::new(),
+                failed: 0,
+            };
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let start = Instant::now();
+                let key = format!("during-{}-{i}", std::process::id());
+                let r = c.execute(
+                    "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+                        max_attempts, created_at, updated_at, version)
+                     VALUES ('svc', 'place_order', $1, 'sha256:00', 'reserved', 3, now(), now(), 1)",
+                    &[&key],
+                );
+                match r {
+                    Ok(_) => seen.waits.push(start.elapsed()),
+                    Err(_) => seen.failed += 1,
+                }
+                i += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(seen)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let result = work();
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    let seen = writer
+        .join()
+        .map_err(|_| "the service thread panicked".to_string())??;
+    Ok((result, seen))
+}
