@@ -1,6 +1,8 @@
 //! A service's commits on PostgreSQL while settle works on its database:
 //! one client reserving an operation every 10 ms, each insert its own
-//! transaction, as the service's first step writes it. Shared by the
+//! transaction, as the service's first step writes it: leased for a day,
+//! so none joins the queue (a reservation without a lease is stale) and
+//! the figures after it still find the rows they expect. Shared by the
 //! console benchmark (at 10M, beside its whole passes) and the tax
 //! benchmark.
 
@@ -9,10 +11,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What the service saw while `work` ran: each commit's wait, and how many
-/// failed.
+/// failed; `slow`, when each commit over 100 ms began, from the start of
+/// `work`, to tell which of its steps made the service wait.
 pub struct Commits {
     pub waits: Vec<Duration>,
     pub failed: u64,
+    pub slow: Vec<Duration>,
 }
 
 impl Commits {
@@ -24,12 +28,22 @@ impl Commits {
             .iter()
             .filter(|w| **w > Duration::from_millis(100))
             .count();
-        format!(
+        let mut line = format!(
             "slowest {:.0} ms; {over} of {} over 100 ms; {} failed",
             slowest.as_secs_f64() * 1000.0,
             self.waits.len(),
             self.failed
-        )
+        );
+        if !self.slow.is_empty() {
+            let at: Vec<String> = self
+                .slow
+                .iter()
+                .take(20)
+                .map(|d| format!("{:.0}", d.as_secs_f64()))
+                .collect();
+            line += &format!(" (began at {} s)", at.join(", "));
+        }
+        line
     }
 }
 
@@ -45,19 +59,28 @@ pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, 
             let mut seen = Commits {
                 waits: Vec::new(),
                 failed: 0,
+                slow: Vec::new(),
             };
+            let began = Instant::now() + Duration::from_millis(500);
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let start = Instant::now();
                 let key = format!("during-{}-{i}", std::process::id());
                 let r = c.execute(
                     "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
-                        max_attempts, created_at, updated_at, version)
-                     VALUES ('svc', 'place_order', $1, 'sha256:00', 'reserved', 3, now(), now(), 1)",
+                        max_attempts, lease_expires_at, created_at, updated_at, version)
+                     VALUES ('svc', 'place_order', $1, 'sha256:00', 'reserved', 3,
+                        now() + interval '1 day', now(), now(), 1)",
                     &[&key],
                 );
                 match r {
-                    Ok(_) => seen.waits.push(start.elapsed()),
+                    Ok(_) => {
+                        let wait = start.elapsed();
+                        if wait > Duration::from_millis(100) {
+                            seen.slow.push(start.saturating_duration_since(began));
+                        }
+                        seen.waits.push(wait);
+                    }
                     Err(_) => seen.failed += 1,
                 }
                 i += 1;

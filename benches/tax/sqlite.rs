@@ -200,6 +200,10 @@ fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String
         .map_err(|_| "the service thread panicked".to_string())?
         .map_err(|e| e.to_string())?;
     remove(&path);
-    let seen = crate::pg_service::Commits { waits, failed };
+    let seen = crate::pg_service::Commits {
+        waits,
+        failed,
+        slow: Vec::new(),
+    };
     Ok(waits_line(&format!("SQLite {n} ops"), took?, &seen))
 }

@@ -44,8 +44,10 @@ ALTER TABLE settle_queue_mark ADD COLUMN IF NOT EXISTS event_map bigint NOT NULL
 /// the server's vacuum for long.
 const BATCH: i64 = 200_000;
 
-/// The mark that splits the table's ids from the service's newest events.
-const MARK: &str = "(SELECT event_mark FROM settle_queue_mark)";
+/// The mark that splits the table's ids from the service's newest events,
+/// as statements name it: [`super::conn::Pg::pinned`] puts its value in its
+/// place before they run.
+pub(super) const MARK: &str = "(SELECT event_mark FROM settle_queue_mark)";
 
 /// Whether the table is there and whole: a read on a ledger without it
 /// (a look before adoption, or before the upgrade's fill ends) uses an

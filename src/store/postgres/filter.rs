@@ -77,7 +77,11 @@ macro_rules! indexed_event {
 /// newest event above the event mark when the operation has one, else the
 /// newest id the table holds for it. The events above the mark are read
 /// once per statement, not once per row: a ledger no writable session
-/// caught up for a while has many.
+/// caught up for a while has many. The mark is spelled as
+/// [`super::event_ops::MARK`] is, for [`super::conn::Pg::pinned`]. The
+/// `LIMIT 1` (the primary key finds one row at most) keeps the lookup a
+/// lookup: without it the planner may flatten it into a join that hashes
+/// the whole of `events` (34M rows at 10M) for a whole list.
 macro_rules! mapped_event {
     () => {
         "LEFT JOIN (SELECT t.op_id, max(t.id) AS id FROM events t
@@ -86,7 +90,7 @@ macro_rules! mapped_event {
     LEFT JOIN LATERAL (SELECT e.event FROM events e
         WHERE e.op_id = o.id AND e.id = coalesce(tail.id,
             (SELECT m.id FROM settle_event_ops m WHERE m.op_id = o.id
-              ORDER BY m.id DESC LIMIT 1))) ev ON true"
+              ORDER BY m.id DESC LIMIT 1)) LIMIT 1) ev ON true"
     };
 }
 

@@ -25,13 +25,18 @@ impl Pg {
         doing: &str,
         mut each: impl FnMut(&mut Cells<'_>) -> Result<()>,
     ) -> Result<()> {
+        let sql = self.pinned(&statement.sql, doing)?;
+        let statement = Statement {
+            sql: sql.into_owned(),
+            args: statement.args.clone(),
+        };
         if portal.untimed {
             self.asked.untimed();
         }
         let failed = |e| self.err(doing, e);
         stream_on(
             &mut self.client.borrow_mut(),
-            statement,
+            &statement,
             portal,
             &failed,
             &mut each,

@@ -28,12 +28,14 @@
 //! before `next_xmax` ended records what lies between the marks and the
 //! recorded ids, and moves the marks to them.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use postgres::{Client, GenericClient};
 
 use super::conn::Pg;
-use super::event_ops;
+use super::event_ops::{self, MARK as EVENT_MARK};
+use crate::error::Result;
 use crate::store::filter::queue_candidate_words;
 
 /// The states an operation in the triage queue can have, and reserved,
@@ -76,14 +78,16 @@ const EVENTS_BEFORE: i64 = 10_000;
 /// Two settle processes catching up at once: the second skips its round.
 const CATCH_UP_LOCK: i64 = 0x05e7_71ea_0a0e;
 
+/// The queue's mark as statements name it: [`Pg::pinned`] puts its value
+/// in its place before they run.
+pub(super) const OP_MARK: &str = "(SELECT op_mark FROM settle_queue_mark)";
+
 /// The condition on `o` that the operation is, or may be, a member: its
 /// id is above the mark, or in the table. One probe of the table's primary
 /// key a row, so a filter an index of the service's serves (an account)
 /// reads its own rows and never the whole queue.
 pub(super) fn members_sql() -> String {
-    "(o.id > (SELECT op_mark FROM settle_queue_mark)
-      OR EXISTS (SELECT 1 FROM settle_queue sq WHERE sq.id = o.id))"
-        .to_string()
+    format!("(o.id > {OP_MARK} OR EXISTS (SELECT 1 FROM settle_queue sq WHERE sq.id = o.id))")
 }
 
 /// The queue's ids in `order` (`ASC` or `DESC`), those in the table at or
@@ -97,9 +101,9 @@ pub(super) fn members_join(order: &str, bound: Option<(&str, &str)>) -> String {
         |column: &str| bound.map_or(String::new(), |(op, p)| format!(" AND {column} {op} {p}"));
     format!(
         "JOIN ((SELECT sq.id FROM settle_queue sq
-            WHERE sq.id <= (SELECT op_mark FROM settle_queue_mark){} ORDER BY sq.id {order})
+            WHERE sq.id <= {OP_MARK}{} ORDER BY sq.id {order})
           UNION ALL (SELECT so.id FROM operations so
-            WHERE so.id > (SELECT op_mark FROM settle_queue_mark){} ORDER BY so.id {order})) q
+            WHERE so.id > {OP_MARK}{} ORDER BY so.id {order})) q
         ON q.id = o.id",
         beyond("sq.id"),
         beyond("so.id"),
@@ -257,19 +261,30 @@ pub(super) fn catch_up(
     if sweep > 0 {
         let to = (sweep_at + sweep).min(op_mark_now);
         record_ops(&mut tx, sweep_at, to)?;
+        prune(&mut tx, sweep_at, to)?;
         let again = if to >= op_mark_now { 0 } else { to };
         tx.execute("UPDATE settle_queue_mark SET sweep_at = $1", &[&again])?;
     }
-    tx.execute(
+    tx.commit()
+}
+
+/// Drops the members with ids in `(from, to]` (the sweep's slice) that
+/// left the queue, unless added in the last minute (see [`add`]). A slice
+/// per round, as the sweep reads: pruning the whole table each round read
+/// every member and its operation (2.4M of each at 10M) once a second in
+/// every writable session. A member that left costs a read until its
+/// slice comes round; it never shows, since reads check the state.
+fn prune(db: &mut impl GenericClient, from: i64, to: i64) -> Result<u64, postgres::Error> {
+    db.execute(
         &format!(
-            "DELETE FROM settle_queue q WHERE q.added_at < now() - interval '1 minute'
+            "DELETE FROM settle_queue q WHERE q.id > $1 AND q.id <= $2
+             AND q.added_at < now() - interval '1 minute'
              AND NOT EXISTS
                  (SELECT 1 FROM operations o WHERE o.id = q.id AND {})",
             queue_candidates_sql("o.state")
         ),
-        &[],
-    )?;
-    tx.commit()
+        &[&from, &to],
+    )
 }
 
 /// Records the operations above the op mark up to the recorded one, and
@@ -323,6 +338,41 @@ pub(super) fn add(db: &mut impl GenericClient, op: i64) -> Result<(), postgres::
 }
 
 impl Pg {
+    /// `sql` with the marks it names ([`OP_MARK`], [`EVENT_MARK`]) read
+    /// now and written in as numbers. As subqueries the planner cannot see
+    /// them: it took a third of `events` to lie above the event mark and
+    /// hashed it, where the catch-up keeps a few thousand there (a whole
+    /// list at 10M: 136 s as subqueries, 41 s with the numbers). A mark
+    /// only moves up, so one read before the statement is at or below the
+    /// mark it runs with, and every read stays whole: below a mark the
+    /// tables hold every member and event, above it the ledger is read
+    /// directly.
+    pub(super) fn pinned<'s>(&self, sql: &'s str, doing: &str) -> Result<Cow<'s, str>> {
+        if !sql.contains(OP_MARK) && !sql.contains(EVENT_MARK) {
+            return Ok(Cow::Borrowed(sql));
+        }
+        let marks = self
+            .client
+            .borrow_mut()
+            .query_opt("SELECT op_mark, event_mark FROM settle_queue_mark", &[])
+            .and_then(|row| {
+                row.map(|r| {
+                    Ok::<_, postgres::Error>((r.try_get::<_, i64>(0)?, r.try_get::<_, i64>(1)?))
+                })
+                .transpose()
+            })
+            .map_err(|e| self.err(doing, e))?;
+        // No row yet (an adoption that has not begun): the subqueries
+        // read nothing either way.
+        Ok(match marks {
+            Some((op, event)) => Cow::Owned(
+                sql.replace(OP_MARK, &op.to_string())
+                    .replace(EVENT_MARK, &event.to_string()),
+            ),
+            None => Cow::Borrowed(sql),
+        })
+    }
+
     /// A round of the catch-up, at most every [`EVERY`], on a session that
     /// may write settle's tables. A round that fails is left for the next:
     /// the reads stay correct without it, only a change without an event

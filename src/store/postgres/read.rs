@@ -49,11 +49,12 @@ impl Reads for Pg {
     fn operation_rows(&self, page: &Statement) -> Result<Vec<OperationRow>> {
         self.fresh()?;
         self.keep_queue();
+        let sql = self.pinned(&page.sql, "listing operations")?;
         let failed = |e| self.err("listing operations", e);
         let rows = self
             .client
             .borrow_mut()
-            .query(&page.sql, &refs(&page.args))
+            .query(&*sql, &refs(&page.args))
             .map_err(failed)?;
         rows.iter()
             .map(|row| rows::operation_row(&mut Cells::new(row)))
@@ -78,10 +79,11 @@ impl Reads for Pg {
     fn count_of(&self, count: &Statement) -> Result<i64> {
         self.fresh()?;
         self.keep_queue();
+        let sql = self.pinned(&count.sql, "counting operations")?;
         // The statement timeout bounds it.
         self.client
             .borrow_mut()
-            .query_one(&count.sql, &refs(&count.args))
+            .query_one(&*sql, &refs(&count.args))
             .and_then(|row| row.try_get(0))
             .map_err(|e| self.err("counting operations", e))
     }
@@ -104,11 +106,12 @@ impl Reads for Pg {
 
     fn ids_of(&self, lookup: &Statement, doing: &str) -> Result<Vec<i64>> {
         self.fresh()?;
+        let sql = self.pinned(&lookup.sql, doing)?;
         let failed = |e| self.err(doing, e);
         let rows = self
             .client
             .borrow_mut()
-            .query(&lookup.sql, &refs(&lookup.args))
+            .query(&*sql, &refs(&lookup.args))
             .map_err(failed)?;
         rows.iter()
             .map(|row| Cells::new(row).int(0, "id"))
