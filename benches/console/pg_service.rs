@@ -77,6 +77,9 @@ pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, 
                     Ok(_) => {
                         let wait = start.elapsed();
                         if wait > Duration::from_millis(100) {
+                            // Printed as it happens, among the progress
+                            // lines of the work it waited on.
+                            eprintln!("  (a service commit waited {} ms)", wait.as_millis());
                             seen.slow.push(start.saturating_duration_since(began));
                         }
                         seen.waits.push(wait);
