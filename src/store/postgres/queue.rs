@@ -342,7 +342,7 @@ impl Pg {
     /// now and written in as numbers. As subqueries the planner cannot see
     /// them: it took a third of `events` to lie above the event mark and
     /// hashed it, where the catch-up keeps a few thousand there (a whole
-    /// list at 10M: 136 s as subqueries, 41 s with the numbers). A mark
+    /// list at 10M: 147 s as subqueries, 63 s with the numbers). A mark
     /// only moves up, so one read before the statement is at or below the
     /// mark it runs with, and every read stays whole: below a mark the
     /// tables hold every member and event, above it the ledger is read

@@ -2,8 +2,9 @@
 //! that make the build durable before it is marked complete. The model is
 //! settle's own copy, made again from the ledger at will, so the build
 //! writes without syncing (a sync per checkpoint was much of the build's
-//! wall time at 10M), and with a larger cache while it copies. A build that the process stopped (however it ended) goes
-//! on where it left off, since the operating system keeps what it wrote;
+//! wall time at 10M), and with a larger cache while it copies. A build
+//! that the process stopped (however it ended) goes on where it left off,
+//! since the operating system keeps what it wrote;
 //! a machine that stopped may have lost pages of it, so a build begun in
 //! another boot of the machine starts over ([`torn`]). Before the model
 //! is marked complete its files are synced: a complete model is never
@@ -18,11 +19,12 @@ use rusqlite::Connection;
 /// chunks' lookups stay in memory.
 const BUILD_CACHE_KIB: i64 = 65_536;
 
-/// The page cache while the build's indexes are sorted: SQLite's default.
-/// A `CREATE INDEX` sorts runs the size of the cache; larger runs cost
-/// more than the merges they save (the account index at 10M: 15.6 s of
-/// CPU with the copy's cache, 11.0 s with this one).
-const SORT_CACHE_KIB: i64 = 2_000;
+/// SQLite's default page cache, in KiB: the catch-up's, and the build's
+/// while it sorts its indexes. A `CREATE INDEX` sorts runs the size of
+/// the cache; larger runs cost more than the merges they save (the
+/// account index at 10M: 15.6 s of CPU with the copy's cache, 11.0 s with
+/// this one).
+const DEFAULT_CACHE_KIB: i64 = 2_000;
 
 /// WAL pages between checkpoints during the build: a page the chunks
 /// write again and again is copied into the file once per checkpoint.
@@ -58,9 +60,9 @@ pub(super) fn relax(k: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The keeper's settings for the build's index sorts ([`SORT_CACHE_KIB`]).
+/// The keeper's settings for the build's index sorts ([`DEFAULT_CACHE_KIB`]).
 pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
-    k.pragma_update(None, "cache_size", -SORT_CACHE_KIB)
+    k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)
 }
 
 /// The keeper's settings back to the catch-up's, and everything the build
@@ -68,7 +70,7 @@ pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
 /// build marks the model complete.
 pub(super) fn harden(k: &Connection) -> rusqlite::Result<()> {
     k.pragma_update(None, "synchronous", "NORMAL")?;
-    k.pragma_update(None, "cache_size", -2000)?;
+    k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
     k.pragma_update(None, "wal_autocheckpoint", 1000)?;
     let Some(path) = k.path().filter(|p| !p.is_empty()).map(Path::new) else {
         return Ok(());
