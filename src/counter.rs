@@ -110,59 +110,120 @@ impl Counter {
     }
 }
 
-/// Answers jobs until the shell hangs up. Counts answer at once. A
-/// grouping reads the whole queue (about 0.4 s at a million operations),
-/// so after each one the next waits as long as it took: a service
-/// committing every few milliseconds keeps the Clusters view current with
-/// at most half a core, never a core flat out. The newest grouping waits;
-/// none is lost.
+/// A counter's own pace: how much of a core a rereading of the same
+/// thing may take. The newest request waits out the rest; none is lost.
+struct Paced<T> {
+    waiting: Option<T>,
+    rest_until: Instant,
+    /// The rest after a run, as a multiple of the run's own time.
+    rest_factor: u32,
+}
+
+impl<T> Paced<T> {
+    fn new(rest_factor: u32) -> Paced<T> {
+        Paced {
+            waiting: None,
+            rest_until: Instant::now(),
+            rest_factor,
+        }
+    }
+
+    /// Holds `request`, replacing an older one; `at_once` skips the rest
+    /// (the operator asked for something new, not the same again).
+    fn hold(&mut self, request: T, at_once: bool) {
+        self.waiting = Some(request);
+        if at_once {
+            self.rest_until = Instant::now();
+        }
+    }
+
+    /// When the request held is due, if one is held.
+    fn due_at(&self) -> Option<Instant> {
+        self.waiting.as_ref().map(|_| self.rest_until)
+    }
+
+    /// Runs the request held if its rest is over, then rests in
+    /// proportion to how long it took (at most [`LONGEST_REST`]).
+    fn run_if_due<R>(&mut self, run: impl FnOnce(T) -> R) -> Option<R> {
+        if Instant::now() < self.rest_until {
+            return None;
+        }
+        let request = self.waiting.take()?;
+        let began = Instant::now();
+        let ran = run(request);
+        let rest = began.elapsed().saturating_mul(self.rest_factor);
+        self.rest_until = Instant::now() + rest.min(LONGEST_REST);
+        Some(ran)
+    }
+}
+
+/// The longest a counter rests between two runs, however slow the last.
+const LONGEST_REST: Duration = Duration::from_secs(5);
+
+/// Counts of the same lists rest nine times as long as they took: at
+/// 10M operations they take about 100 ms, and a service committing every
+/// few milliseconds would otherwise keep a core busy recounting. A tenth
+/// of a core at most; new queries are counted at once.
+const COUNT_REST_FACTOR: u32 = 9;
+
+/// A grouping reads the whole queue (about 0.4 s at a million
+/// operations) and rests as long as it took: at most half a core.
+const GROUP_REST_FACTOR: u32 = 1;
+
+/// Answers jobs until the shell hangs up. Counts of new queries answer
+/// at once; a recount of the same ones, and every grouping, waits out
+/// the rest after the last (see [`Paced`]). So a service committing
+/// every few milliseconds keeps the header and the Clusters view current
+/// without keeping a core busy.
 fn count_loop<T: From<Msg>>(ledger: &mut Ledger, jobs: &Receiver<CountJob>, answers: &Sender<T>) {
-    let mut deferred: Option<(Query, usize, DateTime<Utc>)> = None;
-    let mut rest_until = Instant::now();
+    type Lists = Vec<(ListId, Query)>;
+    let mut counts: Paced<(Lists, DateTime<Utc>)> = Paced::new(COUNT_REST_FACTOR);
+    let mut groups: Paced<(Query, usize, DateTime<Utc>)> = Paced::new(GROUP_REST_FACTOR);
+    let mut counted: Option<Lists> = None;
     loop {
-        let received = match &deferred {
-            Some(_) => jobs.recv_timeout(rest_until.saturating_duration_since(Instant::now())),
+        let due = counts.due_at().into_iter().chain(groups.due_at()).min();
+        let received = match due {
+            Some(at) => jobs.recv_timeout(at.saturating_duration_since(Instant::now())),
             None => jobs.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         let mut job = match received {
-            Ok(job) => job,
-            Err(RecvTimeoutError::Timeout) => CountJob {
-                lists: None,
-                clusters: None,
-                now: Utc::now(),
-                reinspect: false,
-            },
+            Ok(job) => Some(job),
+            Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return,
         };
         while let Ok(newer) = jobs.try_recv() {
-            job = job.merged(newer);
+            job = Some(match job {
+                Some(older) => older.merged(newer),
+                None => newer,
+            });
         }
-        if job.reinspect {
-            match ledger.reinspect() {
-                Ok(()) => ledger.catch_up_in_steps(),
-                Err(e) => {
-                    let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
+        if let Some(job) = job {
+            if job.reinspect {
+                counted = None;
+                match ledger.reinspect() {
+                    Ok(()) => ledger.catch_up_in_steps(),
+                    Err(e) => {
+                        let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
+                    }
                 }
             }
-        }
-        if let Some(lists) = job.lists {
-            let counted = count(ledger, &lists, job.now)
-                .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
-            if answers.send(counted.into()).is_err() {
-                return;
+            if let Some(lists) = job.lists {
+                let again = counted.as_ref() == Some(&lists);
+                counts.hold((lists, job.now), !again);
+            }
+            if let Some((query, top)) = job.clusters {
+                groups.hold((query, top, job.now), false);
             }
         }
-        if let Some((query, top)) = job.clusters {
-            deferred = Some((query, top, job.now));
-        }
-        if Instant::now() < rest_until {
-            continue;
-        }
-        if let Some((query, top, now)) = deferred.take() {
-            let began = Instant::now();
-            let grouped = clusters(ledger, &query, top, now);
-            rest_until = Instant::now() + began.elapsed().min(Duration::from_secs(5));
-            if answers.send(grouped.into()).is_err() {
+        let answered = counts.run_if_due(|(lists, now)| {
+            let answer = count(ledger, &lists, now)
+                .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
+            counted = Some(lists);
+            answer
+        });
+        let grouped = groups.run_if_due(|(query, top, now)| clusters(ledger, &query, top, now));
+        for answer in answered.into_iter().chain(grouped) {
+            if answers.send(answer.into()).is_err() {
                 return;
             }
         }
@@ -202,6 +263,33 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    /// The same thing again waits out the rest after a slow run; a new
+    /// request is run at once, and a held one is never dropped.
+    #[test]
+    fn a_recount_rests_in_proportion_and_a_new_query_does_not() {
+        let mut paced: Paced<u32> = Paced::new(9);
+        paced.hold(1, false);
+        let slow = |n| {
+            thread::sleep(Duration::from_millis(20));
+            n
+        };
+        assert_eq!(paced.run_if_due(slow), Some(1));
+        paced.hold(2, false);
+        assert_eq!(paced.run_if_due(|n| n), None, "the same again rests");
+        let due = paced.due_at().unwrap();
+        assert!(
+            due >= Instant::now() + Duration::from_millis(100),
+            "rest ~ 9 x 20 ms"
+        );
+        paced.hold(3, true);
+        assert_eq!(
+            paced.run_if_due(|n| n),
+            Some(3),
+            "something new runs at once"
+        );
+        assert_eq!(paced.due_at(), None);
     }
 
     #[test]
