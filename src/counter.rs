@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,9 @@ use crate::app::{ListId, Msg};
 use crate::effects::{clusters, count};
 use crate::gate::Gate;
 use crate::query::Query;
-use crate::store::{Access, Ledger};
+use crate::store::{Access, InterruptHandle, Ledger};
+
+type Lists = Vec<(ListId, Query)>;
 
 /// A request for the counting worker: counts, a grouping, or both (two
 /// requests merged while the worker was busy).
@@ -44,6 +47,54 @@ impl CountJob {
 pub struct Counter {
     jobs: Sender<CountJob>,
     reinspect: bool,
+    running: Running,
+}
+
+/// The count under way, seen from both sides: the worker says which lists
+/// it counts, and the shell stops it when the operator has left them (a
+/// filter's count can read millions of rows; one nobody waits for must
+/// not hold up the next, nor load the machine).
+#[derive(Clone, Default)]
+struct Running {
+    counting: Arc<Mutex<Counting>>,
+    /// The worker's connection's, once it opened the ledger.
+    interrupt: Arc<OnceLock<InterruptHandle>>,
+}
+
+#[derive(Default)]
+struct Counting {
+    lists: Option<Lists>,
+    /// The shell stopped it: its answer is not wanted.
+    stopped: bool,
+}
+
+impl Running {
+    /// Stops the count under way if it counts other lists than `lists`.
+    fn stop_unless(&self, lists: &Lists) {
+        let Ok(mut counting) = self.counting.lock() else {
+            return;
+        };
+        if counting.lists.as_ref().is_some_and(|l| l != lists)
+            && let Some(handle) = self.interrupt.get()
+        {
+            counting.stopped = true;
+            handle.interrupt();
+        }
+    }
+
+    /// Counts `lists` with `run`, unless the shell stops it: then None.
+    fn count(&self, lists: &Lists, run: impl FnOnce() -> Msg) -> Option<Msg> {
+        if let Ok(mut counting) = self.counting.lock() {
+            *counting = Counting {
+                lists: Some(lists.clone()),
+                stopped: false,
+            };
+        }
+        let answer = run();
+        let mut counting = self.counting.lock().ok()?;
+        counting.lists = None;
+        (!std::mem::take(&mut counting.stopped)).then_some(answer)
+    }
 }
 
 impl Counter {
@@ -56,6 +107,8 @@ impl Counter {
         T: From<Msg> + Send + 'static,
     {
         let (jobs, job_rx) = mpsc::channel::<CountJob>();
+        let running = Running::default();
+        let worker = running.clone();
         thread::spawn(move || {
             // Its connection after the first page ([`Gate`]).
             gate.wait();
@@ -67,20 +120,24 @@ impl Counter {
                     return;
                 }
             };
+            let _ = worker.interrupt.set(ledger.interrupt_handle());
             // Counts of what the read model holds at once; the reader
             // drives its catching up and says how far it got.
             ledger.catch_up_in_steps();
-            count_loop(&mut ledger, &job_rx, &answer_tx);
+            count_loop(&mut ledger, &job_rx, &answer_tx, &worker);
         });
         Counter {
             jobs,
             reinspect: false,
+            running,
         }
     }
 
     /// Asks for the counts at `now`. A worker that died answers nothing;
     /// the header keeps saying "counting…" rather than guessing.
+    /// A count under way of other lists is stopped.
     pub fn ask(&mut self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
+        self.running.stop_unless(&lists);
         self.send(Some(lists), None, now);
     }
 
@@ -175,8 +232,12 @@ const GROUP_REST_FACTOR: u32 = 1;
 /// the rest after the last (see [`Paced`]). So a service committing
 /// every few milliseconds keeps the header and the Clusters view current
 /// without keeping a core busy.
-fn count_loop<T: From<Msg>>(ledger: &mut Ledger, jobs: &Receiver<CountJob>, answers: &Sender<T>) {
-    type Lists = Vec<(ListId, Query)>;
+fn count_loop<T: From<Msg>>(
+    ledger: &mut Ledger,
+    jobs: &Receiver<CountJob>,
+    answers: &Sender<T>,
+    running: &Running,
+) {
     let mut counts: Paced<(Lists, DateTime<Utc>)> = Paced::new(COUNT_REST_FACTOR);
     let mut groups: Paced<(Query, usize, DateTime<Utc>)> = Paced::new(GROUP_REST_FACTOR);
     let mut counted: Option<Lists> = None;
@@ -216,13 +277,17 @@ fn count_loop<T: From<Msg>>(ledger: &mut Ledger, jobs: &Receiver<CountJob>, answ
             }
         }
         let answered = counts.run_if_due(|(lists, now)| {
-            let answer = count(ledger, &lists, now)
-                .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")));
-            counted = Some(lists);
+            let answer = running.count(&lists, || {
+                count(ledger, &lists, now)
+                    .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")))
+            });
+            if answer.is_some() {
+                counted = Some(lists);
+            }
             answer
         });
         let grouped = groups.run_if_due(|(query, top, now)| clusters(ledger, &query, top, now));
-        for answer in answered.into_iter().chain(grouped) {
+        for answer in answered.flatten().into_iter().chain(grouped) {
             if answers.send(answer.into()).is_err() {
                 return;
             }
@@ -290,6 +355,52 @@ mod tests {
             "something new runs at once"
         );
         assert_eq!(paced.due_at(), None);
+    }
+
+    /// A statement that runs until it is interrupted.
+    struct Flag(Arc<std::sync::atomic::AtomicBool>);
+
+    impl crate::store::interrupt::Interrupt for Flag {
+        fn interrupt(&self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// The operator left a filter whose count is under way: asking for
+    /// other lists stops it and its answer never comes; asking for the
+    /// same lists again lets it finish.
+    #[test]
+    fn a_count_of_lists_the_operator_left_is_stopped_and_never_answers() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let running = Running::default();
+        let flag = Arc::new(AtomicBool::new(false));
+        let _ = running
+            .interrupt
+            .set(InterruptHandle::new(Flag(flag.clone())));
+        let filter: Lists = vec![(ListId::Queue, Query::parse("err:timeout").unwrap())];
+        let base: Lists = vec![(ListId::Queue, Query::queue())];
+        let statement = |flag: Arc<AtomicBool>| {
+            move || {
+                while !flag.load(Ordering::SeqCst) {
+                    thread::sleep(Duration::from_millis(1));
+                }
+                Msg::LoadFailed("interrupted".into())
+            }
+        };
+        let shell = running.clone();
+        let (same, other) = (filter.clone(), base.clone());
+        let asker = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            shell.stop_unless(&same);
+            thread::sleep(Duration::from_millis(20));
+            shell.stop_unless(&other);
+        });
+        assert!(running.count(&filter, statement(flag.clone())).is_none());
+        asker.join().unwrap();
+        // Nothing under way: asking stops nothing, and a count answers.
+        running.stop_unless(&filter);
+        flag.store(true, Ordering::SeqCst);
+        assert!(running.count(&base, statement(flag)).is_some());
     }
 
     #[test]

@@ -17,7 +17,7 @@ mod drills;
 mod filter;
 mod import;
 mod import_report;
-mod interrupt;
+pub(crate) mod interrupt;
 mod jobqueue;
 mod open;
 #[cfg(test)]
