@@ -148,9 +148,11 @@ pub enum Command {
         /// The new ledger: a SQLite path that must not exist, or an empty PostgreSQL database's address.
         ledger: PathBuf,
     },
-    /// Adopt a ledger a service created (or migrate an older one): add the
-    /// console's tables, indexes and triggers in one transaction. Reading
-    /// commands never do this; the first decision does it too.
+    /// Adopt a ledger a service created (or migrate an older one): add
+    /// settle's own tables (decisions, retry requests, probes) and build its
+    /// read model beside the ledger, in short transactions that never hold
+    /// the service's writes; nothing is added to the service's tables.
+    /// Reading commands never do this; the first decision does it too.
     Adopt {
         /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
