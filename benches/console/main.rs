@@ -8,7 +8,8 @@
 //!
 //! `cargo bench --bench console -- --ops 1000000,10000000`
 //! (`--generate-only` builds the cached ledgers and stops; `--pg` adds the
-//! PostgreSQL figures, `--pg-only` measures only those. `SETTLE_BENCH_BIN=PATH`
+//! PostgreSQL figures, `--pg-only` measures only those; `--scan-only` the
+//! unadopted look's scans alone, `--no-scan` everything but those. `SETTLE_BENCH_BIN=PATH`
 //! measures another build of settle on the same ledgers;
 //! `SETTLE_BENCH_HOLD=FILE` keeps the PostgreSQL cluster up after its
 //! figures while FILE exists.)
@@ -37,6 +38,8 @@ struct Args {
     scan_only: bool,
     /// Only the Clusters view, on an adopted copy (`--clusters-only`).
     clusters_only: bool,
+    /// Without the scans of an unadopted look (`--no-scan`).
+    no_scan: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -48,6 +51,7 @@ fn parse_args() -> Result<Args, String> {
         postgres: false,
         scan_only: false,
         clusters_only: false,
+        no_scan: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -65,6 +69,7 @@ fn parse_args() -> Result<Args, String> {
             "--generate-only" => args.generate_only = true,
             "--scan-only" => args.scan_only = true,
             "--clusters-only" => args.clusters_only = true,
+            "--no-scan" => args.no_scan = true,
             "--pg" => args.postgres = true,
             "--pg-only" => {
                 args.postgres = true;
@@ -116,7 +121,7 @@ fn main() {
             columns.push((*n, clusters::measure(&dir, *n, pristine)));
             continue;
         }
-        if args.sqlite || args.scan_only {
+        if (args.sqlite && !args.no_scan) || args.scan_only {
             eprintln!("measuring filters scanned on an unadopted look at {n} operations");
             column.extend(scan::measure(&dir, *n, pristine));
         }

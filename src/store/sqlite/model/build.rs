@@ -227,3 +227,138 @@ fn copy_events(k: &Connection, from: i64, to: i64, copied: bool) -> rusqlite::Re
     tx.execute("UPDATE settle_marks SET events = ?1", [to])?;
     tx.commit()
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+    use rusqlite::types::Value;
+
+    use super::super::catch_up::refresh;
+    use super::super::ddl::TABLES;
+    use super::copy_operations;
+
+    /// A ledger with what a copy can stumble on: an operation without
+    /// attempts or events, a gap in the ids, attempts and events of an
+    /// operation the ledger does not have, errors that repeat, an error
+    /// and a lease stored as integers, attempt numbers past 9, and a
+    /// newest event whose row is gone.
+    fn keeper() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = dir.path().join("ledger.db");
+        Connection::open(&ledger)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE operations (id INTEGER PRIMARY KEY, state TEXT, account TEXT,
+                     op_type TEXT, idem_key TEXT, result_id TEXT, lease_expires_at,
+                     created_at TEXT, updated_at TEXT, version INTEGER);
+                 CREATE TABLE attempts (op_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
+                     started_at TEXT, error, PRIMARY KEY (op_id, attempt));
+                 CREATE TABLE events (id INTEGER PRIMARY KEY, op_id INTEGER, event TEXT);
+                 INSERT INTO operations VALUES
+                     (1, 'reserved', 'a', 't', 'k1', NULL, NULL, 'c', 'u', 0),
+                     (2, 'unknown', 'a', 't', 'k2', NULL, '2026-01-01T00:00:00Z', 'c', 'u', 3),
+                     (3, 'exhausted', 'b', 't', 'k3', NULL, 1767225600, 'c', 'u', 1),
+                     (5, 'completed', 'b', 'u', 'k5', 'r5', NULL, 'c', 'u', 2),
+                     (6, 'unknown', 'c', 'u', 'k6', NULL, NULL, 'c', 'u', 1);
+                 INSERT INTO attempts VALUES
+                     (2, 1, 's21', 'timeout'), (2, 2, 's22', NULL), (2, 3, 's23', 'boom'),
+                     (3, 1, 's31', 42),
+                     (4, 1, 's41', 'orphan'),
+                     (5, 1, 's51', 'timeout'),
+                     (6, 2, 's62', 'timeout'), (6, 10, 's610', 'late');
+                 INSERT INTO events VALUES
+                     (1, 2, 'reserved'), (2, 2, 'timeout'), (3, 3, 'reserved'),
+                     (4, 4, 'orphan'), (5, 5, 'reserved'), (6, 5, 'committed'),
+                     (7, 6, 'reserved'), (8, 6, 'gone'), (9, 9, 'orphan'), (10, 2, 'retried');",
+            )
+            .unwrap();
+        let k = Connection::open_in_memory().unwrap();
+        k.execute("ATTACH ?1 AS l", [ledger.to_str().unwrap()])
+            .unwrap();
+        k.execute_batch(TABLES).unwrap();
+        k.execute_batch(
+            "INSERT INTO settle_events (op_id, event_id) SELECT op_id, id FROM l.events;
+             DELETE FROM l.events WHERE id = 8;",
+        )
+        .unwrap();
+        (dir, k)
+    }
+
+    fn snapshot(k: &Connection) -> (Vec<Vec<Value>>, Vec<(Value, i64)>) {
+        let ops = k
+            .prepare("SELECT * FROM settle_ops ORDER BY id")
+            .unwrap()
+            .query_map([], |r| {
+                (0..16)
+                    .map(|i| r.get::<_, Value>(i))
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let errors = k
+            .prepare(
+                "SELECT t.value, e.op_id FROM settle_error_ops e
+                 JOIN settle_texts t ON t.id = e.text_id ORDER BY 2, 1",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        (ops, errors)
+    }
+
+    /// The build's copy, in two chunks that split the ledger where an
+    /// operation is missing, gives every operation the row and the error
+    /// mappings the catch-up computes for it alone.
+    #[test]
+    fn the_copy_is_what_the_catch_up_computes_row_by_row() {
+        let (_dir, k) = keeper();
+        copy_operations(&k, 0, 3).unwrap();
+        copy_operations(&k, 3, 9).unwrap();
+        let copied = snapshot(&k);
+        assert_eq!(copied.0.len(), 5, "{:?}", copied.0);
+        for op in 1..=9 {
+            refresh(&k, op).unwrap();
+        }
+        assert_eq!(copied, snapshot(&k));
+        // And what the merge wrote, spelled out for two of them.
+        let row = |id: i64| {
+            copied
+                .0
+                .iter()
+                .find(|r| r[0] == Value::Integer(id))
+                .unwrap()
+                .clone()
+        };
+        let two = row(2);
+        assert_eq!(
+            two[10..].to_vec(),
+            vec![
+                Value::Integer(3),
+                Value::Text("boom".into()),
+                Value::Integer(3),
+                Value::Text("s23".into()),
+                Value::Text("retried".into()),
+                Value::Integer(10),
+            ]
+        );
+        let six = row(6);
+        assert_eq!(
+            six[11..13].to_vec(),
+            vec![Value::Text("late".into()), Value::Integer(10)]
+        );
+        assert_eq!(
+            six[14..].to_vec(),
+            vec![Value::Null, Value::Null],
+            "its newest event is gone"
+        );
+        assert!(copied.1.contains(&(Value::Integer(42), 3)));
+        assert_eq!(
+            row(3)[6],
+            Value::Integer(1_767_225_600),
+            "the lease keeps its type"
+        );
+    }
+}
