@@ -15,7 +15,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::floor::QUEUE_WHERE;
 use crate::foreign;
 use crate::screen::{header_count, prompt, row_ids, selected_id, shows};
-use crate::term::{Term, cpu_percent, rss_mib};
+use crate::term::{Term, cpu_percent, cpu_percent_text, rss_mib};
 
 /// A figure that takes longer than this is reported as "> 60 s".
 pub(crate) const LIMIT: Duration = Duration::from_secs(60);
@@ -835,7 +835,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
         std::thread::spawn(move || service_writer(path, stop, commits))
     };
     t.settle_for(Duration::from_secs(1));
-    let busy_cpu = cpu_percent(&mut t, Duration::from_secs(3));
+    let busy_cpu = cpu_percent_text(&mut t, Duration::from_secs(3));
     let busy_j = j_latencies(&mut t);
     stop.store(true, Ordering::Relaxed);
     let _ = writer.join();
@@ -843,7 +843,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
         "service commits every 10 ms: CPU / j (median / max)",
         format!(
             "{} / {} ({} commits)",
-            pct(busy_cpu),
+            busy_cpu.unwrap_or_else(|| "n/a".into()),
             busy_j
                 .map(|(m, x)| format!("{} / {}", fmt(m), fmt(x)))
                 .unwrap_or_else(|| "n/a: no highlighted row found".into()),
@@ -1004,4 +1004,37 @@ pub fn print_table(columns: &[(u64, Vec<Figure>)]) {
         }
         println!("{line} {target} |");
     }
+}
+
+/// `SETTLE_BENCH_SERVICE=LEDGER`: only the console's CPU while a service
+/// commits every 10 ms, on an adopted ledger, twice.
+pub fn service_only(work: &Path) {
+    let w = work.to_str().unwrap();
+    let conn = open_ro(work);
+    let (queue, _) = queue_where(&conn, "", 100);
+    drop(conn);
+    let e = Expect::queue_only(0, queue);
+    let mut t = settle(&[w]);
+    let _ = t.until(LIMIT, |s| shows(s, &e.queue));
+    t.settle_for(Duration::from_secs(3));
+    for _ in 0..2 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let commits = Arc::new(AtomicU64::new(0));
+        let writer = {
+            let (path, stop, commits) = (work.to_path_buf(), stop.clone(), commits.clone());
+            std::thread::spawn(move || service_writer(path, stop, commits))
+        };
+        t.settle_for(Duration::from_secs(1));
+        eprintln!("  console pid {}", t.pid);
+        let busy = cpu_percent_text(&mut t, Duration::from_secs(3));
+        stop.store(true, Ordering::Relaxed);
+        let _ = writer.join();
+        eprintln!(
+            "  service commits: CPU {} ({} commits)",
+            busy.unwrap_or_else(|| "n/a".into()),
+            commits.load(Ordering::Relaxed)
+        );
+        t.settle_for(Duration::from_secs(2));
+    }
+    t.quit();
 }

@@ -12,7 +12,8 @@
 //! unadopted look's scans alone, `--no-scan` everything but those. `SETTLE_BENCH_BIN=PATH`
 //! measures another build of settle on the same ledgers;
 //! `SETTLE_BENCH_HOLD=FILE` keeps the PostgreSQL cluster up after its
-//! figures while FILE exists.)
+//! figures while FILE exists; `SETTLE_BENCH_SERVICE=LEDGER` measures only
+//! the console's CPU while a service commits, on an adopted ledger.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod clusters;
@@ -97,6 +98,10 @@ fn main() {
             eprintln!("floor: {e}");
             std::process::exit(1);
         }
+        return;
+    }
+    if let Some(ledger) = std::env::var_os("SETTLE_BENCH_SERVICE") {
+        figures::service_only(std::path::Path::new(&ledger));
         return;
     }
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-ledgers");

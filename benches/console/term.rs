@@ -165,11 +165,32 @@ pub fn rss_mib(pid: u32) -> Option<f64> {
 
 /// utime + stime in clock ticks.
 pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    cpu_split(pid).map(|(user, system)| user + system)
+}
+
+/// `pid`'s CPU ticks so far: in its own code, and in the kernel's for it
+/// (reading pages the cache lost is the kernel's).
+fn cpu_split(pid: u32) -> Option<(u64, u64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces; fields count from after its ')'.
     let rest = &s[s.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    Some((f.get(11)?.parse().ok()?, f.get(12)?.parse().ok()?))
+}
+
+/// CPU used by `pid` over `d` as [`cpu_percent`] measures it, said with
+/// the kernel's share: "12.0 % (system 3.0 %)".
+pub fn cpu_percent_text(term: &mut Term, d: Duration) -> Option<String> {
+    let (u0, s0) = cpu_split(term.pid)?;
+    let t = Instant::now();
+    term.settle_for(d);
+    let (u1, s1) = cpu_split(term.pid)?;
+    let pct = |ticks: u64| ticks as f64 / t.elapsed().as_secs_f64();
+    Some(format!(
+        "{:.1} % (system {:.1} %)",
+        pct(u1 + s1 - u0 - s0),
+        pct(s1 - s0)
+    ))
 }
 
 /// CPU used by `pid` over `d`, in percent of one core, while `term` keeps
