@@ -25,6 +25,9 @@ struct CountJob {
     lists: Option<Vec<(ListId, Query)>>,
     /// The query to group and the groups to keep per dimension.
     clusters: Option<(Query, usize)>,
+    /// The Clusters view was left: drop the grouping waiting (before
+    /// taking `clusters`, which is newer).
+    stop_grouping: bool,
     now: DateTime<Utc>,
     /// The ledger was adopted since the worker opened it: look again at
     /// which tables it has.
@@ -35,9 +38,14 @@ impl CountJob {
     /// This job, brought up to date by a newer one: the newer request of
     /// each kind wins, and a kind only the older asked for is still done.
     fn merged(self, newer: CountJob) -> CountJob {
+        let clusters = match newer.stop_grouping {
+            true => newer.clusters,
+            false => newer.clusters.or(self.clusters),
+        };
         CountJob {
             lists: newer.lists.or(self.lists),
-            clusters: newer.clusters.or(self.clusters),
+            clusters,
+            stop_grouping: self.stop_grouping || newer.stop_grouping,
             now: newer.now,
             reinspect: self.reinspect || newer.reinspect,
         }
@@ -64,6 +72,8 @@ struct Running {
 #[derive(Default)]
 struct Counting {
     lists: Option<Lists>,
+    /// A grouping is under way.
+    grouping: bool,
     /// The shell stopped it: its answer is not wanted.
     stopped: bool,
 }
@@ -82,18 +92,42 @@ impl Running {
         }
     }
 
+    /// Stops the grouping under way, if one is.
+    fn stop_grouping(&self) {
+        let Ok(mut counting) = self.counting.lock() else {
+            return;
+        };
+        if counting.grouping
+            && let Some(handle) = self.interrupt.get()
+        {
+            counting.stopped = true;
+            handle.interrupt();
+        }
+    }
+
     /// Counts `lists` with `run`, unless the shell stops it: then None.
     fn count(&self, lists: &Lists, run: impl FnOnce() -> Msg) -> Option<Msg> {
+        self.under_way(Some(lists.clone()), run)
+    }
+
+    /// Groups with `run`, unless the shell stops it: then None.
+    fn group(&self, run: impl FnOnce() -> Msg) -> Option<Msg> {
+        self.under_way(None, run)
+    }
+
+    /// Runs `run`, counting `lists` or else grouping, as the shell sees it.
+    fn under_way(&self, lists: Option<Lists>, run: impl FnOnce() -> Msg) -> Option<Msg> {
         if let Ok(mut counting) = self.counting.lock() {
             *counting = Counting {
-                lists: Some(lists.clone()),
+                grouping: lists.is_none(),
+                lists,
                 stopped: false,
             };
         }
         let answer = run();
         let mut counting = self.counting.lock().ok()?;
-        counting.lists = None;
-        (!std::mem::take(&mut counting.stopped)).then_some(answer)
+        let stopped = std::mem::take(&mut *counting).stopped;
+        (!stopped).then_some(answer)
     }
 }
 
@@ -147,6 +181,19 @@ impl Counter {
         self.send(None, Some((query, top)), now);
     }
 
+    /// The Clusters view was left: the grouping waiting is dropped, and
+    /// one under way stopped; neither answers.
+    pub fn stop_grouping(&mut self) {
+        self.running.stop_grouping();
+        let _ = self.jobs.send(CountJob {
+            lists: None,
+            clusters: None,
+            stop_grouping: true,
+            now: Utc::now(),
+            reinspect: std::mem::take(&mut self.reinspect),
+        });
+    }
+
     fn send(
         &mut self,
         lists: Option<Vec<(ListId, Query)>>,
@@ -156,6 +203,7 @@ impl Counter {
         let _ = self.jobs.send(CountJob {
             lists,
             clusters,
+            stop_grouping: false,
             now,
             reinspect: std::mem::take(&mut self.reinspect),
         });
@@ -192,6 +240,13 @@ impl<T> Paced<T> {
         if at_once {
             self.rest_until = Instant::now();
         }
+    }
+
+    /// Forgets the request held, if one is, and the rest: the next
+    /// request (the operator came back) runs at once.
+    fn drop_waiting(&mut self) {
+        self.waiting = None;
+        self.rest_until = Instant::now();
     }
 
     /// When the request held is due, if one is held.
@@ -272,6 +327,9 @@ fn count_loop<T: From<Msg>>(
                 let again = counted.as_ref() == Some(&lists);
                 counts.hold((lists, job.now), !again);
             }
+            if job.stop_grouping {
+                groups.drop_waiting();
+            }
             if let Some((query, top)) = job.clusters {
                 groups.hold((query, top, job.now), false);
             }
@@ -286,8 +344,9 @@ fn count_loop<T: From<Msg>>(
             }
             answer
         });
-        let grouped = groups.run_if_due(|(query, top, now)| clusters(ledger, &query, top, now));
-        for answer in answered.flatten().into_iter().chain(grouped) {
+        let grouped = groups
+            .run_if_due(|(query, top, now)| running.group(|| clusters(ledger, &query, top, now)));
+        for answer in answered.flatten().into_iter().chain(grouped.flatten()) {
             if answers.send(answer.into()).is_err() {
                 return;
             }
@@ -303,6 +362,7 @@ mod tests {
         CountJob {
             lists,
             clusters,
+            stop_grouping: false,
             now: Utc::now(),
             reinspect: false,
         }
@@ -401,6 +461,46 @@ mod tests {
         running.stop_unless(&filter);
         flag.store(true, Ordering::SeqCst);
         assert!(running.count(&base, statement(flag)).is_some());
+    }
+
+    /// The operator left the Clusters view: the grouping under way is
+    /// stopped and never answers, one asked before the stop is dropped,
+    /// and one asked after it (they came back) is kept.
+    #[test]
+    fn leaving_the_view_stops_its_grouping_and_drops_the_one_waiting() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let running = Running::default();
+        let flag = Arc::new(AtomicBool::new(false));
+        let _ = running
+            .interrupt
+            .set(InterruptHandle::new(Flag(flag.clone())));
+        let shell = running.clone();
+        let leaver = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(20));
+            shell.stop_grouping();
+        });
+        let grouped = running.group(|| {
+            while !flag.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            Msg::LoadFailed("interrupted".into())
+        });
+        leaver.join().unwrap();
+        assert!(grouped.is_none());
+
+        let asked = job(None, Some((Query::queue(), 8)));
+        let stop = CountJob {
+            stop_grouping: true,
+            ..job(None, None)
+        };
+        let merged = asked.merged(stop);
+        assert!(merged.stop_grouping && merged.clusters.is_none());
+        let back = merged.merged(job(None, Some((Query::queue(), 5))));
+        assert_eq!(back.clusters, Some((Query::queue(), 5)));
+        assert!(
+            back.stop_grouping,
+            "the stop still drops what was held before"
+        );
     }
 
     #[test]

@@ -435,6 +435,7 @@ impl Shell<'_> {
                 Effect::Count(Count::Clusters { query, top }) => {
                     self.counter.group(query, top, now);
                 }
+                Effect::Count(Count::StopGrouping) => self.counter.stop_grouping(),
                 Effect::Probe(ids) => self.probe(ids),
                 Effect::Drill(op_type) => {
                     let refused = self.watch.file_problem();

@@ -939,8 +939,19 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     out
 }
 
+/// The ledger and what lies beside it: SQLite's files and settle's read
+/// model with its own (3 GB at 10M, which a run would otherwise leave).
 fn remove_ledger(path: &Path) {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
+    for suffix in [
+        "",
+        "-wal",
+        "-shm",
+        "-journal",
+        "-settle",
+        "-settle-wal",
+        "-settle-shm",
+        "-settle.lock",
+    ] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
 }

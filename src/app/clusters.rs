@@ -170,6 +170,25 @@ mod tests {
     }
 
     #[test]
+    fn leaving_the_view_stops_its_grouping() {
+        let mut h = Harness::new();
+        let stops = |effects: &[Effect]| {
+            effects
+                .iter()
+                .any(|e| matches!(e, Effect::Count(Count::StopGrouping)))
+        };
+        h.keys("5");
+        assert!(stops(&h.keys("1")), "a view key leaves it");
+        assert!(!stops(&h.keys("2")), "leaving another view stops nothing");
+        h.keys("5");
+        assert!(
+            stops(&h.keys("enter")),
+            "a group opened in the Queue leaves it"
+        );
+        assert_eq!(h.app.view, View::Queue);
+    }
+
+    #[test]
     fn the_grouping_is_reread_on_a_ledger_change_only_while_shown() {
         let mut h = Harness::new();
         let asked = |effects: &[Effect]| {

@@ -125,4 +125,8 @@ pub enum Count {
     /// The operations matching `query` grouped, `top` groups per
     /// dimension; answered with `ClustersLoaded`.
     Clusters { query: Query, top: usize },
+    /// The Clusters view was left: a grouping waiting is dropped and one
+    /// running is stopped (a grouping reads the whole queue: seconds at
+    /// 10M). Answered with nothing.
+    StopGrouping,
 }

@@ -3,7 +3,7 @@
 //! Pure: returns the loads it needs as effects.
 
 use super::clusters::filter_term;
-use super::effect::{Effect, Read, Ticket};
+use super::effect::{Count, Effect, Read, Ticket};
 use super::filtering::{clear_filter, read_from_start, requery, scan_refresh};
 use super::model::{App, DetailPane, FormSlot, Mode};
 use super::pane::{ListId, Pane};
@@ -12,9 +12,21 @@ use crate::domain::{CatchUp, ClusterDimension, Sort};
 use crate::intent::View;
 
 pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
+    let mut effects = leaving(app, view);
     app.view = view;
     app.mode = Mode::Normal;
-    refresh(app)
+    effects.extend(refresh(app));
+    effects
+}
+
+/// What leaving the view on screen for `next` stops: the Clusters view's
+/// grouping, which nobody would see.
+fn leaving(app: &App, next: View) -> Vec<Effect> {
+    if app.view == View::Clusters && next != View::Clusters {
+        vec![Effect::Count(Count::StopGrouping)]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Tab and shift-Tab: the next or previous view, wrapping around.
@@ -214,10 +226,12 @@ fn open_cluster(app: &mut App) -> Vec<Effect> {
                 String::new()
             };
             app.info(format!("queue filtered to {term}{wider}"));
+            let mut effects = leaving(app, View::Queue);
             app.view = View::Queue;
             app.mode = Mode::Normal;
             app.queue.filter_text = term;
-            requery(app, ListId::Queue)
+            effects.extend(requery(app, ListId::Queue));
+            effects
         }
         Err(why) => {
             app.error(why);

@@ -304,6 +304,7 @@ fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> 
             vec![count(ledger, &lists, now).unwrap_or_else(|e| Msg::LoadFailed(first_line(&e)))]
         }
         Effect::Count(Count::Clusters { query, top }) => vec![clusters(ledger, &query, top, now)],
+        Effect::Count(Count::StopGrouping) => Vec::new(),
         Effect::Probe(_) => vec![Msg::Probe(crate::app::probe::ProbeNews::Finished {
             stopped: Some("internal: probes run on the console's prober".to_string()),
         })],
