@@ -356,6 +356,8 @@ fn count_loop<T: From<Msg>>(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
     use super::*;
 
     fn job(lists: Option<Vec<(ListId, Query)>>, clusters: Option<(Query, usize)>) -> CountJob {
@@ -417,50 +419,58 @@ mod tests {
         assert_eq!(paced.due_at(), None);
     }
 
-    /// A statement that runs until it is interrupted.
-    struct Flag(Arc<std::sync::atomic::AtomicBool>);
+    /// An interrupt that sets a flag.
+    struct Flag(Arc<AtomicBool>);
 
     impl crate::store::interrupt::Interrupt for Flag {
         fn interrupt(&self) {
-            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            self.0.store(true, Ordering::SeqCst);
         }
     }
 
-    /// The operator left a filter whose count is under way: asking for
-    /// other lists stops it and its answer never comes; asking for the
-    /// same lists again lets it finish.
-    #[test]
-    fn a_count_of_lists_the_operator_left_is_stopped_and_never_answers() {
-        use std::sync::atomic::{AtomicBool, Ordering};
+    /// A `Running` whose interrupt sets the flag returned with it.
+    fn interruptible() -> (Running, Arc<AtomicBool>) {
         let running = Running::default();
         let flag = Arc::new(AtomicBool::new(false));
         let _ = running
             .interrupt
             .set(InterruptHandle::new(Flag(flag.clone())));
+        (running, flag)
+    }
+
+    /// A statement that runs until `flag` is set.
+    fn until(flag: Arc<AtomicBool>) -> impl FnOnce() -> Msg {
+        move || {
+            while !flag.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(1));
+            }
+            Msg::LoadFailed("interrupted".into())
+        }
+    }
+
+    /// The operator left a filter whose count is under way: asking for
+    /// other lists stops it and its answer never comes; asking for the
+    /// same lists again stops nothing.
+    #[test]
+    fn a_count_of_lists_the_operator_left_is_stopped_and_never_answers() {
+        let (running, flag) = interruptible();
         let filter: Lists = vec![(ListId::Queue, Query::parse("err:timeout").unwrap())];
         let base: Lists = vec![(ListId::Queue, Query::queue())];
-        let statement = |flag: Arc<AtomicBool>| {
-            move || {
-                while !flag.load(Ordering::SeqCst) {
-                    thread::sleep(Duration::from_millis(1));
-                }
-                Msg::LoadFailed("interrupted".into())
-            }
-        };
-        let shell = running.clone();
+        let (shell, seen) = (running.clone(), flag.clone());
         let (same, other) = (filter.clone(), base.clone());
         let asker = thread::spawn(move || {
             thread::sleep(Duration::from_millis(20));
             shell.stop_unless(&same);
             thread::sleep(Duration::from_millis(20));
+            let untouched = !seen.load(Ordering::SeqCst);
             shell.stop_unless(&other);
+            untouched
         });
-        assert!(running.count(&filter, statement(flag.clone())).is_none());
-        asker.join().unwrap();
+        assert!(running.count(&filter, until(flag.clone())).is_none());
+        assert!(asker.join().unwrap(), "the same lists again stop nothing");
         // Nothing under way: asking stops nothing, and a count answers.
         running.stop_unless(&filter);
-        flag.store(true, Ordering::SeqCst);
-        assert!(running.count(&base, statement(flag)).is_some());
+        assert!(running.count(&base, until(flag)).is_some());
     }
 
     /// The operator left the Clusters view: the grouping under way is
@@ -468,25 +478,14 @@ mod tests {
     /// and one asked after it (they came back) is kept.
     #[test]
     fn leaving_the_view_stops_its_grouping_and_drops_the_one_waiting() {
-        use std::sync::atomic::{AtomicBool, Ordering};
-        let running = Running::default();
-        let flag = Arc::new(AtomicBool::new(false));
-        let _ = running
-            .interrupt
-            .set(InterruptHandle::new(Flag(flag.clone())));
+        let (running, flag) = interruptible();
         let shell = running.clone();
         let leaver = thread::spawn(move || {
             thread::sleep(Duration::from_millis(20));
             shell.stop_grouping();
         });
-        let grouped = running.group(|| {
-            while !flag.load(Ordering::SeqCst) {
-                thread::sleep(Duration::from_millis(1));
-            }
-            Msg::LoadFailed("interrupted".into())
-        });
+        assert!(running.group(until(flag)).is_none());
         leaver.join().unwrap();
-        assert!(grouped.is_none());
 
         let asked = job(None, Some((Query::queue(), 8)));
         let stop = CountJob {

@@ -828,17 +828,11 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
     );
 
     // A service committing every 10 ms beside the console.
-    let stop = Arc::new(AtomicBool::new(false));
-    let commits = Arc::new(AtomicU64::new(0));
-    let writer = {
-        let (path, stop, commits) = (work.clone(), stop.clone(), commits.clone());
-        std::thread::spawn(move || service_writer(path, stop, commits))
-    };
-    t.settle_for(Duration::from_secs(1));
-    let busy_cpu = cpu_percent_text(&mut t, Duration::from_secs(3));
-    let busy_j = j_latencies(&mut t);
-    stop.store(true, Ordering::Relaxed);
-    let _ = writer.join();
+    let ((busy_cpu, busy_j), commits) = with_service(&work, || {
+        t.settle_for(Duration::from_secs(1));
+        let cpu = cpu_percent_text(&mut t, Duration::from_secs(3));
+        (cpu, j_latencies(&mut t))
+    });
     fig(
         "service commits every 10 ms: CPU / j (median / max)",
         format!(
@@ -847,7 +841,7 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path) -> Vec<Figure> {
             busy_j
                 .map(|(m, x)| format!("{} / {}", fmt(m), fmt(x)))
                 .unwrap_or_else(|| "n/a: no highlighted row found".into()),
-            commits.load(Ordering::Relaxed)
+            commits
         ),
         format!("quiet ledger: {} / {}", pct(idle), quiet_j_text),
     );
@@ -1017,6 +1011,21 @@ pub fn print_table(columns: &[(u64, Vec<Figure>)]) {
     }
 }
 
+/// Runs `measure` while a service commits to `work` every 10 ms
+/// ([`service_writer`]); what it measured, and how many commits landed.
+fn with_service<R>(work: &Path, measure: impl FnOnce() -> R) -> (R, u64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let commits = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (path, stop, commits) = (work.to_path_buf(), stop.clone(), commits.clone());
+        std::thread::spawn(move || service_writer(path, stop, commits))
+    };
+    let measured = measure();
+    stop.store(true, Ordering::Relaxed);
+    let _ = writer.join();
+    (measured, commits.load(Ordering::Relaxed))
+}
+
 /// `SETTLE_BENCH_SERVICE=LEDGER`: only the console's CPU while a service
 /// commits every 10 ms, on an adopted ledger, twice.
 pub fn service_only(work: &Path) {
@@ -1029,21 +1038,13 @@ pub fn service_only(work: &Path) {
     let _ = t.until(LIMIT, |s| shows(s, &e.queue));
     t.settle_for(Duration::from_secs(3));
     for _ in 0..2 {
-        let stop = Arc::new(AtomicBool::new(false));
-        let commits = Arc::new(AtomicU64::new(0));
-        let writer = {
-            let (path, stop, commits) = (work.to_path_buf(), stop.clone(), commits.clone());
-            std::thread::spawn(move || service_writer(path, stop, commits))
-        };
-        t.settle_for(Duration::from_secs(1));
-        eprintln!("  console pid {}", t.pid);
-        let busy = cpu_percent_text(&mut t, Duration::from_secs(3));
-        stop.store(true, Ordering::Relaxed);
-        let _ = writer.join();
+        let (busy, commits) = with_service(work, || {
+            t.settle_for(Duration::from_secs(1));
+            cpu_percent_text(&mut t, Duration::from_secs(3))
+        });
         eprintln!(
-            "  service commits: CPU {} ({} commits)",
+            "  service commits: CPU {} ({commits} commits)",
             busy.unwrap_or_else(|| "n/a".into()),
-            commits.load(Ordering::Relaxed)
         );
         t.settle_for(Duration::from_secs(2));
     }
