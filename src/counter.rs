@@ -22,7 +22,7 @@ type Lists = Vec<(ListId, Query)>;
 /// A request for the counting worker: counts, a grouping, or both (two
 /// requests merged while the worker was busy).
 struct CountJob {
-    lists: Option<Vec<(ListId, Query)>>,
+    lists: Option<Lists>,
     /// The query to group and the groups to keep per dimension.
     clusters: Option<(Query, usize)>,
     /// The Clusters view was left: drop the grouping waiting (before
@@ -81,23 +81,21 @@ struct Counting {
 impl Running {
     /// Stops the count under way if it counts other lists than `lists`.
     fn stop_unless(&self, lists: &Lists) {
-        let Ok(mut counting) = self.counting.lock() else {
-            return;
-        };
-        if counting.lists.as_ref().is_some_and(|l| l != lists)
-            && let Some(handle) = self.interrupt.get()
-        {
-            counting.stopped = true;
-            handle.interrupt();
-        }
+        self.stop_if(|c| c.lists.as_ref().is_some_and(|l| l != lists));
     }
 
     /// Stops the grouping under way, if one is.
     fn stop_grouping(&self) {
+        self.stop_if(|c| c.grouping);
+    }
+
+    /// Interrupts what is under way if `unwanted` says so; its answer is
+    /// then dropped.
+    fn stop_if(&self, unwanted: impl FnOnce(&Counting) -> bool) {
         let Ok(mut counting) = self.counting.lock() else {
             return;
         };
-        if counting.grouping
+        if unwanted(&counting)
             && let Some(handle) = self.interrupt.get()
         {
             counting.stopped = true;
@@ -170,7 +168,7 @@ impl Counter {
     /// Asks for the counts at `now`. A worker that died answers nothing;
     /// the header keeps saying "counting…" rather than guessing.
     /// A count under way of other lists is stopped.
-    pub fn ask(&mut self, lists: Vec<(ListId, Query)>, now: DateTime<Utc>) {
+    pub fn ask(&mut self, lists: Lists, now: DateTime<Utc>) {
         self.running.stop_unless(&lists);
         self.send(Some(lists), None, now);
     }
@@ -194,12 +192,7 @@ impl Counter {
         });
     }
 
-    fn send(
-        &mut self,
-        lists: Option<Vec<(ListId, Query)>>,
-        clusters: Option<(Query, usize)>,
-        now: DateTime<Utc>,
-    ) {
+    fn send(&mut self, lists: Option<Lists>, clusters: Option<(Query, usize)>, now: DateTime<Utc>) {
         let _ = self.jobs.send(CountJob {
             lists,
             clusters,
@@ -360,7 +353,7 @@ mod tests {
 
     use super::*;
 
-    fn job(lists: Option<Vec<(ListId, Query)>>, clusters: Option<(Query, usize)>) -> CountJob {
+    fn job(lists: Option<Lists>, clusters: Option<(Query, usize)>) -> CountJob {
         CountJob {
             lists,
             clusters,
@@ -422,7 +415,7 @@ mod tests {
     /// An interrupt that sets a flag.
     struct Flag(Arc<AtomicBool>);
 
-    impl crate::store::interrupt::Interrupt for Flag {
+    impl crate::store::Interrupt for Flag {
         fn interrupt(&self) {
             self.0.store(true, Ordering::SeqCst);
         }

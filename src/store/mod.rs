@@ -17,7 +17,7 @@ mod drills;
 mod filter;
 mod import;
 mod import_report;
-pub(crate) mod interrupt;
+mod interrupt;
 mod jobqueue;
 mod open;
 #[cfg(test)]
@@ -53,6 +53,8 @@ pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
 pub use copy::CopyReport;
 pub use import_report::ImportReport;
+#[cfg(test)]
+pub(crate) use interrupt::Interrupt;
 pub use interrupt::InterruptHandle;
 pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 pub use scan::{STEP_IDS, ScanPlace, ScanStep};
