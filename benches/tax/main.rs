@@ -8,7 +8,8 @@
 //! `cargo bench --bench tax -- --ops 3000,1000000 [--pg] [--pg-ops 100000]`
 //! (`--writes N` operations per timed run, `--rounds N` interleaved rounds,
 //! `--pg-each-index` also PostgreSQL adopted less each of settle's indexes,
-//! `--generate-only` builds the cached ledgers and stops;
+//! `--generate-only` builds the cached ledgers and stops, `--during-only`
+//! measures only the SQLite service's commits while adoption runs;
 //! `SETTLE_BENCH_BIN=PATH` measures another build of settle.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -34,6 +35,8 @@ struct Args {
     pg_ops: u64,
     pg_each_index: bool,
     generate_only: bool,
+    /// Only the service's commits while `settle adopt` runs (`--during-only`).
+    during_only: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -46,6 +49,7 @@ fn parse_args() -> Result<Args, String> {
         pg_ops: 100_000,
         pg_each_index: false,
         generate_only: false,
+        during_only: false,
     };
     let number = |v: Option<String>, flag: &str| -> Result<u64, String> {
         let v = v.ok_or(format!("{flag} needs a number"))?;
@@ -74,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
             "--pg-ops" => args.pg_ops = number(it.next(), "--pg-ops")?,
             "--pg-each-index" => args.pg_each_index = true,
             "--generate-only" => args.generate_only = true,
+            "--during-only" => args.during_only = true,
             // cargo bench passes --bench to every harness=false target.
             "--bench" => {}
             other => return Err(format!("unknown argument {other}")),
@@ -138,7 +143,12 @@ fn main() {
                 continue;
             }
             eprintln!("SQLite, {n} operations");
-            match sqlite::measure(&dir, n, &pristine, args.writes, args.rounds) {
+            let measured = if args.during_only {
+                sqlite::during_adoption(&dir, n, &pristine).map(|l| vec![l])
+            } else {
+                sqlite::measure(&dir, n, &pristine, args.writes, args.rounds)
+            };
+            match measured {
                 Ok(l) => lines.extend(l),
                 Err(e) => eprintln!("tax bench: SQLite at {n}: {e}"),
             }

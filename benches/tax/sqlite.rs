@@ -166,7 +166,7 @@ pub fn measure(
 /// What a service committing one operation every 10 ms (5 s busy timeout)
 /// sees while `settle adopt` runs: its slowest commit, how many took over
 /// 100 ms, how many failed.
-fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String> {
+pub fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String> {
     let path = copy(dir, n, pristine, "during")?;
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {
