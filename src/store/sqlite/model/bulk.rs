@@ -26,12 +26,6 @@ const BUILD_CACHE_KIB: i64 = 65_536;
 /// this one).
 const DEFAULT_CACHE_KIB: i64 = 2_000;
 
-/// Helper threads each index sort may use. A sort of 10M keys is most of
-/// an index build, and SQLite's sorter can spread its runs over threads:
-/// the account index at 1M took 1.8 and 1.1 s with none, 1.0 and 0.9 s
-/// with two (the sqlite3 shell, beside another process's build).
-const SORT_THREADS: i64 = 2;
-
 /// WAL pages between checkpoints during the build: a page the chunks
 /// write again and again is copied into the file once per checkpoint.
 const BUILD_CHECKPOINT_PAGES: i64 = 16_384;
@@ -66,11 +60,9 @@ pub(super) fn relax(k: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The keeper's settings for the build's index sorts ([`DEFAULT_CACHE_KIB`],
-/// [`SORT_THREADS`]).
+/// The keeper's settings for the build's index sorts ([`DEFAULT_CACHE_KIB`]).
 pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
-    k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
-    k.pragma_update(None, "threads", SORT_THREADS)
+    k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)
 }
 
 /// The keeper's settings back to the catch-up's, and everything the build
@@ -79,7 +71,6 @@ pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
 pub(super) fn harden(k: &Connection) -> rusqlite::Result<()> {
     k.pragma_update(None, "synchronous", "NORMAL")?;
     k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
-    k.pragma_update(None, "threads", 0)?;
     k.pragma_update(None, "wal_autocheckpoint", 1000)?;
     let Some(path) = k.path().filter(|p| !p.is_empty()).map(Path::new) else {
         return Ok(());
