@@ -35,6 +35,17 @@ struct CountJob {
 }
 
 impl CountJob {
+    /// A job asking for nothing yet, at `now`.
+    fn at(now: DateTime<Utc>) -> CountJob {
+        CountJob {
+            lists: None,
+            clusters: None,
+            stop_grouping: false,
+            now,
+            reinspect: false,
+        }
+    }
+
     /// This job, brought up to date by a newer one: the newer request of
     /// each kind wins, and a kind only the older asked for is still done.
     fn merged(self, newer: CountJob) -> CountJob {
@@ -170,35 +181,36 @@ impl Counter {
     /// A count under way of other lists is stopped.
     pub fn ask(&mut self, lists: Lists, now: DateTime<Utc>) {
         self.running.stop_unless(&lists);
-        self.send(Some(lists), None, now);
+        self.send(CountJob {
+            lists: Some(lists),
+            ..CountJob::at(now)
+        });
     }
 
     /// Asks for the operations matching `query` grouped, `top` groups per
     /// dimension, at `now`.
     pub fn group(&mut self, query: Query, top: usize, now: DateTime<Utc>) {
-        self.send(None, Some((query, top)), now);
+        self.send(CountJob {
+            clusters: Some((query, top)),
+            ..CountJob::at(now)
+        });
     }
 
     /// The Clusters view was left: the grouping waiting is dropped, and
     /// one under way stopped; neither answers.
     pub fn stop_grouping(&mut self) {
         self.running.stop_grouping();
-        let _ = self.jobs.send(CountJob {
-            lists: None,
-            clusters: None,
+        self.send(CountJob {
             stop_grouping: true,
-            now: Utc::now(),
-            reinspect: std::mem::take(&mut self.reinspect),
+            ..CountJob::at(Utc::now())
         });
     }
 
-    fn send(&mut self, lists: Option<Lists>, clusters: Option<(Query, usize)>, now: DateTime<Utc>) {
+    /// Sends `job`, with a look at the tables if the ledger was adopted.
+    fn send(&mut self, job: CountJob) {
         let _ = self.jobs.send(CountJob {
-            lists,
-            clusters,
-            stop_grouping: false,
-            now,
             reinspect: std::mem::take(&mut self.reinspect),
+            ..job
         });
     }
 
@@ -357,9 +369,7 @@ mod tests {
         CountJob {
             lists,
             clusters,
-            stop_grouping: false,
-            now: Utc::now(),
-            reinspect: false,
+            ..CountJob::at(Utc::now())
         }
     }
 
