@@ -15,7 +15,7 @@ use crate::app::{ListId, Msg};
 use crate::effects::{clusters, count};
 use crate::gate::Gate;
 use crate::query::Query;
-use crate::store::{Access, InterruptHandle, Ledger};
+use crate::store::{Access, InterruptHandle, Ledger, Waiter};
 
 type Lists = Vec<(ListId, Query)>;
 
@@ -166,7 +166,7 @@ impl Counter {
             let _ = worker.interrupt.set(ledger.interrupt_handle());
             // Counts of what the read model holds at once; the reader
             // drives its catching up and says how far it got.
-            ledger.catch_up_in_steps();
+            ledger.catch_up_in_steps(Waiter::Background);
             count_loop(&mut ledger, &job_rx, &answer_tx, &worker);
         });
         Counter {
@@ -322,7 +322,7 @@ fn count_loop<T: From<Msg>>(
             if job.reinspect {
                 counted = None;
                 match ledger.reinspect() {
-                    Ok(()) => ledger.catch_up_in_steps(),
+                    Ok(()) => ledger.catch_up_in_steps(Waiter::Background),
                     Err(e) => {
                         let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
                     }

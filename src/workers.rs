@@ -20,7 +20,7 @@ use crate::app::{Msg, PageSource, Pane, Read};
 use crate::domain::{CatchUp, DecisionDraft, Declarations};
 use crate::effects;
 use crate::gate::Gate;
-use crate::store::{Access, InterruptHandle, Ledger};
+use crate::store::{Access, InterruptHandle, Ledger, Waiter};
 
 /// The reader finished its running job; these are its answers (none when
 /// the job was interrupted: a newer request replaced it).
@@ -56,7 +56,7 @@ impl Reader {
         thread::spawn(move || {
             // The console learnt it from the same ledger before the spawn.
             let mut scans = ledger.filters_scan();
-            ledger.catch_up_in_steps();
+            ledger.catch_up_in_steps(Waiter::Operator);
             let mut behind = None;
             while let Some(job) = next_job(&ledger, &job_rx, &mut behind, &answers) {
                 if job.reinspect {
@@ -65,7 +65,7 @@ impl Reader {
                         let _ = answers.send(ReadDone(vec![failed]).into());
                         continue;
                     }
-                    ledger.catch_up_in_steps();
+                    ledger.catch_up_in_steps(Waiter::Operator);
                 }
                 let mut msgs = Vec::new();
                 if ledger.filters_scan() != scans {

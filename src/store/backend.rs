@@ -28,6 +28,18 @@ use super::detail;
 use super::filter::{Statement, count_sql, id_end_sql, page_sql, range_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
+
+/// Who waits on the reads of one of the console's connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waiter {
+    /// The operator, for a page, a detail or a filter's rows: the reads do
+    /// only what their answer needs.
+    Operator,
+    /// Nobody (the header's counts): the reads also do the read model's
+    /// upkeep that no answer needs first, such as looking through the
+    /// ledger for changes no new row tells.
+    Background,
+}
 use super::open::{Access, OpenReport, Progress};
 use super::sql::{Dialect, QueryDialect};
 use crate::domain::Declarations;
@@ -234,7 +246,8 @@ pub(crate) trait Reads: Session {
     /// own read model has not read yet, and reads what it holds, instead
     /// of catching up all of it first: the console, which says so
     /// ([`Reads::catching_up`]) and goes on with [`Reads::catch_up`].
-    fn catch_up_in_steps(&self) {}
+    /// `waiter` says who waits on this connection's reads.
+    fn catch_up_in_steps(&self, _waiter: Waiter) {}
 
     /// How far the backend's read model is behind the ledger, as the last
     /// read or step left it (running nothing); None when it is current or

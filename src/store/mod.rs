@@ -48,6 +48,7 @@ use crate::domain::{
 use crate::error::Result;
 use crate::query::Query;
 use backend::Backend;
+pub use backend::Waiter;
 
 pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
@@ -221,8 +222,8 @@ impl Ledger {
     }
 
     /// See [`Reads::catch_up_in_steps`].
-    pub fn catch_up_in_steps(&self) {
-        self.backend.catch_up_in_steps();
+    pub fn catch_up_in_steps(&self, waiter: Waiter) {
+        self.backend.catch_up_in_steps(waiter);
     }
 
     pub fn catching_up(&self) -> Option<CatchUp> {

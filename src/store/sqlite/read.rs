@@ -17,7 +17,7 @@ use crate::domain::{
 };
 use crate::error::Result;
 use crate::query::Query;
-use crate::store::backend::Reads;
+use crate::store::backend::{Reads, Waiter};
 use crate::store::cells::CellRead;
 use crate::store::detail;
 use crate::store::filter::Statement;
@@ -141,9 +141,9 @@ impl Reads for Sqlite {
         TextSearch::Trigram
     }
 
-    fn catch_up_in_steps(&self) {
+    fn catch_up_in_steps(&self, waiter: Waiter) {
         if let Some(model) = &self.model {
-            model.catch_up_in_steps();
+            model.catch_up_in_steps(waiter);
         }
     }
 

@@ -25,6 +25,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 use super::error::sqlite;
 use crate::domain::CatchUp;
 use crate::error::Result;
+use crate::store::backend::Waiter;
 use crate::store::open::Progress;
 
 pub(crate) use ddl::sidecar;
@@ -58,6 +59,8 @@ pub(crate) struct Model {
     /// Reads catch up a budget at a time and then read what the model
     /// holds (the console, which says so), rather than all of it first.
     in_steps: Cell<bool>,
+    /// Reads go on with the sweep ([`Model::catch_up_in_steps`]).
+    sweeps: Cell<bool>,
     /// Where the catch-up under way stands; None when the model is current.
     behind: Cell<Option<CatchUp>>,
     /// The `err:` terms last asked, and those of them the index answers.
@@ -155,6 +158,7 @@ impl Model {
             sweep_from: Cell::new(Some(0)),
             swept_at: Cell::new(Instant::now()),
             in_steps: Cell::new(false),
+            sweeps: Cell::new(true),
             behind: Cell::new(None),
             rare: RefCell::new(None),
         }
@@ -212,6 +216,9 @@ impl Model {
                 self.swept_at.set(Instant::now());
             }
         }
+        if !self.sweeps.get() {
+            return Ok(());
+        }
         let started = Instant::now();
         while let Some(from) = self.sweep_from.get() {
             if started.elapsed() > SWEEP_BUDGET {
@@ -229,9 +236,14 @@ impl Model {
         self.catch_up_for(None).map(|_| ())
     }
 
-    /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time.
-    pub(crate) fn catch_up_in_steps(&self) {
+    /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time; the sweep is
+    /// left to the reads nobody waits on.
+    pub(crate) fn catch_up_in_steps(&self, waiter: Waiter) {
         self.in_steps.set(true);
+        // A slice of the sweep was 5 ms of every page, key and first frame
+        // at 10M (a round there takes thousands of reads), and no answer
+        // needs it first: the console's counts go on with it.
+        self.sweeps.set(waiter == Waiter::Background);
         // The console's other worker may hold the model's write lock for a
         // batch, and take it again at once: a step waits its budget at
         // most, then reads what the model holds.

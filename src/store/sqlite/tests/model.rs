@@ -10,9 +10,9 @@ use rusqlite::Connection;
 use super::{Ledger, adopted, insert_attempt, insert_op, now};
 use crate::domain::{Seek, State};
 use crate::query::Query;
-use crate::store::Access;
 use crate::store::backend::{Reads as _, Session as _};
 use crate::store::sqlite::model::sidecar;
+use crate::store::{Access, Waiter};
 
 fn keyed(ledger: &Ledger, key: &str) -> Vec<crate::domain::OperationRow> {
     ledger
@@ -113,6 +113,31 @@ fn a_plain_sql_write_shows_on_the_next_read_and_never_under_a_filter_it_fails() 
     event(&service, 12, "acked");
     let detail = crate::store::backend::History::detail(&ledger, row.id).unwrap();
     assert_eq!(detail.events.len(), 2);
+}
+
+/// The sweep, which finds what a service changed without writing an
+/// event, goes on in the reads nobody waits on (the console's counts) and
+/// never in those the operator waits on: a slice of it was 5 ms of every
+/// page, key and first frame at 10M.
+#[test]
+fn the_sweep_is_left_to_the_reads_nobody_waits_on() {
+    let (_dir, ledger, service) = adopted(10);
+    service
+        .execute("UPDATE operations SET state = 'completed' WHERE id = 5", [])
+        .unwrap();
+    let open = |waiter| {
+        let (look, _) = Ledger::open(ledger.path(), Access::ReadOnly).unwrap();
+        look.catch_up_in_steps(waiter);
+        look
+    };
+    let unknown = |l: &Ledger| l.state_counts(now()).unwrap().get(&State::Unknown);
+    let operator = open(Waiter::Operator);
+    for _ in 0..3 {
+        assert_eq!(unknown(&operator), 2, "the operator's reads do not sweep");
+    }
+    let counts = open(Waiter::Background);
+    assert_eq!(unknown(&counts), 1, "a small ledger is swept in one read");
+    assert_eq!(unknown(&operator), 1, "and the operator sees what it found");
 }
 
 #[test]
@@ -307,7 +332,7 @@ fn a_backlog_is_caught_up_in_steps_that_say_how_far_they_got() {
         )
         .unwrap();
     let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
-    look.catch_up_in_steps();
+    look.catch_up_in_steps(Waiter::Operator);
     let first = look.page(&Query::default(), Seek::First, 5, now()).unwrap();
     assert!(!first.is_empty());
     let mut last = look.catching_up().expect("a backlog of 80,000 rows");
