@@ -146,7 +146,7 @@ fn schema_three_ledger(hint: &str) -> Option<std::path::PathBuf> {
     catch_up_fully(&mut c);
     c.batch_execute(
         "DROP TABLE settle_event_ops;
-         ALTER TABLE settle_queue_mark DROP COLUMN event_map;
+         ALTER TABLE settle_queue_mark DROP COLUMN event_map, DROP COLUMN fill_end;
          CREATE INDEX settle_events_op ON events (op_id, id);
          UPDATE settle_schema SET version = 3;
          INSERT INTO events (op_id, at, event) VALUES (2, now(), 'retried');
@@ -200,4 +200,88 @@ fn a_schema_three_ledger_loses_its_index_on_events_and_keeps_every_event() {
         [(1, Some("timeout".into())), (2, Some("retried".into()))]
     );
     assert_eq!(ledger.detail(OperationId(1)).unwrap().decisions.len(), 1);
+}
+
+/// The marks' row as adoption makes it on a service's database with
+/// 12,000 events over two operations: the fill is to end 10,000 below the
+/// newest ([`super::queue::first_mark`]).
+fn marked_service_ledger(hint: &str) -> Option<(std::path::PathBuf, Client)> {
+    let db = fresh_database(hint)?;
+    let mut c = connect(&db);
+    c.batch_execute(SERVICE_TABLES).unwrap();
+    c.batch_execute(ROWS).unwrap();
+    c.batch_execute(
+        "INSERT INTO events (op_id, at, event)
+             SELECT 1 + i % 2, now(), 'poll' FROM generate_series(1, 11996) i",
+    )
+    .unwrap();
+    c.batch_execute(&format!(
+        "{}\n{}\n{};",
+        super::queue::QUEUE_TABLES,
+        super::event_ops::EVENT_TABLES,
+        super::queue::first_mark()
+    ))
+    .unwrap();
+    Some((db, c))
+}
+
+/// Every event with an operation is in the table once, and reads use it.
+fn assert_whole(c: &mut Client) {
+    assert_eq!(
+        scalar_i64(c, "SELECT count(*) FROM settle_event_ops"),
+        scalar_i64(c, "SELECT count(*) FROM events WHERE op_id IS NOT NULL")
+    );
+    assert!(
+        c.query_one(super::event_ops::IS_WHOLE, &[])
+            .unwrap()
+            .get::<_, bool>(0)
+    );
+}
+
+/// The catch-up records the events above the mark the fill ends at while
+/// the fill runs; the fill's plain inserts (a unique key's error, were
+/// one of them there) then meet no row it recorded, and the fill ends at
+/// the catch-up's mark.
+#[test]
+fn the_fill_ends_where_the_catch_up_began_and_meets_none_of_its_rows() {
+    let Some((_db, mut c)) = marked_service_ledger("fill meets the catch-up") else {
+        return;
+    };
+    assert_eq!(
+        scalar_i64(&mut c, "SELECT fill_end FROM settle_queue_mark"),
+        2_000
+    );
+    catch_up_fully(&mut c);
+    assert!(scalar_i64(&mut c, "SELECT count(*) FROM settle_event_ops") >= 10_000);
+    super::event_ops::fill(&mut c, &mut |_| {}).unwrap();
+    assert_whole(&mut c);
+    assert_eq!(
+        scalar_i64(
+            &mut c,
+            "SELECT event_map - event_mark FROM settle_queue_mark"
+        ),
+        0
+    );
+}
+
+/// A marks' row older than `fill_end` may hold rows the catch-up
+/// recorded below the mark: its fill passes over them.
+#[test]
+fn a_fill_begun_before_its_end_was_kept_passes_over_the_catch_ups_rows() {
+    let Some((_db, mut c)) = marked_service_ledger("fill without its end") else {
+        return;
+    };
+    c.batch_execute("UPDATE settle_queue_mark SET fill_end = NULL")
+        .unwrap();
+    catch_up_fully(&mut c);
+    // The catch-up's rows above the old mark, and the fill's first batch
+    // began under it before the mark moved.
+    c.batch_execute(
+        "INSERT INTO settle_event_ops (op_id, id)
+             SELECT op_id, id FROM events WHERE id <= 100 AND op_id IS NOT NULL;
+         UPDATE settle_queue_mark SET event_map = 100",
+    )
+    .unwrap();
+    super::event_ops::fill(&mut c, &mut |_| {}).unwrap();
+    assert_whole(&mut c);
 }

@@ -112,14 +112,15 @@ pub(super) fn members_join(order: &str, bound: Option<(&str, &str)>) -> String {
 
 /// The statements that fill the marks' row when the table is new: the
 /// op mark at 0 (every operation read by id until adoption fills it), and
-/// the events' table's fill at 0 ([`super::event_ops`]). Nothing when
+/// the events' table's fill at 0, to end at the first event mark
+/// ([`super::event_ops`]). Nothing when
 /// the row is there: the aggregate is a subquery's, since an aggregate
 /// with no `GROUP BY` gives its row whatever the `WHERE`, and a second row
 /// would stop every catch-up round.
 pub(super) fn first_mark() -> String {
     format!(
-        "INSERT INTO settle_queue_mark (op_mark, event_mark)
-         SELECT 0, newest.mark FROM
+        "INSERT INTO settle_queue_mark (op_mark, event_mark, fill_end)
+         SELECT 0, newest.mark, newest.mark FROM
              (SELECT greatest(coalesce(max(id), 0) - {EVENTS_BEFORE}, 0) AS mark FROM events) newest
          WHERE NOT EXISTS (SELECT 1 FROM settle_queue_mark)"
     )
