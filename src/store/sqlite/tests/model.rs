@@ -206,6 +206,17 @@ fn a_service_write_never_waits_for_the_read_model() {
     assert_eq!(keyed(&ledger, "k-busy").len(), 1);
 }
 
+/// A build leaves its read model's WAL empty: every later open read all
+/// of it back while no connection had the file open, and a console's
+/// threads never close theirs.
+#[test]
+fn a_build_leaves_the_read_models_wal_empty() {
+    let (_dir, ledger, _service) = adopted(200);
+    let mut wal = sidecar(ledger.path()).into_os_string();
+    wal.push("-wal");
+    assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
+}
+
 #[test]
 fn a_stopped_build_goes_on_where_it_left_off() {
     let (_dir, path, rows) = closed_after_a_look(10);
