@@ -28,6 +28,17 @@ use super::detail;
 use super::filter::{Statement, count_sql, id_end_sql, page_sql, range_sql};
 use super::import_report::ImportReport;
 use super::interrupt::InterruptHandle;
+use super::open::{Access, OpenReport, Progress};
+use super::sql::{Dialect, QueryDialect};
+use crate::domain::Declarations;
+use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
+use crate::domain::{
+    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict,
+    NewOperation, NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort,
+    SortKey, SortValue, StateCounts, TextSearch,
+};
+use crate::error::Result;
+use crate::query::Query;
 
 /// Who waits on the reads of one of the console's connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,17 +51,6 @@ pub enum Waiter {
     /// ledger for changes no new row tells.
     Background,
 }
-use super::open::{Access, OpenReport, Progress};
-use super::sql::{Dialect, QueryDialect};
-use crate::domain::Declarations;
-use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
-use crate::domain::{
-    CatchUp, Clusters, Decision, DecisionDraft, DecisionId, DecisionReceipt, DrillVerdict,
-    NewOperation, NewProbe, OpTypeContract, OperationDetail, OperationId, OperationRow, Seek, Sort,
-    SortKey, SortValue, StateCounts, TextSearch,
-};
-use crate::error::Result;
-use crate::query::Query;
 
 /// The open connection itself: where it is, whether it writes, and how it
 /// tells another thread or process that something changed.

@@ -195,8 +195,8 @@ impl Model {
     }
 
     /// Brings the read model up to what `conn` (the reading connection)
-    /// can see, when someone committed since the last time; then one
-    /// bounded slice of the sweep.
+    /// can see, when someone committed since the last time; then, unless
+    /// the operator waits on these reads, one bounded slice of the sweep.
     pub(crate) fn fresh(&self, conn: &Connection) -> Result<()> {
         let version: i64 = conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
