@@ -433,12 +433,10 @@ pub(crate) trait Import {
 /// Moving a whole ledger's rows to another, of either backend.
 pub(crate) trait Transfer {
     /// Streams every row of `table` as neutral values, in the copy's order;
-    /// returns how many were sent.
-    fn copy_rows(
-        &self,
-        table: &Table,
-        each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
-    ) -> Result<u64>;
+    /// returns how many were sent. A row is lent to `each`, never given:
+    /// its text is freed by the thread that made it.
+    fn copy_rows(&self, table: &Table, each: &mut dyn FnMut(&[Value]) -> Result<()>)
+    -> Result<u64>;
 
     /// Writes every table `source` streams, in one transaction; refuses a
     /// ledger that already holds operations or history.

@@ -291,7 +291,7 @@ impl Held {
     pub(crate) fn read(table: &Table, source: &mut RowSource) -> Result<Held> {
         let mut rows = Vec::new();
         source(table, &mut |values| {
-            rows.push(values);
+            rows.push(values.to_vec());
             Ok(())
         })?;
         Ok(Held { rows })
@@ -304,11 +304,11 @@ impl Held {
     /// Hands the rows on, once.
     pub(crate) fn source(
         &mut self,
-    ) -> impl FnMut(&Table, &mut dyn FnMut(Vec<Value>) -> Result<()>) -> Result<u64> + '_ {
+    ) -> impl FnMut(&Table, &mut dyn FnMut(&[Value]) -> Result<()>) -> Result<u64> + '_ {
         |_, each| {
             let mut n = 0;
             for values in self.rows.drain(..) {
-                each(values)?;
+                each(&values)?;
                 n += 1;
             }
             Ok(n)
@@ -317,8 +317,5 @@ impl Held {
 }
 
 /// Streams one table of the source into `each`; returns how many rows.
-pub(crate) type RowSource<'a> = dyn FnMut(
-        &Table,
-        &mut dyn FnMut(Vec<Value>) -> crate::error::Result<()>,
-    ) -> crate::error::Result<u64>
+pub(crate) type RowSource<'a> = dyn FnMut(&Table, &mut dyn FnMut(&[Value]) -> crate::error::Result<()>) -> crate::error::Result<u64>
     + 'a;

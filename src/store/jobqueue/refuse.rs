@@ -50,7 +50,7 @@ impl Transfer for JobQueue {
     fn copy_rows(
         &self,
         _table: &Table,
-        _each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
+        _each: &mut dyn FnMut(&[Value]) -> Result<()>,
     ) -> Result<u64> {
         Err(self.refusal("copy"))
     }

@@ -8,6 +8,7 @@
 //! which the server converts as it would any client's text. Op types'
 //! contracts go through INSERT, since a destination may hold some.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 
@@ -20,37 +21,38 @@ use crate::domain::{TIME_FORMATS, parse_time};
 use crate::error::{Error, Result};
 use crate::store::copy::{Kind, RowSource, Table, Value};
 
-/// A value checked against its column, in the type the column holds.
-enum Cell {
+/// A value checked against its column, in the type the column holds; its
+/// text lent by the row it came from.
+enum Cell<'a> {
     Null,
     Int(i64),
-    Text(String),
+    Text(Cow<'a, str>),
     Bool(bool),
     Time(DateTime<Utc>),
 }
 
 /// `value` as its column of `kind` holds it; what was found when it cannot
 /// be (text where a number is due, a time that is not one).
-fn cell(kind: Kind, value: Value) -> std::result::Result<Cell, String> {
+fn cell(kind: Kind, value: &Value) -> std::result::Result<Cell<'_>, String> {
     Ok(match (kind, value) {
         (_, Value::Null) => Cell::Null,
-        (Kind::Int, Value::Int(n)) => Cell::Int(n),
-        (Kind::Text, Value::Text(t)) => Cell::Text(t),
-        (Kind::Text, Value::Int(n)) => Cell::Text(n.to_string()),
-        (Kind::Bool, Value::Bool(b)) => Cell::Bool(b),
-        (Kind::Time, Value::Text(t)) => Cell::Time(parse_time(&t).ok_or(t)?),
+        (Kind::Int, Value::Int(n)) => Cell::Int(*n),
+        (Kind::Text, Value::Text(t)) => Cell::Text(Cow::Borrowed(t)),
+        (Kind::Text, Value::Int(n)) => Cell::Text(Cow::Owned(n.to_string())),
+        (Kind::Bool, Value::Bool(b)) => Cell::Bool(*b),
+        (Kind::Time, Value::Text(t)) => Cell::Time(parse_time(t).ok_or_else(|| t.clone())?),
         (Kind::Time, Value::Int(n)) => {
             let t = n.to_string();
             Cell::Time(parse_time(&t).ok_or(t)?)
         }
-        (_, Value::Text(t)) => return Err(t),
+        (_, Value::Text(t)) => return Err(t.clone()),
         (_, Value::Int(n)) => return Err(n.to_string()),
         (_, Value::Bool(b)) => return Err(b.to_string()),
     })
 }
 
 /// A row's cells, or the error naming the first that its column cannot hold.
-fn cells(shown: &Path, table: &Table, row: u64, values: Vec<Value>) -> Result<Vec<Cell>> {
+fn cells<'a>(shown: &Path, table: &Table, row: u64, values: &'a [Value]) -> Result<Vec<Cell<'a>>> {
     table
         .columns
         .iter()
@@ -302,7 +304,7 @@ fn param(kind: Kind, c: Cell) -> Param {
             Kind::Bool => Box::new(None::<bool>),
         },
         Cell::Int(n) => Box::new(n),
-        Cell::Text(t) => Box::new(t),
+        Cell::Text(t) => Box::new(t.into_owned()),
         Cell::Bool(b) => Box::new(b),
         Cell::Time(t) => Box::new(t),
     }

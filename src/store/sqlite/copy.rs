@@ -4,7 +4,7 @@
 //! its text); decisions keep their stored chain hashes.
 
 use rusqlite::TransactionBehavior;
-use rusqlite::types::{Value as Sql, ValueRef};
+use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use super::conn::Sqlite;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ impl Transfer for Sqlite {
     fn copy_rows(
         &self,
         table: &Table,
-        each: &mut dyn FnMut(Vec<Value>) -> Result<()>,
+        each: &mut dyn FnMut(&[Value]) -> Result<()>,
     ) -> Result<u64> {
         // A service's ledger that was never adopted has no console tables:
         // none of their rows.
@@ -57,8 +57,9 @@ impl Transfer for Sqlite {
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&doing, e))?;
         let mut rows = stmt.query([]).map_err(|e| self.err(&doing, e))?;
         let mut n = 0;
+        let mut values = Vec::with_capacity(table.columns.len());
         while let Some(row) = rows.next().map_err(|e| self.err(&doing, e))? {
-            let mut values = Vec::with_capacity(table.columns.len());
+            values.clear();
             for (i, (column, kind)) in table.columns.iter().enumerate() {
                 let cell = row.get_ref(i).map_err(|e| self.err(&doing, e))?;
                 values.push(value(cell, *kind).ok_or_else(|| {
@@ -73,7 +74,7 @@ impl Transfer for Sqlite {
                     )
                 })?);
             }
-            each(values)?;
+            each(&values)?;
             n += 1;
         }
         Ok(n)
@@ -173,8 +174,8 @@ fn load(
         );
         let doing = format!("writing {}", table.name);
         let mut stmt = tx.prepare(&sql).map_err(|e| err(&doing, e))?;
-        let mut write = |values: Vec<Value>| {
-            for (i, v) in values.into_iter().enumerate() {
+        let mut write = |values: &[Value]| {
+            for (i, v) in values.iter().enumerate() {
                 stmt.raw_bind_parameter(i + 1, sql_value(v))
                     .map_err(|e| err(&doing, e))?;
             }
@@ -231,11 +232,12 @@ fn value(cell: ValueRef<'_>, kind: Kind) -> Option<Value> {
     })
 }
 
-fn sql_value(v: Value) -> Sql {
-    match v {
-        Value::Null => Sql::Null,
-        Value::Int(i) => Sql::Integer(i),
-        Value::Text(t) => Sql::Text(t),
-        Value::Bool(b) => Sql::Integer(i64::from(b)),
-    }
+/// A copy value as SQLite binds it, its text lent (SQLite copies it).
+fn sql_value(v: &Value) -> ToSqlOutput<'_> {
+    ToSqlOutput::Borrowed(match v {
+        Value::Null => ValueRef::Null,
+        Value::Int(i) => ValueRef::Integer(*i),
+        Value::Text(t) => ValueRef::Text(t.as_bytes()),
+        Value::Bool(b) => ValueRef::Integer(i64::from(*b)),
+    })
 }
