@@ -23,7 +23,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::chain::ChainVerdict;
-use super::copy::{CopyReport, RowSource, Table, Value};
+use super::copy::{CopyReport, EachRow, RowSource, Table};
 use super::detail;
 use super::filter::{Statement, count_sql, id_end_sql, page_sql, range_sql};
 use super::import_report::ImportReport;
@@ -435,8 +435,7 @@ pub(crate) trait Transfer {
     /// Streams every row of `table` as neutral values, in the copy's order;
     /// returns how many were sent. A row is lent to `each`, never given:
     /// its text is freed by the thread that made it.
-    fn copy_rows(&self, table: &Table, each: &mut dyn FnMut(&[Value]) -> Result<()>)
-    -> Result<u64>;
+    fn copy_rows(&self, table: &Table, each: &mut EachRow) -> Result<u64>;
 
     /// Writes every table `source` streams, in one transaction; refuses a
     /// ledger that already holds operations or history.

@@ -302,9 +302,7 @@ impl Held {
     }
 
     /// Hands the rows on, once.
-    pub(crate) fn source(
-        &mut self,
-    ) -> impl FnMut(&Table, &mut dyn FnMut(&[Value]) -> Result<()>) -> Result<u64> + '_ {
+    pub(crate) fn source(&mut self) -> impl FnMut(&Table, &mut EachRow) -> Result<u64> + '_ {
         |_, each| {
             let mut n = 0;
             for values in self.rows.drain(..) {
@@ -316,6 +314,8 @@ impl Held {
     }
 }
 
+/// What takes each row of a table, lent.
+pub(crate) type EachRow<'a> = dyn FnMut(&[Value]) -> Result<()> + 'a;
+
 /// Streams one table of the source into `each`; returns how many rows.
-pub(crate) type RowSource<'a> = dyn FnMut(&Table, &mut dyn FnMut(&[Value]) -> crate::error::Result<()>) -> crate::error::Result<u64>
-    + 'a;
+pub(crate) type RowSource<'a> = dyn FnMut(&Table, &mut EachRow) -> Result<u64> + 'a;

@@ -12,7 +12,7 @@ use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{NewOperation, OpTypeContract};
 use crate::error::Result;
 use crate::store::backend::{Import, Retries, Transfer};
-use crate::store::copy::{CopyReport, RowSource, Table, Value};
+use crate::store::copy::{CopyReport, EachRow, RowSource, Table};
 use crate::store::import_report::ImportReport;
 
 /// settle's worker never runs a job queue's jobs: the engine's own does.
@@ -47,11 +47,7 @@ impl Import for JobQueue {
 }
 
 impl Transfer for JobQueue {
-    fn copy_rows(
-        &self,
-        _table: &Table,
-        _each: &mut dyn FnMut(&[Value]) -> Result<()>,
-    ) -> Result<u64> {
+    fn copy_rows(&self, _table: &Table, _each: &mut EachRow) -> Result<u64> {
         Err(self.refusal("copy"))
     }
 

@@ -16,16 +16,12 @@ use crate::error::Result;
 use crate::store::backend::Transfer;
 use crate::store::cells::CellRead;
 use crate::store::copy::{
-    CopyReport, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
+    CopyReport, EachRow, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
 };
 use crate::store::drills::present;
 
 impl Transfer for Pg {
-    fn copy_rows(
-        &self,
-        table: &Table,
-        each: &mut dyn FnMut(&[Value]) -> Result<()>,
-    ) -> Result<u64> {
+    fn copy_rows(&self, table: &Table, each: &mut EachRow) -> Result<u64> {
         let doing = format!("reading {} for the copy", table.name);
         let mut client = self.client.borrow_mut();
         let err = |e| super::error::pg_error(&self.shown, &doing, e);

@@ -10,15 +10,11 @@ use super::conn::Sqlite;
 use crate::error::{Error, Result};
 use crate::store::backend::Transfer;
 use crate::store::copy::{
-    CopyReport, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
+    CopyReport, EachRow, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
 };
 
 impl Transfer for Sqlite {
-    fn copy_rows(
-        &self,
-        table: &Table,
-        each: &mut dyn FnMut(&[Value]) -> Result<()>,
-    ) -> Result<u64> {
+    fn copy_rows(&self, table: &Table, each: &mut EachRow) -> Result<u64> {
         // A service's ledger that was never adopted has no console tables:
         // none of their rows.
         if table.console && !self.tables.console {
