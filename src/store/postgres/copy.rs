@@ -170,12 +170,10 @@ fn read_table(
     batches: std::sync::mpsc::SyncSender<Batch>,
     written: std::sync::mpsc::Receiver<Batch>,
 ) -> std::result::Result<u64, postgres::Error> {
-    let next = || match written.try_recv() {
-        Ok(mut batch) => {
-            batch.clear();
-            batch
-        }
-        Err(_) => Vec::with_capacity(BATCH),
+    let next = || {
+        written
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH))
     };
     // A whole table streams for as long as the destination takes to
     // write it: the reads' statement timeout is for pages, not this.
@@ -184,17 +182,26 @@ fn read_table(
     let mut n = 0;
     {
         let mut rows = tx.query_raw(sql, std::iter::empty::<i64>())?;
+        // A batch that came back is filled again row by row, each cell's
+        // text written into the room the last one left.
         let mut batch = next();
+        let mut filled = 0;
         while let Some(row) = rows.next()? {
-            batch.push(values(&row, table)?);
+            if filled == batch.len() {
+                batch.push(Vec::with_capacity(table.columns.len()));
+            }
+            fill(&row, table, &mut batch[filled])?;
+            filled += 1;
             n += 1;
-            if batch.len() == BATCH {
+            if filled == BATCH {
                 let full = std::mem::replace(&mut batch, next());
+                filled = 0;
                 if batches.send(full).is_err() {
                     return Ok(n);
                 }
             }
         }
+        batch.truncate(filled);
         if !batch.is_empty() && batches.send(batch).is_err() {
             return Ok(n);
         }
@@ -203,32 +210,50 @@ fn read_table(
     Ok(n)
 }
 
-/// A row of the copy as tolerantly as the reads take it: an `integer` id,
-/// a time kept as text, a flag stored as 1/0 come back as values, and a
-/// cell its column does not allow comes back as its text, for the
-/// destination to take or refuse by name.
-fn values(row: &Row, table: &Table) -> std::result::Result<Vec<Value>, postgres::Error> {
+/// A row of the copy as tolerantly as the reads take it, into `out` (the
+/// row it held before lends its text's room): an `integer` id, a time kept
+/// as text, a flag stored as 1/0 come back as values, and a cell its
+/// column does not allow comes back as its text, for the destination to
+/// take or refuse by name.
+fn fill(
+    row: &Row,
+    table: &Table,
+    out: &mut Vec<Value>,
+) -> std::result::Result<(), postgres::Error> {
     let mut cells = Cells::new(row);
-    table
-        .columns
-        .iter()
-        .enumerate()
-        .map(|(i, (column, kind))| {
-            if cells.is_null(i)? {
-                return Ok(Value::Null);
-            }
-            Ok(match kind {
-                Kind::Int => match cells.opt_int(i, column)? {
-                    Some(n) => Value::Int(n),
-                    None => cells.opt_text(i, column)?.map_or(Value::Null, Value::Text),
-                },
-                // A timestamptz in the form settle writes, a service's
-                // fractions kept; a time stored as text, as written.
-                Kind::Text | Kind::Time => {
-                    cells.opt_text(i, column)?.map_or(Value::Null, Value::Text)
-                }
-                Kind::Bool => Value::Bool(cells.bool(i, column)?),
-            })
-        })
-        .collect()
+    out.resize(table.columns.len(), Value::Null);
+    for (i, ((column, kind), slot)) in table.columns.iter().zip(out.iter_mut()).enumerate() {
+        if cells.is_null(i)? {
+            *slot = Value::Null;
+            continue;
+        }
+        match kind {
+            Kind::Int => match cells.opt_int(i, column)? {
+                Some(n) => *slot = Value::Int(n),
+                None => text(&mut cells, i, column, slot)?,
+            },
+            // A timestamptz in the form settle writes, a service's
+            // fractions kept; a time stored as text, as written.
+            Kind::Text | Kind::Time => text(&mut cells, i, column, slot)?,
+            Kind::Bool => *slot = Value::Bool(cells.bool(i, column)?),
+        }
+    }
+    Ok(())
+}
+
+/// Cell `i` as text into `slot`, in the room of the text it held.
+fn text(
+    cells: &mut Cells<'_>,
+    i: usize,
+    column: &'static str,
+    slot: &mut Value,
+) -> std::result::Result<(), postgres::Error> {
+    let mut room = match std::mem::replace(slot, Value::Null) {
+        Value::Text(room) => room,
+        _ => String::new(),
+    };
+    if cells.text_into(i, column, &mut room)? {
+        *slot = Value::Text(room);
+    }
+    Ok(())
 }
