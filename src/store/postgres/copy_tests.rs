@@ -129,6 +129,9 @@ fn catalog_and_rows(address: &Path) -> (String, String) {
         "retry_requests",
         "op_types",
         "settle_probes",
+        // When an operation joined the queue is the copy's own time.
+        "(SELECT id FROM settle_queue)",
+        "settle_event_ops",
     ]
     .iter()
     .map(|t| lines(&mut db, &format!("SELECT t::text FROM {t} t ORDER BY 1")))
@@ -179,6 +182,8 @@ fn a_new_ledger_gets_its_keys_after_the_rows_and_ends_as_the_safe_path_leaves_it
     // made after them; the safe path's were not.
     assert!(oid(&fast, "operations_pkey") > oid(&fast, "settle_schema"));
     assert!(oid(&safe, "operations_pkey") < oid(&safe, "settle_schema"));
+    // So were those of what settle derives from the rows.
+    assert!(oid(&fast, "settle_event_ops_pkey") > oid(&fast, "events_pkey"));
     let (catalog, rows) = catalog_and_rows(&fast);
     assert_eq!((catalog.clone(), rows), catalog_and_rows(&safe));
     assert!(
