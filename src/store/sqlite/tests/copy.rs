@@ -58,3 +58,23 @@ fn root_page(path: &Path, name: &str) -> i64 {
         )
         .unwrap()
 }
+
+#[test]
+fn a_new_files_load_cache_grows_with_the_operations_up_to_its_cap() {
+    use crate::store::sqlite::copy::load_cache_kib;
+    let mib = |operations| load_cache_kib(operations) / 1024;
+    assert_eq!(
+        [
+            0,
+            999_999,
+            1_000_000,
+            2_000_000,
+            3_500_000,
+            4_000_000,
+            10_000_000,
+            u64::MAX
+        ]
+        .map(mib),
+        [64, 64, 64, 128, 192, 256, 256, 256]
+    );
+}
