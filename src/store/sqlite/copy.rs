@@ -77,7 +77,8 @@ impl Transfer for Sqlite {
     }
 
     /// Into a file created for this copy, settle's indexes are built after
-    /// the rows and the load gets a page cache that holds the keys it
+    /// the rows, the rows go to the file through a rollback journal rather
+    /// than the WAL, and the load gets a page cache that holds the keys it
     /// grows; into one that was there already, the indexes stay, as a
     /// service may be using it.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
@@ -91,18 +92,30 @@ impl Transfer for Sqlite {
             .conn
             .query_row("PRAGMA main.cache_size", [], |r| r.get(0))
             .map_err(|e| err("starting the copy", e))?;
+        let (mut journal, mut model_closed) = (None, false);
         if fresh {
             self.conn
                 .pragma_update(Some("main"), "cache_size", -LOAD_CACHE_KIB)
                 .map_err(|e| err("starting the copy", e))?;
+            // The read model's own connection holds the ledger open, and
+            // SQLite leaves WAL mode only when no other connection does:
+            // it is closed for the load and opened again after.
+            model_closed = self.model.take().is_some();
+            journal = match rollback_journal(&self.conn) {
+                Ok(journal) => journal,
+                Err(e) => {
+                    self.after_load(cache, None, model_closed)?;
+                    return Err(err("starting the copy", e));
+                }
+            };
         }
         let copied =
             load(&mut self.conn, &path, fresh, source).map_err(|e| e.busy_after(self.wait));
-        // The cache goes back to its size whatever became of the copy.
-        self.conn
-            .pragma_update(Some("main"), "cache_size", cache)
-            .map_err(|e| err("finishing the copy", e))?;
+        // The cache, the journal and the read model go back to what they
+        // were whatever became of the copy; the copy's own error first.
+        let restored = self.after_load(cache, journal, model_closed);
         let report = copied?;
+        restored?;
         // It holds rows now, which someone may be reading.
         self.created_here = false;
         Ok(report)
@@ -131,6 +144,63 @@ pub(super) fn load_cache_kib(operations: u64) -> i64 {
 
 /// At most 256 MiB: more did not shorten a copy of 10M.
 const MAX_LOAD_CACHE_KIB: i64 = 256 * 1024;
+
+impl Sqlite {
+    /// Puts back the page cache, the journal mode a load left (`journal`)
+    /// and the read model it closed.
+    fn after_load(
+        &mut self,
+        cache: i64,
+        journal: Option<String>,
+        model_closed: bool,
+    ) -> Result<()> {
+        let err = |doing: &str, e| super::error::sqlite(&self.path, doing, e);
+        self.conn
+            .pragma_update(Some("main"), "cache_size", cache)
+            .map_err(|e| err("finishing the copy", e))?;
+        if let Some(mode) = journal {
+            let back: String = self
+                .conn
+                .query_row(&format!("PRAGMA main.journal_mode = {mode}"), [], |r| {
+                    r.get(0)
+                })
+                .map_err(|e| err("finishing the copy", e))?;
+            if !back.eq_ignore_ascii_case(&mode) {
+                return Err(Error::ledger(
+                    &self.path,
+                    format!("stayed in {back} journaling after the copy, not {mode}"),
+                    "open it once with `settle LEDGER`, which puts it back in WAL",
+                ));
+            }
+        }
+        if model_closed {
+            self.model = Some(super::open::reopened_model(
+                &self.conn, &self.path, self.wait,
+            )?);
+        }
+        Ok(())
+    }
+}
+
+/// Puts a new ledger in rollback journaling for its load, returning the
+/// mode to put back, or `None` when SQLite kept it (another process has
+/// the file open) and the load goes through the WAL. A load of 10M
+/// operations through the WAL spilled the pages its cache could not hold
+/// into one 6 GB transaction's log and looked each up there again, each
+/// lookup slower as the log grew; a rollback journal holds only the pages
+/// that were there before the load (a new file's few), the rest go to the
+/// file, once, and a failed copy still leaves it as it was.
+fn rollback_journal(conn: &rusqlite::Connection) -> rusqlite::Result<Option<String>> {
+    let mode: String = conn.query_row("PRAGMA main.journal_mode", [], |r| r.get(0))?;
+    let now: String = match conn.query_row("PRAGMA main.journal_mode = DELETE", [], |r| r.get(0)) {
+        Ok(now) => now,
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(now.eq_ignore_ascii_case("delete").then_some(mode))
+}
 
 /// Every table of `source` into `conn` in one transaction; with `fresh`,
 /// settle's indexes on the loaded tables are dropped first and built again

@@ -35,6 +35,19 @@ fn a_new_file_gets_its_indexes_after_the_rows_and_ends_as_the_safe_path_leaves_i
     let b = from.copy_into(&mut existing, &mut |_, _| {}).unwrap();
     assert_eq!(a, b);
     assert_eq!(a.rows("operations"), 307);
+    // The new file's rows went straight to it, not through its WAL, and it
+    // is back in WAL mode with its read model, which reads the copy.
+    let wal = |db: &Path| std::fs::metadata(db.with_extension("db-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal(&fast), 0);
+    assert!(wal(&safe) > 0);
+    let mode: String = rusqlite::Connection::open(&fast)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert!(!new.filters_scan());
+    let all = crate::query::Query::default();
+    assert_eq!(new.count(&all, chrono::Utc::now()).unwrap(), 307);
     drop((new, existing));
     assert_eq!(sqlite_rows(&fast), sqlite_rows(&source));
     assert_eq!(sqlite_rows(&safe), sqlite_rows(&source));
