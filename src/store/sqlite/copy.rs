@@ -131,10 +131,10 @@ const LOAD_CACHE_KIB: i64 = 64 * 1024;
 
 /// The cache once `operations` rows are in: the key grows by about 44 MiB
 /// a million operations, and one outgrown by its cache spills its pages
-/// to the WAL and reads them back from there, each lookup slower as the
-/// WAL grows. At 10M a copy from PostgreSQL took 192 s with 64 MiB, 152 s
-/// with 256 MiB and 155 s growing to 512 MiB; at 1M, 256 MiB from the
-/// start cost 5 % more than 64.
+/// and reads them back. Measured while the load still went through the
+/// WAL, where each such read was slower as the WAL grew: at 10M a copy
+/// from PostgreSQL took 192 s with 64 MiB, 152 s with 256 MiB and 155 s
+/// growing to 512 MiB; at 1M, 256 MiB from the start cost 5 % more.
 pub(super) fn load_cache_kib(operations: u64) -> i64 {
     let millions = i64::try_from(operations / 1_000_000).unwrap_or(i64::MAX);
     LOAD_CACHE_KIB
