@@ -56,11 +56,12 @@ pub(crate) struct Model {
     sweep_from: Cell<Option<i64>>,
     /// When the sweep's last round began.
     swept_at: Cell<Instant>,
-    /// Reads catch up a budget at a time and then read what the model
-    /// holds (the console, which says so), rather than all of it first.
-    in_steps: Cell<bool>,
-    /// Reads go on with the sweep ([`Model::catch_up_in_steps`]).
-    sweeps: Cell<bool>,
+    /// Who waits on this connection's reads, once they catch up a budget
+    /// at a time and then read what the model holds (the console, which
+    /// says so); None while they catch up all the way first (the CLI).
+    /// Only reads the operator does not wait on go on with the sweep
+    /// ([`Model::catch_up_in_steps`]).
+    waiter: Cell<Option<Waiter>>,
     /// Where the catch-up under way stands; None when the model is current.
     behind: Cell<Option<CatchUp>>,
     /// The `err:` terms last asked, and those of them the index answers.
@@ -157,8 +158,7 @@ impl Model {
             seen: Cell::new(None),
             sweep_from: Cell::new(Some(0)),
             swept_at: Cell::new(Instant::now()),
-            in_steps: Cell::new(false),
-            sweeps: Cell::new(true),
+            waiter: Cell::new(None),
             behind: Cell::new(None),
             rare: RefCell::new(None),
         }
@@ -203,7 +203,7 @@ impl Model {
             .map_err(|e| sqlite(&self.ledger, "reading data_version", e))?;
         let now = (version, conn.total_changes());
         if self.seen.get() != Some(now) || self.behind.get().is_some() {
-            let budget = self.in_steps.get().then_some(CATCH_UP_BUDGET);
+            let budget = self.waiter.get().map(|_| CATCH_UP_BUDGET);
             if self.catch_up_for(budget)?.is_some() {
                 // Read what the model holds; the next read goes on.
                 return Ok(());
@@ -216,7 +216,7 @@ impl Model {
                 self.swept_at.set(Instant::now());
             }
         }
-        if !self.sweeps.get() {
+        if self.waiter.get() == Some(Waiter::Operator) {
             return Ok(());
         }
         let started = Instant::now();
@@ -239,11 +239,10 @@ impl Model {
     /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time; the sweep is
     /// left to the reads nobody waits on.
     pub(crate) fn catch_up_in_steps(&self, waiter: Waiter) {
-        self.in_steps.set(true);
         // A slice of the sweep was 5 ms of every page, key and first frame
         // at 10M (a round there takes thousands of reads), and no answer
         // needs it first: the console's counts go on with it.
-        self.sweeps.set(waiter == Waiter::Background);
+        self.waiter.set(Some(waiter));
         // The console's other worker may hold the model's write lock for a
         // batch, and take it again at once: a step waits its budget at
         // most, then reads what the model holds.
