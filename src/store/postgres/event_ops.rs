@@ -78,24 +78,25 @@ pub(super) fn record(
     from: i64,
     to: i64,
 ) -> Result<u64, postgres::Error> {
-    db.execute(&format!("{RECORD} ON CONFLICT DO NOTHING"), &[&from, &to])
+    db.execute(
+        &format!("{RANGE} {IN_KEY_ORDER} ON CONFLICT DO NOTHING"),
+        &[&from, &to],
+    )
 }
 
 /// Records every event up to and including `to` into the table while it
 /// has no key (a copy's new ledger, whose keys are built after its rows):
 /// no order to keep and nothing there to meet, so neither is asked for.
 pub(super) fn record_unkeyed(db: &mut impl GenericClient, to: i64) -> Result<u64, postgres::Error> {
-    db.execute(
-        "INSERT INTO settle_event_ops (op_id, id)
-         SELECT op_id, id FROM events WHERE id <= $1 AND op_id IS NOT NULL",
-        &[&to],
-    )
+    db.execute(RANGE, &[&i64::MIN, &to])
 }
 
 /// The events above `$1` up to and including `$2`, as rows of the table.
-const RECORD: &str = "INSERT INTO settle_event_ops (op_id, id)
-     SELECT op_id, id FROM events WHERE id > $1 AND id <= $2 AND op_id IS NOT NULL
-     ORDER BY op_id, id";
+const RANGE: &str = "INSERT INTO settle_event_ops (op_id, id)
+     SELECT op_id, id FROM events WHERE id > $1 AND id <= $2 AND op_id IS NOT NULL";
+
+/// In the key's order: its pages are then written one after another.
+const IN_KEY_ORDER: &str = "ORDER BY op_id, id";
 
 /// Adoption's fill: the events up to `fill_end`, [`BATCH`] ids per
 /// transaction, each moving `event_map` on; the catch-up records those
@@ -141,7 +142,7 @@ pub(super) fn fill(
             // quarter less WAL than one that looks for each first
             // (141 MB against 187 MB a million events), and so brings the
             // checkpoints that hold a service's commits less often.
-            tx.execute(RECORD, &[&from, &to])?;
+            tx.execute(&format!("{RANGE} {IN_KEY_ORDER}"), &[&from, &to])?;
         } else {
             record(&mut tx, from, to)?;
         }
