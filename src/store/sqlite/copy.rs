@@ -92,7 +92,7 @@ impl Transfer for Sqlite {
             .conn
             .query_row("PRAGMA main.cache_size", [], |r| r.get(0))
             .map_err(|e| err("starting the copy", e))?;
-        let (mut journal, mut model_closed) = (None, false);
+        let (mut left_wal, mut model_closed) = (false, false);
         if fresh {
             self.conn
                 .pragma_update(Some("main"), "cache_size", -LOAD_CACHE_KIB)
@@ -101,10 +101,10 @@ impl Transfer for Sqlite {
             // SQLite leaves WAL mode only when no other connection does:
             // it is closed for the load and opened again after.
             model_closed = self.model.take().is_some();
-            journal = match rollback_journal(&self.conn) {
-                Ok(journal) => journal,
+            left_wal = match rollback_journal(&self.conn) {
+                Ok(left) => left,
                 Err(e) => {
-                    self.after_load(cache, None, model_closed)?;
+                    self.after_load(cache, false, model_closed)?;
                     return Err(err("starting the copy", e));
                 }
             };
@@ -113,7 +113,7 @@ impl Transfer for Sqlite {
             load(&mut self.conn, &path, fresh, source).map_err(|e| e.busy_after(self.wait));
         // The cache, the journal and the read model go back to what they
         // were whatever became of the copy; the copy's own error first.
-        let restored = self.after_load(cache, journal, model_closed);
+        let restored = self.after_load(cache, left_wal, model_closed);
         let report = copied?;
         restored?;
         // It holds rows now, which someone may be reading.
@@ -146,32 +146,14 @@ pub(super) fn load_cache_kib(operations: u64) -> i64 {
 const MAX_LOAD_CACHE_KIB: i64 = 256 * 1024;
 
 impl Sqlite {
-    /// Puts back the page cache, the journal mode a load left (`journal`)
-    /// and the read model it closed.
-    fn after_load(
-        &mut self,
-        cache: i64,
-        journal: Option<String>,
-        model_closed: bool,
-    ) -> Result<()> {
-        let err = |doing: &str, e| super::error::sqlite(&self.path, doing, e);
+    /// Puts back the page cache, the WAL a load left (`left_wal`) and the
+    /// read model it closed.
+    fn after_load(&mut self, cache: i64, left_wal: bool, model_closed: bool) -> Result<()> {
         self.conn
             .pragma_update(Some("main"), "cache_size", cache)
-            .map_err(|e| err("finishing the copy", e))?;
-        if let Some(mode) = journal {
-            let back: String = self
-                .conn
-                .query_row(&format!("PRAGMA main.journal_mode = {mode}"), [], |r| {
-                    r.get(0)
-                })
-                .map_err(|e| err("finishing the copy", e))?;
-            if !back.eq_ignore_ascii_case(&mode) {
-                return Err(Error::ledger(
-                    &self.path,
-                    format!("stayed in {back} journaling after the copy, not {mode}"),
-                    "open it once with `settle LEDGER`, which puts it back in WAL",
-                ));
-            }
+            .map_err(|e| super::error::sqlite(&self.path, "finishing the copy", e))?;
+        if left_wal {
+            super::open::configure_writer(&self.conn, &self.path, self.wait)?;
         }
         if model_closed {
             self.model = Some(super::open::reopened_model(
@@ -182,24 +164,23 @@ impl Sqlite {
     }
 }
 
-/// Puts a new ledger in rollback journaling for its load, returning the
-/// mode to put back, or `None` when SQLite kept it (another process has
-/// the file open) and the load goes through the WAL. A load of 10M
+/// Puts a new ledger in rollback journaling for its load: false when
+/// SQLite kept it in WAL (another process has the file open), and the
+/// load goes through the WAL. A load of 10M
 /// operations through the WAL spilled the pages its cache could not hold
 /// into one 6 GB transaction's log and looked each up there again, each
 /// lookup slower as the log grew; a rollback journal holds only the pages
 /// that were there before the load (a new file's few), the rest go to the
 /// file, once, and a failed copy still leaves it as it was.
-fn rollback_journal(conn: &rusqlite::Connection) -> rusqlite::Result<Option<String>> {
-    let mode: String = conn.query_row("PRAGMA main.journal_mode", [], |r| r.get(0))?;
+fn rollback_journal(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
     let now: String = match conn.query_row("PRAGMA main.journal_mode = DELETE", [], |r| r.get(0)) {
         Ok(now) => now,
         Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => {
-            return Ok(None);
+            return Ok(false);
         }
         Err(e) => return Err(e),
     };
-    Ok(now.eq_ignore_ascii_case("delete").then_some(mode))
+    Ok(now.eq_ignore_ascii_case("delete"))
 }
 
 /// Every table of `source` into `conn` in one transaction; with `fresh`,

@@ -237,7 +237,7 @@ fn read_only_model(
 
 /// WAL so readers never block the writer; FULL sync so an acknowledged
 /// decision survives a power cut (WAL's NORMAL may lose the last commits).
-fn configure_writer(conn: &Connection, path: &Path, wait: Duration) -> Result<()> {
+pub(super) fn configure_writer(conn: &Connection, path: &Path, wait: Duration) -> Result<()> {
     conn.busy_timeout(wait)
         .map_err(|e| sqlite(path, "setting the busy timeout", e))?;
     let mode: String = conn
