@@ -115,6 +115,14 @@ fn digits(out: &mut String, n: u32, width: u32) {
     }
 }
 
+/// A type whose binary form is its UTF-8 text.
+fn is_text(ty: &Type) -> bool {
+    matches!(
+        *ty,
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::JSON | Type::UNKNOWN
+    )
+}
+
 fn decode(raw: &Raw<'_>) -> Value {
     let Some(bytes) = raw.bytes else {
         return Value::Null;
@@ -132,9 +140,7 @@ fn decode(raw: &Raw<'_>) -> Value {
         flag: Some(format!("an unreadable {} value", ty.name())),
     };
     match *ty {
-        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::JSON | Type::UNKNOWN => {
-            text(bytes)
-        }
+        _ if is_text(ty) => text(bytes),
         // jsonb's binary form is a version byte, then the text.
         Type::JSONB => match bytes.split_first() {
             Some((1, rest)) => text(rest),
@@ -217,7 +223,7 @@ impl<'r> Cells<'r> {
             return Ok(false);
         };
         match raw.ty {
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::JSON | Type::UNKNOWN => {
+            _ if is_text(&raw.ty) => {
                 if let Ok(text) = std::str::from_utf8(bytes) {
                     room.clear();
                     room.push_str(text);
