@@ -101,7 +101,9 @@ impl Transfer for Sqlite {
             // SQLite leaves WAL mode only when no other connection does:
             // it is closed for the load and opened again after.
             model_closed = self.model.take().is_some();
-            left_wal = match rollback_journal(&self.conn) {
+            // A load of 10M operations through the WAL looked its spilled
+            // pages up in a 6 GB log ([`super::journal`]).
+            left_wal = match super::journal::leave_wal(&self.conn, "main") {
                 Ok(left) => left,
                 Err(e) => {
                     self.after_load(cache, false, model_closed)?;
@@ -162,25 +164,6 @@ impl Sqlite {
         }
         Ok(())
     }
-}
-
-/// Puts a new ledger in rollback journaling for its load: false when
-/// SQLite kept it in WAL (another process has the file open), and the
-/// load goes through the WAL. A load of 10M
-/// operations through the WAL spilled the pages its cache could not hold
-/// into one 6 GB transaction's log and looked each up there again, each
-/// lookup slower as the log grew; a rollback journal holds only the pages
-/// that were there before the load (a new file's few), the rest go to the
-/// file, once, and a failed copy still leaves it as it was.
-fn rollback_journal(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
-    let now: String = match conn.query_row("PRAGMA main.journal_mode = DELETE", [], |r| r.get(0)) {
-        Ok(now) => now,
-        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) => {
-            return Ok(false);
-        }
-        Err(e) => return Err(e),
-    };
-    Ok(now.eq_ignore_ascii_case("delete"))
 }
 
 /// Every table of `source` into `conn` in one transaction; with `fresh`,

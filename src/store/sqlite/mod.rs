@@ -15,6 +15,7 @@ mod derived;
 mod drills;
 pub(super) mod error;
 mod import;
+mod journal;
 mod model;
 mod open;
 mod probes;

@@ -15,6 +15,8 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
+use crate::store::sqlite::journal;
+
 /// The read model's page cache while the build copies, in KiB: the
 /// chunks' lookups stay in memory.
 const BUILD_CACHE_KIB: i64 = 65_536;
@@ -50,9 +52,13 @@ pub(super) fn torn(began: &str) -> bool {
 }
 
 /// The keeper's settings for the build: no sync where a stopped machine
-/// is told apart ([`torn`]), a larger cache, fewer checkpoints.
+/// is told apart ([`torn`]), a larger cache, and a rollback journal
+/// ([`journal`]): at 10M the build took 62.7 s through the WAL and 60.4 s
+/// without it. Where another connection has the file open, it stays in
+/// WAL, with fewer checkpoints.
 pub(super) fn relax(k: &Connection) -> rusqlite::Result<()> {
     k.pragma_update(None, "cache_size", -BUILD_CACHE_KIB)?;
+    journal::leave_wal(k, "main")?;
     k.pragma_update(None, "wal_autocheckpoint", BUILD_CHECKPOINT_PAGES)?;
     if boot_id().is_some() {
         k.pragma_update(None, "synchronous", "OFF")?;
@@ -65,10 +71,17 @@ pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
     k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)
 }
 
-/// The keeper's settings back to the catch-up's, and everything the build
-/// wrote synced to disk: the model's file and its WAL. Called before the
-/// build marks the model complete.
+/// The keeper's settings back to the catch-up's (WAL, so the console's
+/// readers never wait for it), and everything the build wrote synced to
+/// disk: the model's file and its WAL. Called before the build marks the
+/// model complete.
 pub(super) fn harden(k: &Connection) -> rusqlite::Result<()> {
+    if !journal::back_to_wal(k, "main")? {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("the read model could not go back to WAL journaling".into()),
+        ));
+    }
     k.pragma_update(None, "synchronous", "NORMAL")?;
     k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
     k.pragma_update(None, "wal_autocheckpoint", 1000)?;

@@ -217,6 +217,32 @@ fn a_build_leaves_the_read_models_wal_empty() {
     assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
 }
 
+/// The build copies through a rollback journal, not the WAL, and leaves
+/// the model in WAL, so the console's readers never wait for its keeper.
+/// The file's header tells the mode without a connection that would keep
+/// the build in WAL: byte 18 is 1 for a rollback journal, 2 for WAL.
+#[test]
+fn a_build_copies_around_the_wal_and_leaves_the_model_in_it() {
+    let (_dir, path, _rows) = closed_after_a_look(10);
+    std::fs::remove_file(sidecar(&path)).unwrap();
+    let header_mode = || std::fs::read(sidecar(&path)).map(|bytes| bytes[18]);
+    let mut while_copying = Vec::new();
+    let (ledger, _) = Ledger::open_with_progress(&path, Access::ReadWrite, &mut |p| {
+        if p.step.starts_with("copying operations") {
+            while_copying.push(header_mode().unwrap());
+        }
+    })
+    .unwrap();
+    assert_eq!(while_copying, [1], "the copy's journal");
+    assert_eq!(header_mode().unwrap(), 2, "the model after the build");
+    let mode: String = Connection::open(sidecar(&path))
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(keyed(&ledger, "k-0003").len(), 1);
+}
+
 #[test]
 fn a_stopped_build_goes_on_where_it_left_off() {
     let (_dir, path, rows) = closed_after_a_look(10);
