@@ -109,20 +109,24 @@ fn conditions(
 }
 
 /// The states an operation in the triage queue can have, and reserved, as
-/// SQL constants (`'pending', …`): the partial queue indexes and the
+/// SQL constants (`'pending'`, …): the partial queue indexes and the
 /// queries they serve spell them alike, never as parameters, because a
 /// planner uses a partial index only when it can prove the query implies
 /// the index's condition.
-pub(super) fn queue_candidate_words() -> String {
-    let words: Vec<String> = State::QUEUE
+pub(super) fn queue_candidate_constants() -> Vec<String> {
+    State::QUEUE
         .iter()
         .chain([State::Reserved].iter())
         .map(|s| format!("'{}'", s.as_str().replace('\'', "''")))
-        .collect();
-    words.join(", ")
+        .collect()
 }
 
-/// A state of [`queue_candidate_words`].
+/// [`queue_candidate_constants`] as one list, `'pending', …`.
+pub(super) fn queue_candidate_words() -> String {
+    queue_candidate_constants().join(", ")
+}
+
+/// A state of [`queue_candidate_constants`].
 pub(crate) fn is_queue_candidate(state: &State) -> bool {
     State::QUEUE.contains(state) || *state == State::Reserved
 }

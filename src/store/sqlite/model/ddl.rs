@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::store::sqlite::read::filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
 
 /// The read model's format: a file of another format is rebuilt.
-pub(crate) const FORMAT: i64 = 4;
+pub(crate) const FORMAT: i64 = 5;
 
 /// The read model of `ledger`: the ledger's path with `-settle` after it,
 /// beside SQLite's own `-wal` and `-shm`.

@@ -10,7 +10,7 @@ use rusqlite::ToSql;
 use rusqlite::types::{ToSqlOutput, Value};
 
 use crate::domain::SortColumn;
-use crate::store::filter::queue_candidate_words;
+use crate::store::filter::queue_candidate_constants;
 use crate::store::sql::{Arg, Args, Dialect, TextTerm};
 
 /// The states an operation in the triage queue can have, as the partial
@@ -19,8 +19,15 @@ use crate::store::sql::{Arg, Args, Dialect, TextTerm};
 /// (SQLite uses a partial index only when the query repeats its condition).
 /// The unary `+` keeps the planner off `settle_operations_state`, which
 /// would read the states one after the other and sort the whole queue.
+/// Spelled as `OR`s, not `IN (…)`: building the index evaluated an `IN`
+/// list several times slower for each of the read model's rows (1M: 0.49 s
+/// against 0.14 s; 10M: 4.1 s of adoption's 64 s).
 pub(crate) fn queue_candidates_sql(column: &str) -> String {
-    format!("+{column} IN ({})", queue_candidate_words())
+    let each: Vec<String> = queue_candidate_constants()
+        .iter()
+        .map(|c| format!("+{column} = {c}"))
+        .collect();
+    format!("({})", each.join(" OR "))
 }
 
 /// The reserved rows the index `settle_operations_reserved_lease` holds;
