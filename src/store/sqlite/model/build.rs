@@ -199,17 +199,38 @@ fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
                  (SELECT COUNT(*) FROM l.attempts n WHERE n.op_id = o.id),
                  a.error, a.attempt, a.started_at, e.event, e.id
              FROM l.operations o
-             LEFT JOIN l.attempts a ON a.op_id = o.id
-                 AND a.attempt = (SELECT MAX(attempt) FROM l.attempts m WHERE m.op_id = o.id)
+             LEFT JOIN l.attempts a ON {}
              LEFT JOIN l.events e ON e.id =
                  (SELECT MAX(event_id) FROM settle_events s WHERE s.op_id = o.id)
-             WHERE o.id > ?1 AND o.id <= ?2"
+             WHERE o.id > ?1 AND o.id <= ?2",
+            last_attempt(&tx)?
         ),
         params![from, to],
     )?;
     texts::index_ops(&tx, from, to)?;
     tx.execute("UPDATE settle_marks SET ops = ?1", [to])?;
     tx.commit()
+}
+
+/// How a copied operation `o` finds its last attempt `a`: through the
+/// rowid of the primary key's last entry for it, one descent of the key
+/// and one of the table (10M: 30.1 s against 33.1 s for the operations'
+/// copy); or, where `attempts` has no rowid (`WITHOUT ROWID`), by its
+/// number, a second descent of the key.
+fn last_attempt(k: &Connection) -> rusqlite::Result<&'static str> {
+    let without_rowid: bool = k
+        .prepare_cached(
+            "SELECT coalesce(max(wr), 0) FROM pragma_table_list
+             WHERE schema = 'l' AND name = 'attempts'",
+        )?
+        .query_row([], |r| r.get(0))?;
+    Ok(if !without_rowid {
+        "a.rowid = (SELECT m.rowid FROM l.attempts m WHERE m.op_id = o.id
+             ORDER BY m.attempt DESC LIMIT 1)"
+    } else {
+        "a.op_id = o.id
+             AND a.attempt = (SELECT MAX(attempt) FROM l.attempts m WHERE m.op_id = o.id)"
+    })
 }
 
 /// Indexes the events with ids in `(from, to]` by operation; with
@@ -247,19 +268,20 @@ mod tests {
     /// A ledger with what a copy can stumble on: an operation without
     /// attempts or events, a gap in the ids, attempts and events of an
     /// operation the ledger does not have, errors that repeat, an error
-    /// and a lease stored as integers, attempt numbers past 9, and a
-    /// newest event whose row is gone.
-    fn keeper() -> (tempfile::TempDir, Connection) {
+    /// and a lease stored as integers, attempt numbers past 9 written
+    /// before a lower one, and a newest event whose row is gone; its
+    /// attempts table `WITHOUT ROWID` when `attempts_options` says so.
+    fn keeper(attempts_options: &str) -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().unwrap();
         let ledger = dir.path().join("ledger.db");
         Connection::open(&ledger)
             .unwrap()
-            .execute_batch(
+            .execute_batch(&format!(
                 "CREATE TABLE operations (id INTEGER PRIMARY KEY, state TEXT, account TEXT,
                      op_type TEXT, idem_key TEXT, result_id TEXT, lease_expires_at,
                      created_at TEXT, updated_at TEXT, version INTEGER);
                  CREATE TABLE attempts (op_id INTEGER NOT NULL, attempt INTEGER NOT NULL,
-                     started_at TEXT, error, PRIMARY KEY (op_id, attempt));
+                     started_at TEXT, error, PRIMARY KEY (op_id, attempt)) {attempts_options};
                  CREATE TABLE events (id INTEGER PRIMARY KEY, op_id INTEGER, event TEXT);
                  INSERT INTO operations VALUES
                      (1, 'reserved', 'a', 't', 'k1', NULL, NULL, 'c', 'u', 0),
@@ -272,12 +294,12 @@ mod tests {
                      (3, 1, 's31', 42),
                      (4, 1, 's41', 'orphan'),
                      (5, 1, 's51', 'timeout'),
-                     (6, 2, 's62', 'timeout'), (6, 10, 's610', 'late');
+                     (6, 10, 's610', 'late'), (6, 2, 's62', 'timeout');
                  INSERT INTO events VALUES
                      (1, 2, 'reserved'), (2, 2, 'timeout'), (3, 3, 'reserved'),
                      (4, 4, 'orphan'), (5, 5, 'reserved'), (6, 5, 'committed'),
                      (7, 6, 'reserved'), (8, 6, 'gone'), (9, 9, 'orphan'), (10, 2, 'retried');",
-            )
+            ))
             .unwrap();
         let k = Connection::open_in_memory().unwrap();
         k.execute("ATTACH ?1 AS l", [ledger.to_str().unwrap()])
@@ -321,7 +343,13 @@ mod tests {
     /// mappings the catch-up computes for it alone.
     #[test]
     fn the_copy_is_what_the_catch_up_computes_row_by_row() {
-        let (_dir, k) = keeper();
+        for attempts_options in ["", "WITHOUT ROWID"] {
+            copy_matches_the_catch_up(attempts_options);
+        }
+    }
+
+    fn copy_matches_the_catch_up(attempts_options: &str) {
+        let (_dir, k) = keeper(attempts_options);
         copy_operations(&k, 0, 3).unwrap();
         copy_operations(&k, 3, 9).unwrap();
         let copied = snapshot(&k);
