@@ -170,6 +170,7 @@ pub enum Command {
     Audit(AuditArgs),
     /// Copy a ledger into a new or empty one (SQLite or PostgreSQL, either
     /// way): every table, in id order, decisions with their chain intact.
+    /// A new SQLite file gets its read model built after the rows.
     Copy {
         /// The ledger to copy (read only).
         source: PathBuf,

@@ -26,6 +26,23 @@ fn a_copy_holds_every_row_and_the_same_chain_and_never_overwrites() {
     );
     assert!(stdout(&out).contains("audit trail intact on the copy: 1 decisions"));
     assert_eq!(dump(&copy), dump(&source));
+    // The copy opens ready: its read model was built in bulk by the
+    // command, up to the last operation, not left to catch up.
+    assert!(
+        stderr(&out).contains("settle: building the read model: copying operations"),
+        "{}",
+        stderr(&out)
+    );
+    let mut model = copy.clone().into_os_string();
+    model.push("-settle");
+    let marks = rusqlite::Connection::open(&model)
+        .unwrap()
+        .query_row("SELECT complete, ops FROM settle_marks", [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })
+        .unwrap();
+    let last = query_i64(&source, "SELECT max(id) FROM operations");
+    assert_eq!(marks, (1, last));
     let verify = |l: &std::path::Path| stdout(&settle(&["audit", l.to_str().unwrap(), "--verify"]));
     assert_eq!(verify(&copy), verify(&source));
 

@@ -6,21 +6,11 @@
 use std::path::Path;
 
 use super::output::emit;
-use super::progress::Steps;
+use super::progress::open_writable;
 use crate::error::Result;
-use crate::store::{Access, Ledger};
 
 pub fn run(path: &Path) -> Result<()> {
-    let mut steps: Option<Steps> = None;
-    let (ledger, report) = Ledger::open_with_progress(path, Access::ReadWrite, &mut |p| {
-        let steps = steps.get_or_insert_with(|| Steps::new("adopting", p.total as u64));
-        steps.at(p.done as u64, &p.step.to_string(), || {
-            format!("settle: adopting: {} ({}/{})", p.step, p.done, p.total)
-        });
-    })?;
-    if let Some(steps) = &steps {
-        steps.finish();
-    }
+    let (ledger, report) = open_writable("adopting", path)?;
     if ledger.is_read_only() {
         return Err(ledger.why_not_writable());
     }

@@ -46,6 +46,11 @@ pub fn run(source: &Path, destination: &Path) -> Result<()> {
             "settle: the source's audit trail was already broken at decision {at} ({problem}); copied as it is"
         ),
     }
+    // A new SQLite file's read model is built now, in bulk, so the copy
+    // opens ready: caught up row by row on its first read, 100k copied
+    // operations held a `settle list` for 6.4 s (10M: minutes).
+    drop(to);
+    super::progress::open_writable("building the read model", destination)?;
     Ok(())
 }
 

@@ -3,9 +3,13 @@
 //! piped, the lines scripts and logs read today, one per step, unchanged.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::error::Result;
+use crate::store::{Access, Ledger, OpenReport};
 
 /// A count of steps towards a known total.
 pub struct Steps {
@@ -136,6 +140,23 @@ impl Drop for Steps {
             bar.abandon();
         }
     }
+}
+
+/// Opens the ledger at `path` to write, with the steps of an adoption or a
+/// read model's build on stderr under `what` (a bar on a terminal, else a
+/// line per step): building a big ledger's takes a while.
+pub fn open_writable(what: &str, path: &Path) -> Result<(Ledger, OpenReport)> {
+    let mut steps: Option<Steps> = None;
+    let opened = Ledger::open_with_progress(path, Access::ReadWrite, &mut |p| {
+        let steps = steps.get_or_insert_with(|| Steps::new(what, p.total as u64));
+        steps.at(p.done as u64, &p.step.to_string(), || {
+            format!("settle: {what}: {} ({}/{})", p.step, p.done, p.total)
+        });
+    })?;
+    if let Some(steps) = &steps {
+        steps.finish();
+    }
+    Ok(opened)
 }
 
 #[cfg(test)]

@@ -113,9 +113,18 @@ impl Transfer for Sqlite {
         }
         let copied =
             load(&mut self.conn, &path, fresh, source).map_err(|e| e.busy_after(self.wait));
-        // The cache, the journal and the read model go back to what they
-        // were whatever became of the copy; the copy's own error first.
-        let restored = self.after_load(cache, left_wal, model_closed);
+        // The cache and the journal go back to what they were whatever
+        // became of the copy; the copy's own error first. The read model
+        // of the empty file would catch the copy up row by row on its
+        // first read (100k operations: 6.4 s); it goes, and the next open
+        // builds it in bulk, as for an adoption.
+        let restored = self.after_load(cache, left_wal, model_closed && copied.is_err());
+        if model_closed && copied.is_ok() {
+            self.conn
+                .execute_batch("DETACH DATABASE rm")
+                .map_err(|e| err("finishing the copy", e))?;
+            super::model::discard(&path);
+        }
         let report = copied?;
         restored?;
         // It holds rows now, which someone may be reading.
@@ -144,7 +153,9 @@ pub(super) fn load_cache_kib(operations: u64) -> i64 {
         .clamp(LOAD_CACHE_KIB, MAX_LOAD_CACHE_KIB)
 }
 
-/// At most 256 MiB: more did not shorten a copy of 10M.
+/// At most 256 MiB: more did not shorten a copy of 10M (512 MiB while the
+/// load went through the WAL; 1 GiB through the rollback journal, 180.8 s
+/// against 174.3 s for the whole command from PostgreSQL).
 const MAX_LOAD_CACHE_KIB: i64 = 256 * 1024;
 
 impl Sqlite {

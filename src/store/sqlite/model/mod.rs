@@ -99,7 +99,7 @@ impl Model {
             Ok(found) => found,
             // Not a database, or corrupt: only settle's copy, made again.
             Err(e) if unreadable(&e) => {
-                remove(ledger);
+                discard(ledger);
                 let k = keeper(ledger, wait).map_err(|e| err("creating the read model", e))?;
                 (Health::Stale, k)
             }
@@ -115,7 +115,7 @@ impl Model {
                 Ok(Health::Stale) => Some(None),
                 Ok(Health::Torn) => {
                     drop(keeper);
-                    remove(ledger);
+                    discard(ledger);
                     keeper = self::keeper(ledger, wait)
                         .map_err(|e| err("creating the read model", e))?;
                     Some(None)
@@ -390,8 +390,10 @@ fn health(k: &Connection, ledger_id: &str) -> rusqlite::Result<Health> {
     })
 }
 
-/// Deletes a read model SQLite cannot read, with its WAL and shared memory.
-fn remove(ledger: &Path) {
+/// Deletes the read model of `ledger`, with its WAL and shared memory: one
+/// SQLite cannot read, or a copy's new file's, which its next open builds
+/// in bulk. No connection may have it open.
+pub(crate) fn discard(ledger: &Path) {
     let path = sidecar(ledger);
     for suffix in ["", "-wal", "-shm"] {
         let mut name = path.as_os_str().to_owned();
