@@ -99,7 +99,8 @@ impl Transfer for Sqlite {
                 .map_err(|e| err("starting the copy", e))?;
             // The read model's own connection holds the ledger open, and
             // SQLite leaves WAL mode only when no other connection does:
-            // it is closed for the load and opened again after.
+            // it is closed for the load (and opened again if the load
+            // fails; one that succeeds drops it, below).
             model_closed = self.model.take().is_some();
             // A load of 10M operations through the WAL looked its spilled
             // pages up in a 6 GB log ([`super::journal`]).

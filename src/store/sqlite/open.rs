@@ -186,7 +186,7 @@ fn writable_model(
 
 /// The read model of a ledger whose connection still has it attached,
 /// opened again after it was closed (a new file's copy closes it so the
-/// load may leave WAL mode).
+/// load may leave WAL mode, and opens it again when the load failed).
 pub(super) fn reopened_model(conn: &Connection, path: &Path, wait: Duration) -> Result<Model> {
     Model::ensure(path, &identity(conn, path)?, wait, &mut |_| {})
 }
