@@ -48,7 +48,7 @@ pub fn run(source: &Path, destination: &Path) -> Result<()> {
     }
     // A new SQLite file's read model is built now, in bulk, so the copy
     // opens ready: caught up row by row on its first read, 100k copied
-    // operations held a `settle list` for 6.4 s (10M: minutes).
+    // operations held a `settle list` for 6.4 s, and that grows with them.
     drop(to);
     super::progress::open_writable("building the read model", destination)?;
     Ok(())
