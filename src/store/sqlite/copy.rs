@@ -104,7 +104,7 @@ impl Transfer for Sqlite {
             model_closed = self.model.take().is_some();
             // A load of 10M operations through the WAL looked its spilled
             // pages up in a 6 GB log ([`super::journal`]).
-            left_wal = match super::journal::leave_wal(&self.conn, "main") {
+            left_wal = match super::journal::leave_wal(&self.conn) {
                 Ok(left) => left,
                 Err(e) => {
                     self.after_load(cache, false, model_closed)?;

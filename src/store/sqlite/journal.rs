@@ -12,22 +12,22 @@
 
 use rusqlite::{Connection, ErrorCode};
 
-/// Puts `schema` in rollback journaling: false when SQLite kept it in WAL
-/// because another connection has the file open, and the write then goes
-/// through the WAL as before.
-pub(super) fn leave_wal(conn: &Connection, schema: &str) -> rusqlite::Result<bool> {
-    let sql = format!("PRAGMA {schema}.journal_mode = DELETE");
-    match conn.query_row(&sql, [], |r| r.get::<_, String>(0)) {
+/// Puts the connection's `main` file in rollback journaling: false when
+/// SQLite kept it in WAL because another connection has the file open,
+/// and the write then goes through the WAL as before.
+pub(super) fn leave_wal(conn: &Connection) -> rusqlite::Result<bool> {
+    match conn.query_row("PRAGMA main.journal_mode = DELETE", [], |r| {
+        r.get::<_, String>(0)
+    }) {
         Ok(now) => Ok(now.eq_ignore_ascii_case("delete")),
         Err(e) if e.sqlite_error_code() == Some(ErrorCode::DatabaseBusy) => Ok(false),
         Err(e) => Err(e),
     }
 }
 
-/// Puts `schema` back in WAL: false when SQLite could not (another
-/// connection kept the file busy past the busy timeout).
-pub(super) fn back_to_wal(conn: &Connection, schema: &str) -> rusqlite::Result<bool> {
-    let sql = format!("PRAGMA {schema}.journal_mode = WAL");
-    let now: String = conn.query_row(&sql, [], |r| r.get(0))?;
+/// Puts the connection's `main` file back in WAL: false when SQLite could
+/// not (another connection kept the file busy past the busy timeout).
+pub(super) fn back_to_wal(conn: &Connection) -> rusqlite::Result<bool> {
+    let now: String = conn.query_row("PRAGMA main.journal_mode = WAL", [], |r| r.get(0))?;
     Ok(now.eq_ignore_ascii_case("wal"))
 }

@@ -58,7 +58,7 @@ pub(super) fn torn(began: &str) -> bool {
 /// WAL, with fewer checkpoints.
 pub(super) fn relax(k: &Connection) -> rusqlite::Result<()> {
     k.pragma_update(None, "cache_size", -BUILD_CACHE_KIB)?;
-    journal::leave_wal(k, "main")?;
+    journal::leave_wal(k)?;
     k.pragma_update(None, "wal_autocheckpoint", BUILD_CHECKPOINT_PAGES)?;
     if boot_id().is_some() {
         k.pragma_update(None, "synchronous", "OFF")?;
@@ -76,7 +76,7 @@ pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
 /// disk: the model's file and its WAL. Called before the build marks the
 /// model complete.
 pub(super) fn harden(k: &Connection) -> rusqlite::Result<()> {
-    if !journal::back_to_wal(k, "main")? {
+    if !journal::back_to_wal(k)? {
         return Err(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
             Some("the read model could not go back to WAL journaling".into()),
