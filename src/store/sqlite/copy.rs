@@ -99,8 +99,10 @@ impl Transfer for Sqlite {
                 .map_err(|e| err("starting the copy", e))?;
             // The read model's own connection holds the ledger open, and
             // SQLite leaves WAL mode only when no other connection does:
-            // it is closed for the load (and opened again if the load
-            // fails; one that succeeds drops it, below).
+            // it is closed for the load, and dropped after it, whatever
+            // became of the load. The empty file's model would catch a
+            // copy up row by row on its first read (100k operations:
+            // 6.4 s); the next open builds it in bulk, as for an adoption.
             model_closed = self.model.take().is_some();
             // A load of 10M operations through the WAL looked its spilled
             // pages up in a 6 GB log ([`super::journal`]).
@@ -114,18 +116,9 @@ impl Transfer for Sqlite {
         }
         let copied =
             load(&mut self.conn, &path, fresh, source).map_err(|e| e.busy_after(self.wait));
-        // The cache and the journal go back to what they were whatever
-        // became of the copy; the copy's own error first. The read model
-        // of the empty file would catch the copy up row by row on its
-        // first read (100k operations: 6.4 s); it goes, and the next open
-        // builds it in bulk, as for an adoption.
-        let restored = self.after_load(cache, left_wal, model_closed && copied.is_err());
-        if model_closed && copied.is_ok() {
-            self.conn
-                .execute_batch("DETACH DATABASE rm")
-                .map_err(|e| err("finishing the copy", e))?;
-            super::model::discard(&path);
-        }
+        // The cache, the journal and the read model go back to what they
+        // were whatever became of the copy; the copy's own error first.
+        let restored = self.after_load(cache, left_wal, model_closed);
         let report = copied?;
         restored?;
         // It holds rows now, which someone may be reading.
@@ -160,19 +153,20 @@ pub(super) fn load_cache_kib(operations: u64) -> i64 {
 const MAX_LOAD_CACHE_KIB: i64 = 256 * 1024;
 
 impl Sqlite {
-    /// Puts back the page cache, the WAL a load left (`left_wal`) and the
-    /// read model it closed.
+    /// Puts back the page cache and the WAL a load left (`left_wal`), and
+    /// drops the read model it closed: the ledger's connection detaches
+    /// it, and the next open builds it.
     fn after_load(&mut self, cache: i64, left_wal: bool, model_closed: bool) -> Result<()> {
+        let err = |e| super::error::sqlite(&self.path, "finishing the copy", e);
         self.conn
             .pragma_update(Some("main"), "cache_size", cache)
-            .map_err(|e| super::error::sqlite(&self.path, "finishing the copy", e))?;
+            .map_err(err)?;
         if left_wal {
             super::open::configure_writer(&self.conn, &self.path, self.wait)?;
         }
         if model_closed {
-            self.model = Some(super::open::reopened_model(
-                &self.conn, &self.path, self.wait,
-            )?);
+            self.conn.execute_batch("DETACH DATABASE rm").map_err(err)?;
+            super::model::discard(&self.path);
         }
         Ok(())
     }

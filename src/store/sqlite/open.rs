@@ -179,27 +179,16 @@ fn writable_model(
     wait: Duration,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Model> {
-    let model = Model::ensure(path, &identity(conn, path)?, wait, progress)?;
-    model.attach(conn)?;
-    Ok(model)
-}
-
-/// The read model of a ledger whose connection still has it attached,
-/// opened again after it was closed (a new file's copy closes it so the
-/// load may leave WAL mode, and opens it again when the load failed).
-pub(super) fn reopened_model(conn: &Connection, path: &Path, wait: Duration) -> Result<Model> {
-    Model::ensure(path, &identity(conn, path)?, wait, &mut |_| {})
-}
-
-/// settle's identity of the ledger, which its read model is built for.
-fn identity(conn: &Connection, path: &Path) -> Result<String> {
-    schema::ledger_id(conn, path)?.ok_or_else(|| {
+    let id = schema::ledger_id(conn, path)?.ok_or_else(|| {
         Error::ledger(
             path,
             "settle's identity row in settle_meta is missing",
             "open it once more read-write; if it stays, restore settle_meta from a backup",
         )
-    })
+    })?;
+    let model = Model::ensure(path, &id, wait, progress)?;
+    model.attach(conn)?;
+    Ok(model)
 }
 
 /// The read model of a ledger opened only to read, attached when it is
