@@ -79,13 +79,14 @@ pub(super) fn build(
         from = to;
     }
     (from, n) = (ops_from, ops_done);
+    let copy = copy_sql(k)?;
     while let Some(to) = chunk_end(k, "l.operations", from, i64::MAX)? {
         n += 1;
         step(
             format!("copying operations ({n} of {ops_chunks})"),
             progress,
         );
-        copy_operations(k, from, to)?;
+        copy_operations(k, &copy, from, to)?;
         from = to;
     }
     bulk::sorting(k)?;
@@ -185,31 +186,35 @@ fn chunk_end(k: &Connection, table: &str, from: i64, until: i64) -> rusqlite::Re
     bound("max", from, next.saturating_add(CHUNK - 1).min(until))
 }
 
-/// Copies the operations with ids in `(from, to]`, with each one's attempt
-/// count and last attempt (through the attempts primary key) and its
-/// newest event indexed so far (through `settle_events`), and indexes
-/// what `err:` and free text read of them.
-fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
+/// Copies the operations with ids in `(from, to]` with `copy`
+/// ([`copy_sql`]), and indexes what `err:` and free text read of them.
+fn copy_operations(k: &Connection, copy: &str, from: i64, to: i64) -> rusqlite::Result<()> {
     let tx = k.unchecked_transaction()?;
-    tx.execute(
-        &format!(
-            "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
-                 last_attempt_at, last_event, last_event_id)
-             SELECT o.id, {COPIED_O},
-                 (SELECT COUNT(*) FROM l.attempts n WHERE n.op_id = o.id),
-                 a.error, a.attempt, a.started_at, e.event, e.id
-             FROM l.operations o
-             LEFT JOIN l.attempts a ON {}
-             LEFT JOIN l.events e ON e.id =
-                 (SELECT MAX(event_id) FROM settle_events s WHERE s.op_id = o.id)
-             WHERE o.id > ?1 AND o.id <= ?2",
-            last_attempt(&tx)?
-        ),
-        params![from, to],
-    )?;
+    tx.execute(copy, params![from, to])?;
     texts::index_ops(&tx, from, to)?;
     tx.execute("UPDATE settle_marks SET ops = ?1", [to])?;
     tx.commit()
+}
+
+/// The copy of the operations with ids in `(?1, ?2]`, with each one's
+/// attempt count and last attempt (through the attempts primary key,
+/// [`last_attempt`]) and its newest event indexed so far (through
+/// `settle_events`). Written once a build: which join finds the last
+/// attempt depends on the ledger's table.
+fn copy_sql(k: &Connection) -> rusqlite::Result<String> {
+    Ok(format!(
+        "INSERT INTO settle_ops (id, {COPIED}, attempts, last_error, last_attempt,
+             last_attempt_at, last_event, last_event_id)
+         SELECT o.id, {COPIED_O},
+             (SELECT COUNT(*) FROM l.attempts n WHERE n.op_id = o.id),
+             a.error, a.attempt, a.started_at, e.event, e.id
+         FROM l.operations o
+         LEFT JOIN l.attempts a ON {}
+         LEFT JOIN l.events e ON e.id =
+             (SELECT MAX(event_id) FROM settle_events s WHERE s.op_id = o.id)
+         WHERE o.id > ?1 AND o.id <= ?2",
+        last_attempt(k)?
+    ))
 }
 
 /// How a copied operation `o` finds its last attempt `a`: through the
@@ -218,18 +223,18 @@ fn copy_operations(k: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
 /// copy); or, where `attempts` has no rowid (`WITHOUT ROWID`), by its
 /// number, a second descent of the key.
 fn last_attempt(k: &Connection) -> rusqlite::Result<&'static str> {
-    let without_rowid: bool = k
-        .prepare_cached(
-            "SELECT coalesce(max(wr), 0) FROM pragma_table_list
-             WHERE schema = 'l' AND name = 'attempts'",
-        )?
-        .query_row([], |r| r.get(0))?;
-    Ok(if !without_rowid {
-        "a.rowid = (SELECT m.rowid FROM l.attempts m WHERE m.op_id = o.id
-             ORDER BY m.attempt DESC LIMIT 1)"
-    } else {
+    let without_rowid: bool = k.query_row(
+        "SELECT coalesce(max(wr), 0) FROM pragma_table_list
+         WHERE schema = 'l' AND name = 'attempts'",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(if without_rowid {
         "a.op_id = o.id
              AND a.attempt = (SELECT MAX(attempt) FROM l.attempts m WHERE m.op_id = o.id)"
+    } else {
+        "a.rowid = (SELECT m.rowid FROM l.attempts m WHERE m.op_id = o.id
+             ORDER BY m.attempt DESC LIMIT 1)"
     })
 }
 
@@ -263,7 +268,7 @@ mod tests {
 
     use super::super::catch_up::refresh;
     use super::super::ddl::TABLES;
-    use super::copy_operations;
+    use super::{copy_operations, copy_sql};
 
     /// A ledger with what a copy can stumble on: an operation without
     /// attempts or events, a gap in the ids, attempts and events of an
@@ -350,8 +355,9 @@ mod tests {
 
     fn copy_matches_the_catch_up(attempts_options: &str) {
         let (_dir, k) = keeper(attempts_options);
-        copy_operations(&k, 0, 3).unwrap();
-        copy_operations(&k, 3, 9).unwrap();
+        let copy = copy_sql(&k).unwrap();
+        copy_operations(&k, &copy, 0, 3).unwrap();
+        copy_operations(&k, &copy, 3, 9).unwrap();
         let copied = snapshot(&k);
         assert_eq!(copied.0.len(), 5, "{:?}", copied.0);
         for op in 1..=9 {
