@@ -95,27 +95,32 @@ pub(super) fn build(
         k.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
     }
     let total = step("counting operations per state".to_string(), progress);
-    complete(k)?;
-    progress(Progress {
-        step: "read model built".to_string(),
-        done: total,
-        total,
-    });
-    Ok(())
+    complete(k, total, progress)
 }
 
 /// Syncs what the build wrote, then counts per state and marks the model
 /// complete: a model marked complete is on disk whole. Then empties the
 /// WAL: the build leaves up to 64 MB there, which every later open read
 /// back whole while no connection had the file open (a console's threads
-/// never close theirs), 40 ms of each first frame at 10M.
-fn complete(k: &Connection) -> rusqlite::Result<()> {
+/// never close theirs), 40 ms of each first frame at 10M. Says it is built,
+/// the last of `total` steps.
+fn complete(
+    k: &Connection,
+    total: usize,
+    progress: &mut dyn FnMut(Progress),
+) -> rusqlite::Result<()> {
     bulk::harden(k)?;
     k.execute_batch(COMPLETE)?;
     // The model's alone (`main`): the ledger, attached read-only, is the
     // service's. A reader holding the file open keeps what it may still
     // read; the catch-up's checkpoints then carry on as usual.
-    k.query_row("PRAGMA main.wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    k.query_row("PRAGMA main.wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    progress(Progress {
+        step: "read model built".to_string(),
+        done: total,
+        total,
+    });
+    Ok(())
 }
 
 /// The counts per state, and the mark that the model is complete. The
