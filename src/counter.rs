@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread;
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -67,6 +67,7 @@ pub struct Counter {
     jobs: Sender<CountJob>,
     reinspect: bool,
     running: Running,
+    thread: JoinHandle<()>,
 }
 
 /// The count under way, seen from both sides: the worker says which lists
@@ -152,7 +153,7 @@ impl Counter {
         let (jobs, job_rx) = mpsc::channel::<CountJob>();
         let running = Running::default();
         let worker = running.clone();
-        thread::spawn(move || {
+        let thread = thread::spawn(move || {
             // Its connection after the first page ([`Gate`]).
             gate.wait();
             let mut ledger = match Ledger::open(&path, Access::ReadOnly) {
@@ -173,7 +174,17 @@ impl Counter {
             jobs,
             reinspect: false,
             running,
+            thread,
         }
+    }
+
+    /// Ends the worker: the count under way is stopped, and the thread
+    /// returns (its connection closing). Its thread, to wait for
+    /// ([`crate::workers::finish`]).
+    pub fn close(self) -> Option<JoinHandle<()>> {
+        self.running.stop_if(|c| c.lists.is_some() || c.grouping);
+        drop(self.jobs);
+        Some(self.thread)
     }
 
     /// Asks for the counts at `now`. A worker that died answers nothing;

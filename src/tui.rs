@@ -41,7 +41,7 @@ use crate::receivers::Receivers;
 use crate::starting::{access, new_app, open_notices, read_only_unasked};
 use crate::ui;
 use crate::watch::Watch;
-use crate::workers::{ReadDone, Reader, Writer};
+use crate::workers::{self, ReadDone, Reader, Writer};
 
 /// How often the watcher is asked about other processes' commits (for a
 /// file two `stat`s, SQL only when they moved; for a server the last
@@ -51,6 +51,10 @@ const POLL_EVERY: Duration = Duration::from_millis(50);
 /// How often the clock ticks while nothing happens: ages and "changed …
 /// ago" are shown to the second.
 const TICK_EVERY: Duration = Duration::from_secs(1);
+/// How long a quitting console waits for its workers to close their
+/// connections ([`workers::finish`]): a checkpoint of a WAL takes a few
+/// milliseconds; a worker still scanning or counting is stopped first.
+const CLOSE_WITHIN: Duration = Duration::from_millis(500);
 
 /// Opens the ledger and runs the console until the operator quits, with
 /// the settings [`Config`] resolved.
@@ -113,6 +117,7 @@ pub fn run(
     // Lookups still running would outlive the console (their groups are
     // their own, their timeouts die with it).
     crate::receivers::kill_running();
+    shell.close();
     match result {
         Ok(Ended::Quit) => Ok(()),
         // The conventional status, as less, vim and readline give it.
@@ -369,6 +374,16 @@ struct Shell<'a> {
 }
 
 impl Shell<'_> {
+    /// Closes the console's connections: the watcher's, then the reader's
+    /// and the counter's (read-only on the ledger, whose close would not
+    /// checkpoint it), the writer's last.
+    fn close(self) {
+        let by = Instant::now() + CLOSE_WITHIN;
+        drop(self.watch);
+        workers::finish([self.reader.close(), self.counter.close()], by);
+        workers::finish([self.writer.close()], by);
+    }
+
     fn input(&mut self, event: Event) {
         match event {
             Event::Key(k)

@@ -90,3 +90,39 @@ fn a_service_ledger_is_adopted_behind_a_read_only_look() {
         1
     );
 }
+
+/// A console that quits closes its connections, the writer's last: the
+/// last connection to a SQLite file checkpoints its WAL and removes it, so
+/// the next process has no log to read back. Left behind, the first
+/// `settle decide` after a console on 1M operations read both logs whole
+/// (12-20 ms against 4 ms).
+#[test]
+fn a_console_that_quits_leaves_no_wal_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = demo_ledger(dir.path());
+    let mut screen = Screen::console(&ledger, dir.path(), &[], (120, 32));
+    screen.wait_for("● live", WAIT);
+    screen.wait_for("rpt-2026-W48-acme", WAIT);
+    // A service commits a new operation; the console catches its read
+    // model up, writing the model's WAL.
+    sql(&ledger)
+        .execute_batch(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at, version)
+             VALUES ('acme', 'create_report', 'k-written-meanwhile', 'sha256:00', 'unknown',
+                 3, '2026-11-06T10:00:00Z', '2026-11-06T10:00:00Z', 1);",
+        )
+        .unwrap();
+    screen.wait_for("k-written-meanwhile", WAIT);
+    let wal = |suffix: &str| {
+        let mut name = ledger.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    assert!(wal("-settle-wal").exists(), "the read model is in WAL mode");
+    screen.send("q");
+    assert!(screen.wait_exit(WAIT));
+    for suffix in ["-wal", "-settle-wal"] {
+        assert!(!wal(suffix).exists(), "{suffix} left behind");
+    }
+}
