@@ -76,11 +76,10 @@ impl Transfer for Sqlite {
         Ok(n)
     }
 
-    /// Into a file created for this copy, settle's indexes are built after
-    /// the rows, the rows go to the file through a rollback journal rather
-    /// than the WAL, and the load gets a page cache that holds the keys it
-    /// grows; into one that was there already, the indexes stay, as a
-    /// service may be using it.
+    /// Into a file created for this copy, settle's indexes and the key of
+    /// `operations` are built after the rows, and the rows go to the file
+    /// through a rollback journal rather than the WAL; into one that was
+    /// there already, the indexes stay, as a service may be using it.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         // A ledger that already holds operations or history is refused: the
         // copy would mix two ledgers and fork the chain.
@@ -88,15 +87,8 @@ impl Transfer for Sqlite {
         let path = self.path.clone();
         let fresh = self.created_here;
         let err = |doing: &str, e| super::error::sqlite(&path, doing, e);
-        let cache: i64 = self
-            .conn
-            .query_row("PRAGMA main.cache_size", [], |r| r.get(0))
-            .map_err(|e| err("starting the copy", e))?;
         let (mut left_wal, mut model_closed) = (false, false);
         if fresh {
-            self.conn
-                .pragma_update(Some("main"), "cache_size", -LOAD_CACHE_KIB)
-                .map_err(|e| err("starting the copy", e))?;
             // The read model's own connection holds the ledger open, and
             // SQLite leaves WAL mode only when no other connection does:
             // it is closed for the load, and dropped after it, whatever
@@ -109,16 +101,16 @@ impl Transfer for Sqlite {
             left_wal = match super::journal::leave_wal(&self.conn) {
                 Ok(left) => left,
                 Err(e) => {
-                    self.after_load(cache, false, model_closed)?;
+                    self.after_load(false, model_closed)?;
                     return Err(err("starting the copy", e));
                 }
             };
         }
         let copied =
             load(&mut self.conn, &path, fresh, source).map_err(|e| e.busy_after(self.wait));
-        // The cache, the journal and the read model go back to what they
+        // The journal and the read model go back to what they
         // were whatever became of the copy; the copy's own error first.
-        let restored = self.after_load(cache, left_wal, model_closed);
+        let restored = self.after_load(left_wal, model_closed);
         let report = copied?;
         restored?;
         // It holds rows now, which someone may be reading.
@@ -127,40 +119,12 @@ impl Transfer for Sqlite {
     }
 }
 
-/// The page cache of a new file's load, in KiB: the unique key of
-/// `operations` grows in its keys' order, not the rows', and a cache that
-/// holds it keeps each page written once. Measured at 1M operations, SQLite
-/// spent 17 s of CPU with its default 2 MB, 9 s with 64 MB and 13 s with
-/// 256 MB, whose pages spilled no less and cost more to manage.
-const LOAD_CACHE_KIB: i64 = 64 * 1024;
-
-/// The cache once `operations` rows are in: the key grows by about 44 MiB
-/// a million operations, and one outgrown by its cache spills its pages
-/// and reads them back. Measured while the load still went through the
-/// WAL, where each such read was slower as the WAL grew: at 10M a copy
-/// from PostgreSQL took 192 s with 64 MiB, 152 s with 256 MiB and 155 s
-/// growing to 512 MiB; at 1M, 256 MiB from the start cost 5 % more.
-pub(super) fn load_cache_kib(operations: u64) -> i64 {
-    let millions = i64::try_from(operations / 1_000_000).unwrap_or(i64::MAX);
-    LOAD_CACHE_KIB
-        .saturating_mul(millions)
-        .clamp(LOAD_CACHE_KIB, MAX_LOAD_CACHE_KIB)
-}
-
-/// At most 256 MiB: more did not shorten a copy of 10M (512 MiB while the
-/// load went through the WAL; 1 GiB through the rollback journal, 180.8 s
-/// against 174.3 s for the whole command from PostgreSQL).
-const MAX_LOAD_CACHE_KIB: i64 = 256 * 1024;
-
 impl Sqlite {
-    /// Puts back the page cache and the WAL a load left (`left_wal`), and
-    /// drops the read model it closed: the ledger's connection detaches
-    /// it, and the next open builds it.
-    fn after_load(&mut self, cache: i64, left_wal: bool, model_closed: bool) -> Result<()> {
+    /// Puts back the WAL a load left (`left_wal`), and drops the read
+    /// model it closed: the ledger's connection detaches it, and the next
+    /// open builds it.
+    fn after_load(&mut self, left_wal: bool, model_closed: bool) -> Result<()> {
         let err = |e| super::error::sqlite(&self.path, "finishing the copy", e);
-        self.conn
-            .pragma_update(Some("main"), "cache_size", cache)
-            .map_err(err)?;
         if left_wal {
             super::open::configure_writer(&self.conn, &self.path, self.wait)?;
         }
@@ -173,9 +137,12 @@ impl Sqlite {
 }
 
 /// Every table of `source` into `conn` in one transaction; with `fresh`,
-/// settle's indexes on the loaded tables are dropped first and built again
-/// after the rows, from their own text, so the file ends as creating it
-/// made it.
+/// settle's indexes on the loaded tables and the key of `operations` are
+/// taken off first and built again after the rows, so the file ends as
+/// creating it made it. The load keeps SQLite's default page cache: with
+/// nothing but appends to write, 64 MiB made a copy of 10M no faster
+/// (98.3 s against 96.4 s for the rows), and the sorts' runs are the
+/// cache's size, where larger runs cost more than the merges they save.
 fn load(
     conn: &mut rusqlite::Connection,
     path: &std::path::Path,
@@ -193,10 +160,14 @@ fn load(
         })
         .map_err(|e| err("looking whether the destination is empty", e))
     })?;
-    let lifted = if fresh {
-        lift_indexes(&tx).map_err(|e| err("setting the new ledger's indexes aside", e))?
+    let (lifted, unkeyed) = if fresh {
+        let setting_aside = |e| err("setting the new ledger's indexes aside", e);
+        (
+            lift_indexes(&tx).map_err(setting_aside)?,
+            unkey(&tx).map_err(setting_aside)?,
+        )
     } else {
-        Vec::new()
+        (Vec::new(), None)
     };
     let mut report = CopyReport::default();
     for table in &TABLES {
@@ -226,19 +197,12 @@ fn load(
         );
         let doing = format!("writing {}", table.name);
         let mut stmt = tx.prepare(&sql).map_err(|e| err(&doing, e))?;
-        let grows = fresh && table.name == "operations";
-        let mut written = 0u64;
         let mut write = |values: &[Value]| {
             for (i, v) in values.iter().enumerate() {
                 stmt.raw_bind_parameter(i + 1, sql_value(v))
                     .map_err(|e| err(&doing, e))?;
             }
             stmt.raw_execute().map_err(|e| err(&doing, e))?;
-            written += 1;
-            if grows && written.is_multiple_of(1_000_000) {
-                tx.pragma_update(Some("main"), "cache_size", -load_cache_kib(written))
-                    .map_err(|e| err(&doing, e))?;
-            }
             Ok(())
         };
         let n = match held.as_mut() {
@@ -247,10 +211,120 @@ fn load(
         };
         report.tables.push((table.name, n));
     }
+    if let Some(table_sql) = unkeyed {
+        rekey(&tx, &table_sql, path)?;
+    }
     tx.execute_batch(&lifted.join(";\n"))
         .map_err(|e| err("building the new ledger's indexes", e))?;
     tx.commit().map_err(|e| err("committing the copy", e))?;
     Ok(report)
+}
+
+/// ledger-v1's key of `operations`, the last line of the table a new
+/// file holds ([`super::schema::SERVICE_TABLES`]).
+pub(super) const OPERATIONS_KEY: &str = ",\n    UNIQUE (account, op_type, idem_key)";
+
+/// SQLite's name for the index of a table's first `UNIQUE`.
+const OPERATIONS_KEY_INDEX: &str = "sqlite_autoindex_operations_1";
+
+/// Takes the key off a new file's empty `operations` for the load: the
+/// table is made again without it, and [`rekey`] sorts it once after the
+/// rows. The rows come in id order, the key's entries in the accounts':
+/// 10M operations took 59 s into the keyed table in the sqlite3 shell
+/// (60 s with a 1 GiB cache: it is the inserts' CPU), 13 s into the
+/// table without the key, whose sort then took 10 s. Returns the table's
+/// text, or None where it is not the one settle writes: the key then stays
+/// through the load.
+fn unkey(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Option<String>> {
+    let table: String = tx.query_row(
+        "SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = 'operations'",
+        [],
+        |r| r.get(0),
+    )?;
+    let unkeyed = table.replacen(OPERATIONS_KEY, "", 1);
+    if unkeyed == table {
+        return Ok(None);
+    }
+    tx.execute_batch(&format!("DROP TABLE main.operations; {unkeyed};"))?;
+    Ok(Some(table))
+}
+
+/// Builds the key [`unkey`] took off, by one sort of the loaded rows, and
+/// makes it the table's own again: `table_sql` back as the table's text,
+/// and the index named and kept as SQLite keeps the index of a `UNIQUE`
+/// it declares (no text of its own). The index holds the same entries
+/// either way; the schema then reads as a new file's, and `PRAGMA
+/// index_list` says the key is the table's (`u`). SQLite's
+/// `writable_schema`, on a file this copy created, inside its
+/// transaction: anything amiss rolls the whole copy back.
+fn rekey(tx: &rusqlite::Transaction<'_>, table_sql: &str, path: &std::path::Path) -> Result<()> {
+    let err = |e| super::error::sqlite(path, "building the key of operations", e);
+    if let Err(e) = tx.execute_batch(
+        "CREATE UNIQUE INDEX main.settle_copy_key ON operations (account, op_type, idem_key)",
+    ) {
+        return Err(duplicate_key(tx, path).unwrap_or_else(|| err(e)));
+    }
+    let version: i64 = tx
+        .query_row("PRAGMA main.schema_version", [], |r| r.get(0))
+        .map_err(err)?;
+    tx.execute_batch("PRAGMA main.writable_schema = ON")
+        .map_err(err)?;
+    let renamed = tx
+        .execute(
+            "UPDATE main.sqlite_schema SET sql = ?1 WHERE type = 'table' AND name = 'operations'",
+            [table_sql],
+        )
+        .and_then(|_| {
+            tx.execute(
+                "UPDATE main.sqlite_schema SET name = ?1, sql = NULL
+                 WHERE type = 'index' AND name = 'settle_copy_key'",
+                [OPERATIONS_KEY_INDEX],
+            )
+        })
+        .and_then(|_| tx.execute_batch(&format!("PRAGMA main.schema_version = {}", version + 1)));
+    let off = tx.execute_batch("PRAGMA main.writable_schema = OFF");
+    renamed.and(off).map_err(err)?;
+    let keyed: bool = tx
+        .query_row(
+            "SELECT count(*) = 1 FROM pragma_index_list('operations')
+             WHERE name = ?1 AND origin = 'u' AND \"unique\"",
+            [OPERATIONS_KEY_INDEX],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    if keyed {
+        Ok(())
+    } else {
+        Err(Error::ledger(
+            path,
+            "the copy's operations did not get back their unique key",
+            "nothing was written; report this, with the SQLite version `settle --version` names",
+        ))
+    }
+}
+
+/// The first key two copied operations share, as the error a copy ends
+/// with: ledger-v1 gives each (account, op_type, idem_key) one operation.
+fn duplicate_key(tx: &rusqlite::Transaction<'_>, path: &std::path::Path) -> Option<Error> {
+    let (account, op_type, key, n): (String, String, String, i64) = tx
+        .query_row(
+            "SELECT account, op_type, idem_key, count(*) FROM main.operations
+             GROUP BY account, op_type, idem_key HAVING count(*) > 1 LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .ok()?;
+    Some(Error::ledger(
+        path,
+        format!(
+            "operations: {n} operations share account '{}', op_type '{}' and idem_key '{}', \
+             which ledger-v1 keys one operation by",
+            crate::text::sanitize(&account),
+            crate::text::sanitize(&op_type),
+            crate::text::sanitize(&key)
+        ),
+        "nothing was written; settle the duplicates in the source ledger, then copy again",
+    ))
 }
 
 /// Drops settle's indexes on the tables a copy loads (the keys a table

@@ -67,8 +67,110 @@ fn a_new_file_gets_its_indexes_after_the_rows_and_ends_as_the_safe_path_leaves_i
             .iter()
             .any(|l| l.starts_with("index settle_decisions_op "))
     );
-    // Built after the rows, the index sits past their pages.
+    // Built after the rows, the index sits past their pages; so does the
+    // key of operations, which is the table's own again.
     assert!(root_page(&fast, "settle_decisions_op") > root_page(&safe, "settle_decisions_op"));
+    let key = "sqlite_autoindex_operations_1";
+    assert!(root_page(&fast, key) > root_page(&fast, "operations") + 1);
+    let conn = rusqlite::Connection::open(&fast).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let origin: String = conn
+        .query_row(
+            "SELECT origin FROM pragma_index_list('operations') WHERE \"unique\"",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(origin, "u");
+    let again = conn
+        .execute(
+            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at)
+             SELECT account, op_type, idem_key, fingerprint, state, max_attempts,
+                 created_at, updated_at FROM operations LIMIT 1",
+            [],
+        )
+        .unwrap_err();
+    assert!(
+        again.to_string().contains("UNIQUE constraint failed"),
+        "{again}"
+    );
+}
+
+/// The text the copy takes off a new file's `operations` is the key as
+/// the file declares it, on the table's last line: if they drift apart,
+/// a copy keeps the key through its load, and this says so.
+#[test]
+fn the_key_a_copy_lifts_is_the_one_a_new_file_declares() {
+    use crate::store::sqlite::copy::OPERATIONS_KEY;
+    use crate::store::sqlite::schema::SERVICE_TABLES;
+    assert!(SERVICE_TABLES.contains(&format!("{OPERATIONS_KEY}\n);")));
+}
+
+/// A source whose table lacks ledger-v1's key, holding two operations
+/// with one key: the new file's key cannot be built, the error names the
+/// key, and the file holds nothing.
+#[test]
+fn a_key_two_operations_share_ends_the_copy_with_nothing_written() {
+    let dir = TempDir::new().unwrap();
+    let source = sqlite_source(dir.path(), 30);
+    let conn = rusqlite::Connection::open(&source).unwrap();
+    let table: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'operations'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let unkeyed = table.replacen(crate::store::sqlite::copy::OPERATIONS_KEY, "", 1);
+    assert_ne!(
+        unkeyed, table,
+        "the source is made as settle makes a ledger"
+    );
+    conn.execute_batch(&format!(
+        "PRAGMA foreign_keys = OFF;
+         ALTER TABLE operations RENAME TO keyed;
+         {unkeyed};
+         INSERT INTO operations SELECT * FROM keyed;
+         DROP TABLE keyed;
+         UPDATE operations SET idem_key = 'k-twice', account = 'acme', op_type = 'charge'
+             WHERE id IN (SELECT id FROM operations ORDER BY id DESC LIMIT 2);"
+    ))
+    .unwrap();
+    let twice: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM operations WHERE idem_key = 'k-twice'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(twice, 2);
+    drop(conn);
+    let (from, _) = Ledger::open(&source, Access::ReadOnly).unwrap();
+    let into = dir.path().join("new.db");
+    let mut new = Ledger::from(Sqlite::create(&into).unwrap());
+    let e = from
+        .copy_into(&mut new, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("2 operations share account 'acme', op_type 'charge' and idem_key 'k-twice'"),
+        "{e}"
+    );
+    assert!(e.contains("nothing was written"), "{e}");
+    drop(new);
+    let conn = rusqlite::Connection::open(&into).unwrap();
+    let held: i64 = conn
+        .query_row("SELECT count(*) FROM operations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(held, 0);
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
 }
 
 fn root_page(path: &Path, name: &str) -> i64 {
@@ -80,24 +182,4 @@ fn root_page(path: &Path, name: &str) -> i64 {
             |r| r.get(0),
         )
         .unwrap()
-}
-
-#[test]
-fn a_new_files_load_cache_grows_with_the_operations_up_to_its_cap() {
-    use crate::store::sqlite::copy::load_cache_kib;
-    let mib = |operations| load_cache_kib(operations) / 1024;
-    assert_eq!(
-        [
-            0,
-            999_999,
-            1_000_000,
-            2_000_000,
-            3_500_000,
-            4_000_000,
-            10_000_000,
-            u64::MAX
-        ]
-        .map(mib),
-        [64, 64, 64, 128, 192, 256, 256, 256]
-    );
 }
