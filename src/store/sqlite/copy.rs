@@ -298,7 +298,10 @@ fn rekey(tx: &rusqlite::Transaction<'_>, table_sql: &str, path: &std::path::Path
         Err(Error::ledger(
             path,
             "the copy's operations did not get back their unique key",
-            "nothing was written; report this, with the SQLite version `settle --version` names",
+            format!(
+                "nothing was written; report this, with the SQLite version settle was built with ({})",
+                rusqlite::version()
+            ),
         ))
     }
 }
@@ -328,8 +331,8 @@ fn duplicate_key(tx: &rusqlite::Transaction<'_>, path: &std::path::Path) -> Opti
 }
 
 /// Drops settle's indexes on the tables a copy loads (the keys a table
-/// declares stay: SQLite builds them with the table), returning the
-/// statements that build them again.
+/// declares stay, but for the key of `operations`: [`unkey`]), returning
+/// the statements that build them again.
 fn lift_indexes(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Vec<String>> {
     let loaded: Vec<String> = TABLES
         .iter()
