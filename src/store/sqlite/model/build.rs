@@ -100,10 +100,11 @@ pub(super) fn build(
 
 /// Syncs what the build wrote, then counts per state and marks the model
 /// complete: a model marked complete is on disk whole. Then empties the
-/// WAL: the build leaves up to 64 MB there, which every later open read
-/// back whole while no connection had the file open (a console's threads
-/// never close theirs), 40 ms of each first frame at 10M. Says it is built,
-/// the last of `total` steps.
+/// WAL: the build leaves up to 64 MB there, which the next process to
+/// open the file reads back whole when the builder's process ended
+/// without closing it (killed, or a background adoption left behind by a
+/// console that quit), 40 ms of each first frame at 10M. Says it is
+/// built, the last of `total` steps.
 fn complete(
     k: &Connection,
     total: usize,

@@ -206,9 +206,9 @@ fn a_service_write_never_waits_for_the_read_model() {
     assert_eq!(keyed(&ledger, "k-busy").len(), 1);
 }
 
-/// A build leaves its read model's WAL empty: every later open read all
-/// of it back while no connection had the file open, and a console's
-/// threads never close theirs.
+/// A build leaves its read model's WAL empty: the next process to open
+/// the file reads all of it back when the builder's process ended without
+/// closing it.
 #[test]
 fn a_build_leaves_the_read_models_wal_empty() {
     let (_dir, ledger, _service) = adopted(200);
