@@ -114,15 +114,14 @@ fn a_console_that_quits_leaves_no_wal_behind() {
         )
         .unwrap();
     screen.wait_for("k-written-meanwhile", WAIT);
-    let wal = |suffix: &str| {
-        let mut name = ledger.as_os_str().to_owned();
-        name.push(suffix);
-        std::path::PathBuf::from(name)
-    };
-    assert!(wal("-settle-wal").exists(), "the read model is in WAL mode");
+    let wal = |extension: &str| ledger.with_extension(extension);
+    assert!(
+        wal("db-settle-wal").exists(),
+        "the read model is in WAL mode"
+    );
     screen.send("q");
     assert!(screen.wait_exit(WAIT));
-    for suffix in ["-wal", "-settle-wal"] {
-        assert!(!wal(suffix).exists(), "{suffix} left behind");
+    for extension in ["db-wal", "db-settle-wal"] {
+        assert!(!wal(extension).exists(), "{extension} left behind");
     }
 }

@@ -72,11 +72,8 @@ fn a_new_file_gets_its_indexes_after_the_rows_and_ends_as_the_safe_path_leaves_i
     assert!(root_page(&fast, "settle_decisions_op") > root_page(&safe, "settle_decisions_op"));
     let key = "sqlite_autoindex_operations_1";
     assert!(root_page(&fast, key) > root_page(&fast, "operations") + 1);
+    assert_eq!(integrity(&fast), "ok");
     let conn = rusqlite::Connection::open(&fast).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
     let origin: String = conn
         .query_row(
             "SELECT origin FROM pragma_index_list('operations') WHERE \"unique\"",
@@ -167,10 +164,15 @@ fn a_key_two_operations_share_ends_the_copy_with_nothing_written() {
         .query_row("SELECT count(*) FROM operations", [], |r| r.get(0))
         .unwrap();
     assert_eq!(held, 0);
-    let check: String = conn
+    assert_eq!(integrity(&into), "ok");
+}
+
+/// What `PRAGMA integrity_check` says of the file: `ok`, or its faults.
+fn integrity(path: &Path) -> String {
+    rusqlite::Connection::open(path)
+        .unwrap()
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
+        .unwrap()
 }
 
 fn root_page(path: &Path, name: &str) -> i64 {
