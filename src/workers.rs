@@ -260,14 +260,7 @@ impl Writer {
     where
         T: From<Msg> + Send + 'static,
     {
-        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
-        let (writing, flag) = writing();
-        let thread = thread::spawn(move || write_loop(ledger, &job_rx, &answers, &flag));
-        Writer {
-            jobs,
-            thread,
-            writing,
-        }
+        Writer::start(move |job_rx, flag| write_loop(ledger, &job_rx, &answers, &flag))
     }
 
     /// Opens the ledger at `path` on the worker once `gate` opens (after
@@ -284,9 +277,7 @@ impl Writer {
     where
         T: From<Msg> + Send + 'static,
     {
-        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
-        let (writing, flag) = writing();
-        let thread = thread::spawn(move || {
+        Writer::start(move |job_rx, flag| {
             gate.wait();
             let (mut ledger, report) = match Ledger::open(&path, access) {
                 Ok(opened) => opened,
@@ -309,12 +300,7 @@ impl Writer {
                 }
             }
             write_loop(ledger, &job_rx, &answers, &flag);
-        });
-        Writer {
-            jobs,
-            thread,
-            writing,
-        }
+        })
     }
 
     /// Adopts (or migrates) the ledger at `path` on the worker, saying how
@@ -325,9 +311,7 @@ impl Writer {
     where
         T: From<Msg> + Send + 'static,
     {
-        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
-        let (writing, flag) = writing();
-        let thread = thread::spawn(move || {
+        Writer::start(move |job_rx, flag| {
             let mut progress = |p| {
                 let _ = answers.send(Msg::Adopting(p).into());
             };
@@ -347,7 +331,16 @@ impl Writer {
             if answers.send(Msg::Adopted(outcome).into()).is_ok() {
                 write_loop(ledger, &job_rx, &answers, &flag);
             }
-        });
+        })
+    }
+
+    /// Starts the worker: `body` gets the jobs, and the flag
+    /// [`write_loop`] raises once it takes them.
+    fn start(body: impl FnOnce(Receiver<WriteJob>, Arc<AtomicBool>) + Send + 'static) -> Writer {
+        let (jobs, job_rx) = mpsc::channel::<WriteJob>();
+        let writing = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&writing);
+        let thread = thread::spawn(move || body(job_rx, flag));
         Writer {
             jobs,
             thread,
@@ -389,12 +382,6 @@ impl Writer {
 /// How often the writer looks whether a write would go through, between
 /// jobs: the header follows a failover within this.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
-
-/// The flag a writer raises once it takes jobs, and the worker's copy.
-fn writing() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
-    let flag = Arc::new(AtomicBool::new(false));
-    (flag.clone(), flag)
-}
 
 fn write_loop<T: From<Msg>>(
     mut ledger: Ledger,
