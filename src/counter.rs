@@ -181,10 +181,10 @@ impl Counter {
     /// Ends the worker: the count under way is stopped, and the thread
     /// returns (its connection closing). Its thread, to wait for
     /// ([`crate::workers::finish`]).
-    pub fn close(self) -> Option<JoinHandle<()>> {
+    pub fn close(self) -> JoinHandle<()> {
         self.running.stop_if(|c| c.lists.is_some() || c.grouping);
         drop(self.jobs);
-        Some(self.thread)
+        self.thread
     }
 
     /// Asks for the counts at `now`. A worker that died answers nothing;

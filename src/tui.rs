@@ -381,7 +381,7 @@ impl Shell<'_> {
         let by = Instant::now() + CLOSE_WITHIN;
         drop(self.watch);
         workers::finish([self.reader.close(), self.counter.close()], by);
-        workers::finish([self.writer.close()], by);
+        workers::finish(self.writer.close(), by);
     }
 
     fn input(&mut self, event: Event) {

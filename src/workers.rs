@@ -100,12 +100,12 @@ impl Reader {
     /// Ends the worker: the read under way is stopped, and the thread
     /// returns (its connection closing) once it finishes the step it is
     /// on. Its thread, to wait for ([`finish`]).
-    pub fn close(self) -> Option<JoinHandle<()>> {
+    pub fn close(self) -> JoinHandle<()> {
         if self.running.is_some() {
             self.interrupt.interrupt();
         }
         drop(self.jobs);
-        Some(self.thread)
+        self.thread
     }
 
     /// Asks for a read at `now`. Waiting requests it makes pointless are
@@ -434,8 +434,8 @@ fn write_loop<T: From<Msg>>(
 /// a console on 1M operations: 12-20 ms against 4 ms), and a server a
 /// broken connection to log. A thread still busy at `by` is left to end
 /// with the process, as a crash would: SQLite and the server recover.
-pub fn finish(threads: impl IntoIterator<Item = Option<JoinHandle<()>>>, by: Instant) {
-    for thread in threads.into_iter().flatten() {
+pub fn finish(threads: impl IntoIterator<Item = JoinHandle<()>>, by: Instant) {
+    for thread in threads {
         while !thread.is_finished() {
             if Instant::now() >= by {
                 return;
