@@ -1,16 +1,18 @@
 //! A whole ledger out of and into PostgreSQL for `settle copy`: each table
 //! read in id order as neutral values (an instant as RFC 3339 text, a flag
 //! as a boolean), as tolerantly as the reads take a service's types, and
-//! written into an empty ledger with `COPY` in one transaction, the
-//! identity sequences moved past the copied ids so the next service insert
-//! does not collide. Decisions keep their stored chain hashes.
+//! written into an empty ledger with `COPY`, all at once (one transaction,
+//! or [`super::copy_staged`]'s move into a ledger created for the copy),
+//! the identity sequences moved past the copied ids so the next service
+//! insert does not collide. Decisions keep their stored chain hashes.
 
-use postgres::Row;
+use std::path::Path;
+
 use postgres::fallible_iterator::FallibleIterator;
+use postgres::{Row, Transaction};
 
 use super::cells::Cells;
 use super::conn::Pg;
-use super::copy_defer::Deferred;
 use super::copy_in::{copy_in, insert_op_types};
 use crate::error::Result;
 use crate::store::backend::Transfer;
@@ -74,13 +76,19 @@ impl Transfer for Pg {
     /// Each table through one `COPY … FROM STDIN` (the contracts of op
     /// types through INSERT, which may meet some already there), so a
     /// million rows cost one round trip, not a million. Into a ledger
-    /// created for this copy, the keys and indexes are built after the
-    /// rows ([`Deferred`]); into one that was there already, they stay, as
-    /// a service may be using it.
+    /// created for this copy, the tables are staged and loaded side by
+    /// side, their keys built after their rows ([`Pg::copy_staged`]); into
+    /// one that was there already, in one transaction with every key in
+    /// place, as a service may be using it.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
+        if self.created_here {
+            let report = self.copy_staged(source)?;
+            // It holds rows now, which someone may be reading.
+            self.created_here = false;
+            return Ok(report);
+        }
         let shown = self.shown.clone();
-        let fresh = self.created_here;
         let err = |doing: &str, e| super::error::pg_error(&shown, doing, e);
         let mut tx = self
             .client
@@ -91,21 +99,6 @@ impl Transfer for Pg {
         // session's statement timeout is for a console's reads.
         tx.batch_execute("SET LOCAL statement_timeout = 0")
             .map_err(|e| err("starting the copy", e))?;
-        let loaded: Vec<&str> = TABLES
-            .iter()
-            .filter(|t| t.name != "op_types" && !t.made_on_use)
-            .map(|t| t.name)
-            .collect();
-        // What settle derives from the rows (the queue, each operation's
-        // events) is filled after them, and its keys built after it too:
-        // kept, the event map's key made a fill of 3.4M events take 8.5 s.
-        let deferred = if fresh {
-            let derived = ["settle_queue", "settle_event_ops"];
-            let lifted: Vec<&str> = loaded.iter().copied().chain(derived).collect();
-            Some(Deferred::lift(&mut tx, &shown, &lifted)?)
-        } else {
-            None
-        };
         let empty = "copy into a new ledger: a new file, or an empty database (`settle init`)";
         refuse_unless_empty(&shown, empty, |table| {
             tx.query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
@@ -132,30 +125,34 @@ impl Transfer for Pg {
             };
             report.tables.push((table.name, n));
         }
-        super::queue::mark_all(&mut tx, deferred.is_none())
+        super::queue::mark_all(&mut tx)
             .map_err(|e| err("recording the queue and each operation's events", e))?;
-        if let Some(deferred) = deferred {
-            deferred.restore(&mut tx, &shown)?;
-        }
-        // Rows went in with their ids; the identities would hand out 1
-        // next and collide.
-        let made = |t: &Table| !t.made_on_use || report.rows(t.name) > 0;
-        for table in TABLES.iter().filter(|t| t.identity && made(t)) {
-            tx.execute(
-                &format!(
-                    "SELECT setval(pg_get_serial_sequence('{0}', 'id'), max(id))
-                     FROM {0} HAVING max(id) IS NOT NULL",
-                    table.name
-                ),
-                &[],
-            )
-            .map_err(|e| err("moving the ids past the copied rows", e))?;
-        }
+        move_identities(&mut tx, &shown, &report)?;
         tx.commit().map_err(|e| err("committing the copy", e))?;
-        // It holds rows now, which someone may be reading.
-        self.created_here = false;
         Ok(report)
     }
+}
+
+/// Moves each identity past the ids the copy wrote: rows went in with
+/// their ids, and the identities would hand out 1 next and collide.
+pub(super) fn move_identities(
+    tx: &mut Transaction<'_>,
+    shown: &Path,
+    report: &CopyReport,
+) -> Result<()> {
+    let made = |t: &Table| !t.made_on_use || report.rows(t.name) > 0;
+    for table in TABLES.iter().filter(|t| t.identity && made(t)) {
+        tx.execute(
+            &format!(
+                "SELECT setval(pg_get_serial_sequence('{0}', 'id'), max(id))
+                 FROM {0} HAVING max(id) IS NOT NULL",
+                table.name
+            ),
+            &[],
+        )
+        .map_err(|e| super::error::pg_error(shown, "moving the ids past the copied rows", e))?;
+    }
+    Ok(())
 }
 
 /// Rows a batch holds, and how many batches the reader may be ahead of

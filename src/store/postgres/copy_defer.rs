@@ -3,9 +3,9 @@
 //! row made most of a copy's time, where building each once over the loaded
 //! table is a sort. What is lifted is read from the catalog and put back
 //! from the server's own definitions, with the same names, so the ledger
-//! ends with the schema creating it made. Only for a ledger settle created
-//! for this copy, inside the copy's transaction: the tables are locked
-//! until the commit, and a failure puts everything back with the rollback.
+//! ends with the schema creating it made. Only for the tables a copy
+//! stages for a ledger settle created for it ([`super::copy_staged`]),
+//! which nobody else sees until the copy moves them in.
 
 use std::path::Path;
 
@@ -18,23 +18,37 @@ use crate::text::sanitize;
 /// The keys and indexes lifted off a new ledger's tables, to be built
 /// again after the rows.
 pub(super) struct Deferred {
-    /// `ALTER TABLE … ADD CONSTRAINT …` for primary keys and unique
-    /// constraints, then `CREATE INDEX …` for the other indexes, then the
-    /// foreign keys (which need the keys they reference).
-    rebuild: Vec<String>,
+    /// For each primary key and unique constraint, its index built then
+    /// made the constraint (a build takes a lock that lets the table be
+    /// read meanwhile, where `ADD CONSTRAINT` locks out even reads);
+    /// `CREATE INDEX …` for the other indexes. Each with its table.
+    keys: Vec<(String, String)>,
+    /// The foreign keys, which need the keys they reference.
+    foreign: Vec<Foreign>,
+}
+
+/// A foreign key to build, and the tables it needs built first.
+pub(super) struct Foreign {
+    pub table: String,
+    pub references: String,
+    pub sql: String,
 }
 
 /// Every key, unique constraint and foreign key on `tables`, with its
 /// table, name and definition; foreign keys last.
 const CONSTRAINTS: &str = "SELECT conrelid::regclass::text, quote_ident(conname), \
-         pg_get_constraintdef(oid), contype = 'f' \
+         pg_get_constraintdef(oid), contype = 'f', confrelid::regclass::text, \
+         CASE WHEN contype = 'f' THEN '' ELSE pg_get_indexdef(conindid) END, \
+         CASE contype WHEN 'p' THEN 'PRIMARY KEY' WHEN 'u' THEN 'UNIQUE' ELSE '' END, \
+         conindid::regclass::text \
      FROM pg_constraint \
      WHERE conrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) AS t) \
        AND contype IN ('p', 'u', 'f') \
      ORDER BY contype = 'f', conrelid, conname";
 
 /// Every index on `tables` that no constraint owns, with its definition.
-const INDEXES: &str = "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) \
+const INDEXES: &str = "SELECT i.indrelid::regclass::text, i.indexrelid::regclass::text, \
+         pg_get_indexdef(i.indexrelid) \
      FROM pg_index i \
      WHERE i.indrelid = ANY (SELECT to_regclass(t) FROM unnest($1::text[]) AS t) \
        AND NOT EXISTS (SELECT 1 FROM pg_constraint c \
@@ -42,20 +56,14 @@ const INDEXES: &str = "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.in
      ORDER BY 1";
 
 impl Deferred {
-    /// Locks `tables` against every other session until the copy commits,
-    /// then drops their foreign keys, keys and other indexes, keeping how
-    /// to build each again.
+    /// Drops the foreign keys, keys and other indexes of `tables`, keeping
+    /// how to build each again.
     pub(super) fn lift(
         tx: &mut Transaction<'_>,
         shown: &Path,
         tables: &[&str],
     ) -> Result<Deferred> {
         let err = |e| pg_error(shown, "setting the new ledger's keys aside for the copy", e);
-        tx.batch_execute(&format!(
-            "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
-            tables.join(", ")
-        ))
-        .map_err(err)?;
         let constraints = tx.query(CONSTRAINTS, &[&tables]).map_err(err)?;
         let indexes = tx.query(INDEXES, &[&tables]).map_err(err)?;
         // A key cannot go while a foreign key references it, nor come back
@@ -70,42 +78,70 @@ impl Deferred {
                 row.try_get(3).map_err(err)?,
             );
             let lift = format!("ALTER TABLE {table} DROP CONSTRAINT {name}");
-            let add = format!("ALTER TABLE {table} ADD CONSTRAINT {name} {definition}");
             if is_foreign {
                 drop_foreign.push(lift);
-                foreign.push(add);
+                foreign.push(Foreign {
+                    sql: format!("ALTER TABLE {table} ADD CONSTRAINT {name} {definition}"),
+                    references: row.try_get(4).map_err(err)?,
+                    table,
+                });
             } else {
+                let (index, kind, index_name): (String, String, String) = (
+                    row.try_get(5).map_err(err)?,
+                    row.try_get(6).map_err(err)?,
+                    row.try_get(7).map_err(err)?,
+                );
                 drop.push(lift);
-                keys.push(add);
+                keys.push((
+                    table.clone(),
+                    format!(
+                        "{index}; ALTER TABLE {table} ADD CONSTRAINT {name} {kind} USING INDEX {index_name}"
+                    ),
+                ));
             }
         }
-        let mut rebuild = keys;
         for row in &indexes {
-            let name: String = row.try_get(0).map_err(err)?;
+            let (table, name): (String, String) =
+                (row.try_get(0).map_err(err)?, row.try_get(1).map_err(err)?);
             drop.push(format!("DROP INDEX {name}"));
-            rebuild.push(row.try_get(1).map_err(err)?);
+            keys.push((table, row.try_get(2).map_err(err)?));
         }
-        rebuild.append(&mut foreign);
         drop_foreign.append(&mut drop);
         if !drop_foreign.is_empty() {
             tx.batch_execute(&drop_foreign.join(";\n")).map_err(err)?;
         }
-        Ok(Deferred { rebuild })
+        Ok(Deferred { keys, foreign })
     }
 
-    /// Builds every key and index again over the loaded rows; a foreign key
-    /// checks every row at once. The sorts get more memory than a session's
-    /// default, for this transaction only.
-    pub(super) fn restore(self, tx: &mut Transaction<'_>, shown: &Path) -> Result<()> {
-        let err = |e| pg_error(shown, "building the new ledger's keys and indexes", e);
-        tx.batch_execute("SET LOCAL maintenance_work_mem = '256MB'")
-            .map_err(err)?;
-        for sql in &self.rebuild {
-            tx.batch_execute(sql)
-                .map_err(|e| unmet(shown, e).unwrap_or_else(&err))?;
-        }
-        Ok(())
+    /// The keys and indexes of `table` to build once its rows are in,
+    /// taken out of what is left to build.
+    pub(super) fn take(&mut self, table: &str) -> Vec<String> {
+        let (mine, others) = std::mem::take(&mut self.keys)
+            .into_iter()
+            .partition(|(t, _)| t == table);
+        self.keys = others;
+        mine.into_iter().map(|(_, sql)| sql).collect()
     }
+
+    /// The foreign keys, to build once the keys they reference are there,
+    /// taken out of what is left to build.
+    pub(super) fn take_foreign(&mut self) -> Vec<Foreign> {
+        std::mem::take(&mut self.foreign)
+    }
+}
+
+/// Builds `statements` (keys, indexes, foreign keys) over loaded rows; a
+/// foreign key checks every row at once. The sorts get more memory than a
+/// session's default, for this transaction only.
+pub(super) fn build(tx: &mut Transaction<'_>, shown: &Path, statements: &[String]) -> Result<()> {
+    let err = |e| pg_error(shown, "building the new ledger's keys and indexes", e);
+    tx.batch_execute("SET LOCAL maintenance_work_mem = '256MB'")
+        .map_err(err)?;
+    for sql in statements {
+        tx.batch_execute(sql)
+            .map_err(|e| unmet(shown, e).unwrap_or_else(&err))?;
+    }
+    Ok(())
 }
 
 /// A key or a reference the copied rows break (a source whose attempts
@@ -125,7 +161,7 @@ fn unmet(shown: &Path, e: postgres::Error) -> std::result::Result<Error, postgre
             "the source's rows break the ledger's rules: {}{detail}",
             db.message()
         )),
-        "mend those rows in the source; nothing was copied (the copy is one transaction), \
+        "mend those rows in the source; nothing was copied (a ledger takes a copy whole or not at all), \
          so copy again once they are mended",
     ))
 }

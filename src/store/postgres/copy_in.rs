@@ -13,8 +13,8 @@ use std::io::Write;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
-use postgres::Transaction;
 use postgres::types::ToSql;
+use postgres::{GenericClient, Transaction};
 
 use super::cells::time_text;
 use crate::domain::{TIME_FORMATS, parse_time};
@@ -68,7 +68,7 @@ fn cells<'a>(shown: &Path, table: &Table, row: u64, values: &'a [Value]) -> Resu
                     ),
                     format!(
                         "fix the source ledger's cell ({TIME_FORMATS}); nothing was copied \
-                         (the copy is one transaction), so copy again once it is fixed"
+                         (a ledger takes a copy whole or not at all), so copy again once it is fixed"
                     ),
                 )
             })
@@ -86,10 +86,10 @@ enum Format {
 /// Binary when every column of `table` in the destination is of settle's
 /// own type for it; text otherwise.
 fn format_of(
-    tx: &mut Transaction<'_>,
+    db: &mut impl GenericClient,
     table: &Table,
 ) -> std::result::Result<Format, postgres::Error> {
-    let rows = tx.query(
+    let rows = db.query(
         "SELECT attname::text, atttypid::regtype::text FROM pg_attribute \
          WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped",
         &[&table.name],
@@ -117,6 +117,80 @@ fn format_of(
 /// Bytes of COPY data gathered before each write to the server.
 const COPY_BUFFER: usize = 1 << 20;
 
+/// One table's rows as COPY data, checked and encoded a row at a time into
+/// a buffer that is handed on whenever it is full: the statement that takes
+/// it, the rows so far, the bytes.
+pub(super) struct Encoder<'a> {
+    shown: &'a Path,
+    table: &'a Table,
+    format: Format,
+    /// `COPY … FROM STDIN` in the format the destination's columns take.
+    pub sql: String,
+    rows: u64,
+    out: Vec<u8>,
+}
+
+impl<'a> Encoder<'a> {
+    /// For `table` as the destination `db` holds it (binary for settle's
+    /// own types, text for a service's).
+    pub(super) fn new(
+        db: &mut impl GenericClient,
+        shown: &'a Path,
+        table: &'a Table,
+    ) -> Result<Encoder<'a>> {
+        let format = format_of(db, table)
+            .map_err(|e| super::error::pg_error(shown, &format!("writing {}", table.name), e))?;
+        let sql = format!(
+            "COPY {} ({}) FROM STDIN{}",
+            table.name,
+            table.column_list(),
+            if format == Format::Binary {
+                " (FORMAT binary)"
+            } else {
+                ""
+            }
+        );
+        let mut out = Vec::with_capacity(COPY_BUFFER + (COPY_BUFFER >> 2));
+        if format == Format::Binary {
+            // The signature, no flags, no header extension.
+            out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+            out.extend_from_slice(&[0; 8]);
+        }
+        Ok(Encoder {
+            shown,
+            table,
+            format,
+            sql,
+            rows: 0,
+            out,
+        })
+    }
+
+    /// Appends one row, or says which cell its column cannot hold; the
+    /// bytes gathered, once there are enough to send.
+    pub(super) fn push(&mut self, values: &[Value]) -> Result<Option<Vec<u8>>> {
+        self.rows += 1;
+        let cells = cells(self.shown, self.table, self.rows, values)?;
+        match self.format {
+            Format::Binary => binary_row(self.shown, self.table, self.rows, &cells, &mut self.out)?,
+            Format::Text => text_row(&cells, &mut self.out),
+        }
+        if self.out.len() < COPY_BUFFER {
+            return Ok(None);
+        }
+        let room = Vec::with_capacity(self.out.capacity());
+        Ok(Some(std::mem::replace(&mut self.out, room)))
+    }
+
+    /// The last bytes, with the binary format's trailer.
+    pub(super) fn finish(mut self) -> Vec<u8> {
+        if self.format == Format::Binary {
+            self.out.extend_from_slice(&(-1i16).to_be_bytes());
+        }
+        self.out
+    }
+}
+
 /// One table through `COPY … FROM STDIN`; returns how many rows.
 pub(super) fn copy_in(
     tx: &mut Transaction<'_>,
@@ -125,56 +199,32 @@ pub(super) fn copy_in(
     source: &mut RowSource,
 ) -> Result<u64> {
     let doing = format!("writing {}", table.name);
-    let err = |e| super::error::pg_error(shown, &doing, e);
-    let format = format_of(tx, table).map_err(err)?;
-    let sql = format!(
-        "COPY {} ({}) FROM STDIN{}",
-        table.name,
-        table.column_list(),
-        if format == Format::Binary {
-            " (FORMAT binary)"
-        } else {
-            ""
-        }
-    );
-    let mut writer = tx.copy_in(&sql).map_err(err)?;
-    let mut out = Vec::with_capacity(COPY_BUFFER + (COPY_BUFFER >> 2));
-    if format == Format::Binary {
-        // The signature, no flags, no header extension.
-        out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-        out.extend_from_slice(&[0; 8]);
-    }
-    let mut row = 0u64;
+    let mut encoder = Encoder::new(tx, shown, table)?;
+    let mut writer = tx
+        .copy_in(&encoder.sql)
+        .map_err(|e| super::error::pg_error(shown, &doing, e))?;
     let n = source(table, &mut |values| {
-        row += 1;
-        let cells = cells(shown, table, row, values)?;
-        match format {
-            Format::Binary => binary_row(shown, table, row, &cells, &mut out)?,
-            Format::Text => text_row(&cells, &mut out),
-        }
-        if out.len() >= COPY_BUFFER {
+        if let Some(full) = encoder.push(values)? {
             writer
-                .write_all(&out)
+                .write_all(&full)
                 .map_err(|e| copy_error(shown, &doing, e))?;
-            out.clear();
         }
         Ok(())
     })?;
-    if format == Format::Binary {
-        out.extend_from_slice(&(-1i16).to_be_bytes());
-    }
     writer
-        .write_all(&out)
+        .write_all(&encoder.finish())
         .map_err(|e| copy_error(shown, &doing, e))?;
-    writer.finish().map_err(err)?;
+    writer
+        .finish()
+        .map_err(|e| super::error::pg_error(shown, &doing, e))?;
     Ok(n)
 }
 
-fn copy_error(shown: &Path, doing: &str, e: std::io::Error) -> Error {
+pub(super) fn copy_error(shown: &Path, doing: &str, e: std::io::Error) -> Error {
     Error::ledger(
         shown,
         format!("{doing}: {e}"),
-        "check the server's log; nothing was copied (the copy is one transaction)",
+        "check the server's log; nothing was copied (a ledger takes a copy whole or not at all)",
     )
 }
 

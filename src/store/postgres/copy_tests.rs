@@ -139,6 +139,17 @@ fn catalog_and_rows(address: &Path) -> (String, String) {
     (catalog, rows)
 }
 
+/// Whether a copy's staging schema is in the database.
+fn staging_left(address: &Path) -> bool {
+    testing::connect(address)
+        .query_one(
+            "SELECT to_regnamespace($1::text) IS NOT NULL",
+            &[&super::copy_staged::STAGING],
+        )
+        .unwrap()
+        .get(0)
+}
+
 /// The oid of a relation: a key built after the rows is newer than the
 /// tables `settle init` made after it.
 fn oid(address: &Path, relation: &str) -> u32 {
@@ -183,7 +194,10 @@ fn a_new_ledger_gets_its_keys_after_the_rows_and_ends_as_the_safe_path_leaves_it
     assert!(oid(&fast, "operations_pkey") > oid(&fast, "settle_schema"));
     assert!(oid(&safe, "operations_pkey") < oid(&safe, "settle_schema"));
     // So were those of what settle derives from the rows.
-    assert!(oid(&fast, "settle_event_ops_pkey") > oid(&fast, "events_pkey"));
+    assert!(oid(&fast, "settle_event_ops_pkey") > oid(&fast, "settle_schema"));
+    assert!(oid(&fast, "settle_queue_pkey") > oid(&fast, "settle_schema"));
+    // Staged elsewhere, the tables moved in and left nothing behind.
+    assert!(!staging_left(&fast));
     let (catalog, rows) = catalog_and_rows(&fast);
     assert_eq!((catalog.clone(), rows), catalog_and_rows(&safe));
     assert!(
@@ -235,6 +249,7 @@ fn a_copy_that_fails_leaves_the_new_ledger_empty_with_every_key() {
     assert!(e.contains("(op_id)=(99999)"), "{e}");
     assert!(e.contains("nothing was copied"), "{e}");
     assert_eq!(catalog_and_rows(&address), catalog_and_rows(&pristine));
+    assert!(!staging_left(&address));
 
     // A time that is not one stops the copy mid-table, by row and column.
     rusqlite::Connection::open(&source)
@@ -375,4 +390,75 @@ fn a_destination_that_refuses_a_row_stops_the_read_of_a_long_table() {
     let (mut lite, _) = Ledger::open_or_create(&dir.path().join("out.db")).unwrap();
     let copied = from.copy_into(&mut lite, &mut |_, _| {}).unwrap();
     assert_eq!(copied.rows("events"), 20000);
+}
+
+#[test]
+fn a_copy_drops_what_a_stopped_copy_left_staged_and_never_a_schema_not_its_own() {
+    let Some((address, mut ledger)) = pg_ledger("copy leftover", true) else {
+        return;
+    };
+    let dir = TempDir::new().unwrap();
+    let source = sqlite_source(dir.path(), 20);
+    let (from, _) = Ledger::open(&source, crate::store::Access::ReadOnly).unwrap();
+    let staging = super::copy_staged::STAGING;
+    let mut db = testing::connect(&address);
+    // Someone's own schema of that name is refused and kept.
+    db.batch_execute(&format!(
+        "CREATE SCHEMA {staging}; CREATE TABLE {staging}.mine (x int); \
+         INSERT INTO {staging}.mine VALUES (1)"
+    ))
+    .unwrap();
+    let e = from
+        .copy_into(&mut ledger, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("that settle did not make"), "{e}");
+    let kept: i64 = db
+        .query_one(&format!("SELECT count(*) FROM {staging}.mine"), &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(kept, 1);
+
+    // What a copy whose process died left carries settle's comment, and
+    // goes before the next copy stages its own.
+    db.batch_execute(&format!(
+        "COMMENT ON SCHEMA {staging} IS '{}'",
+        super::copy_staged::MARKER
+    ))
+    .unwrap();
+    let copied = from.copy_into(&mut ledger, &mut |_, _| {}).unwrap();
+    assert_eq!(copied.rows("operations"), 27);
+    assert!(!staging_left(&address));
+    let ops: i64 = db
+        .query_one("SELECT count(*) FROM operations", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(ops, 27);
+}
+
+#[test]
+fn a_row_the_server_refuses_mid_table_stops_a_staged_copy_with_the_servers_word() {
+    let Some((address, mut ledger)) = pg_ledger("copy server refuses", true) else {
+        return;
+    };
+    let (pristine, _) = pg_ledger("copy server refuses pristine", true).unwrap();
+    let dir = TempDir::new().unwrap();
+    let source = sqlite_source(dir.path(), 4000);
+    // SQLite keeps a NUL inside text; PostgreSQL's text cannot hold one,
+    // and only the server finds it, in the session writing the events,
+    // while the copy streams on.
+    rusqlite::Connection::open(&source)
+        .unwrap()
+        .execute_batch("UPDATE events SET detail = 'a' || char(0) || 'b' WHERE id = 5000")
+        .unwrap();
+    let (from, _) = Ledger::open(&source, crate::store::Access::ReadOnly).unwrap();
+    let e = from
+        .copy_into(&mut ledger, &mut |_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("writing events"), "{e}");
+    assert!(e.contains("0x00"), "{e}");
+    assert!(!e.contains("stopped"), "{e}");
+    assert_eq!(catalog_and_rows(&address), catalog_and_rows(&pristine));
+    assert!(!staging_left(&address));
 }

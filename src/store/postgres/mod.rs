@@ -19,6 +19,8 @@ mod contract;
 mod copy;
 mod copy_defer;
 mod copy_in;
+mod copy_move;
+mod copy_staged;
 #[cfg(test)]
 pub(crate) mod copy_tests;
 mod decide;

@@ -144,24 +144,39 @@ fn record_ops(db: &mut impl GenericClient, from: i64, to: i64) -> Result<u64, po
 /// copy into an empty one) and moves every mark past them, in that same
 /// transaction: no other may hold one of those ids, and a read-only look
 /// at the copy then reads settle's tables rather than group every event
-/// above marks still at 0. `keyed` is false while settle's tables have
-/// their keys lifted, to be built after.
-pub(super) fn mark_all(
-    tx: &mut postgres::Transaction<'_>,
-    keyed: bool,
-) -> Result<(), postgres::Error> {
+/// above marks still at 0.
+pub(super) fn mark_all(tx: &mut postgres::Transaction<'_>) -> Result<(), postgres::Error> {
+    let (ops, events) = newest(tx)?;
+    record_ops(tx, 0, ops)?;
+    super::event_ops::record(tx, 0, events)?;
+    mark(tx, ops, events)
+}
+
+/// The queue's members among every operation of a table nobody else
+/// writes (a copy's, staged while its keys are lifted).
+pub(super) fn record_all(db: &mut impl GenericClient) -> Result<u64, postgres::Error> {
+    record_ops(db, 0, i64::MAX)
+}
+
+/// Moves every mark past the newest operation and event, once the queue
+/// and each operation's events hold them all ([`record_all`],
+/// [`super::event_ops::record_unkeyed`]).
+pub(super) fn mark_past_all(tx: &mut postgres::Transaction<'_>) -> Result<(), postgres::Error> {
+    let (ops, events) = newest(tx)?;
+    mark(tx, ops, events)
+}
+
+/// The newest operation's and event's ids.
+fn newest(tx: &mut postgres::Transaction<'_>) -> Result<(i64, i64), postgres::Error> {
     let row = tx.query_one(
         "SELECT (SELECT coalesce(max(id), 0) FROM operations)::bigint,
                 (SELECT coalesce(max(id), 0) FROM events)::bigint",
         &[],
     )?;
-    let (ops, events): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
-    record_ops(tx, 0, ops)?;
-    if keyed {
-        super::event_ops::record(tx, 0, events)?;
-    } else {
-        super::event_ops::record_unkeyed(tx, events)?;
-    }
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
+fn mark(tx: &mut postgres::Transaction<'_>, ops: i64, events: i64) -> Result<(), postgres::Error> {
     tx.execute(
         "UPDATE settle_queue_mark SET op_mark = greatest(op_mark, $1),
              event_mark = greatest(event_mark, $2), event_map = greatest(event_map, $2)",

@@ -394,6 +394,13 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
             "open it with `settle LEDGER`, or create the ledger in an empty database",
         ));
     }
+    tx.batch_execute(&ledger_ddl()).map_err(err)?;
+    tx.commit().map_err(err).map_err(|e| e.busy_after(wait))
+}
+
+/// Every table, function, index and trigger of a new ledger, with its
+/// schema version, in the schema the session's search path names first.
+pub(super) fn ledger_ddl() -> String {
     let mut sql = format!(
         "{SERVICE_TABLES}\n{CONSOLE_TABLES}\n{}\n{}\n{};\n{}",
         super::queue::QUEUE_TABLES,
@@ -410,8 +417,7 @@ pub(super) fn create(pg: &mut Pg) -> Result<()> {
     sql.push_str(&format!(
         "INSERT INTO settle_schema (version) VALUES ({SCHEMA_VERSION});"
     ));
-    tx.batch_execute(&sql).map_err(err)?;
-    tx.commit().map_err(err).map_err(|e| e.busy_after(wait))
+    sql
 }
 
 /// Checks the schema on open and, when writable, adopts a service's tables
