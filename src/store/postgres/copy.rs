@@ -13,6 +13,7 @@ use postgres::{Row, Transaction};
 
 use super::cells::Cells;
 use super::conn::Pg;
+use super::copy_defer::Deferred;
 use super::copy_in::{copy_in, insert_op_types};
 use crate::error::Result;
 use crate::store::backend::Transfer;
@@ -77,17 +78,30 @@ impl Transfer for Pg {
     /// types through INSERT, which may meet some already there), so a
     /// million rows cost one round trip, not a million. Into a ledger
     /// created for this copy, the tables are staged and loaded side by
-    /// side, their keys built after their rows ([`Pg::copy_staged`]); into
-    /// one that was there already, in one transaction with every key in
-    /// place, as a service may be using it.
+    /// side, their keys built after their rows ([`Pg::copy_staged`]), or,
+    /// for a role that may not make the staging schema, in one transaction
+    /// with the keys built after the rows ([`Deferred`]); into one that was
+    /// there already, in one transaction with every key in place, as a
+    /// service may be using it.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
-        if self.created_here {
-            let report = self.copy_staged(source)?;
-            // It holds rows now, which someone may be reading.
-            self.created_here = false;
-            return Ok(report);
+        let fresh = self.created_here;
+        // It holds rows afterwards, which someone may be reading.
+        self.created_here = false;
+        if fresh && self.may_stage()? {
+            return self
+                .copy_staged(source)
+                .inspect_err(|_| self.created_here = true);
         }
+        self.copy_in_one(source, fresh)
+            .inspect_err(|_| self.created_here = fresh)
+    }
+}
+
+impl Pg {
+    /// The copy in one transaction; with `fresh` (a ledger created for it),
+    /// its tables locked and their keys lifted until the rows are in.
+    fn copy_in_one(&mut self, source: &mut RowSource, fresh: bool) -> Result<CopyReport> {
         let shown = self.shown.clone();
         let err = |doing: &str, e| super::error::pg_error(&shown, doing, e);
         let mut tx = self
@@ -99,6 +113,15 @@ impl Transfer for Pg {
         // session's statement timeout is for a console's reads.
         tx.batch_execute("SET LOCAL statement_timeout = 0")
             .map_err(|e| err("starting the copy", e))?;
+        let deferred = if fresh {
+            Some(Deferred::lift_locked(
+                &mut tx,
+                &shown,
+                &super::copy_staged::lifted(),
+            )?)
+        } else {
+            None
+        };
         let empty = "copy into a new ledger: a new file, or an empty database (`settle init`)";
         refuse_unless_empty(&shown, empty, |table| {
             tx.query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
@@ -127,6 +150,9 @@ impl Transfer for Pg {
         }
         super::queue::mark_all(&mut tx)
             .map_err(|e| err("recording the queue and each operation's events", e))?;
+        if let Some(deferred) = deferred {
+            deferred.build_all(&mut tx, &shown)?;
+        }
         move_identities(&mut tx, &shown, &report)?;
         tx.commit().map_err(|e| err("committing the copy", e))?;
         Ok(report)

@@ -113,6 +113,28 @@ impl Deferred {
         Ok(Deferred { keys, foreign })
     }
 
+    /// [`Deferred::lift`] in a transaction that loads the tables itself:
+    /// they are locked against every other session until it commits.
+    pub(super) fn lift_locked(
+        tx: &mut Transaction<'_>,
+        shown: &Path,
+        tables: &[&str],
+    ) -> Result<Deferred> {
+        tx.batch_execute(&format!(
+            "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
+            tables.join(", ")
+        ))
+        .map_err(|e| pg_error(shown, "setting the new ledger's keys aside for the copy", e))?;
+        Deferred::lift(tx, shown, tables)
+    }
+
+    /// Builds every key and index, then every foreign key.
+    pub(super) fn build_all(self, tx: &mut Transaction<'_>, shown: &Path) -> Result<()> {
+        let mut all: Vec<String> = self.keys.into_iter().map(|(_, sql)| sql).collect();
+        all.extend(self.foreign.into_iter().map(|f| f.sql));
+        build(tx, shown, &all)
+    }
+
     /// The keys and indexes of `table` to build once its rows are in,
     /// taken out of what is left to build.
     pub(super) fn take(&mut self, table: &str) -> Vec<String> {

@@ -54,6 +54,17 @@ fn loaded(table: &Table) -> bool {
     table.name != "op_types" && !table.made_on_use
 }
 
+/// The tables whose keys a copy into a new ledger builds after the rows:
+/// those it streams, and what settle derives from them.
+pub(super) fn lifted() -> Vec<&'static str> {
+    TABLES
+        .iter()
+        .filter(|t| loaded(t))
+        .map(|t| t.name)
+        .chain(["settle_queue", "settle_event_ops"])
+        .collect()
+}
+
 /// What goes to a table's loading session: bytes of its rows, then that
 /// they ended (a channel closed without it means the copy stopped).
 enum Chunk {
@@ -145,6 +156,21 @@ impl Pg {
         copied
     }
 
+    /// Whether this role may make the staging schema (CREATE on the
+    /// database); a role that may only make tables copies in one
+    /// transaction.
+    pub(super) fn may_stage(&mut self) -> Result<bool> {
+        let shown = self.shown.clone();
+        self.client
+            .get_mut()
+            .query_one(
+                "SELECT has_database_privilege(current_database(), 'CREATE')",
+                &[],
+            )
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| pg_error(&shown, "staging the copy", e))
+    }
+
     /// Holds the database's staging schema for this copy, so a second copy
     /// into the same database does not take it for the leftovers of one
     /// that died, for as long as this session lives.
@@ -207,12 +233,7 @@ impl Pg {
             super::schema::ledger_ddl()
         ))
         .map_err(err)?;
-        let lifted: Vec<&str> = TABLES
-            .iter()
-            .filter(|t| loaded(t))
-            .map(|t| t.name)
-            .chain(["settle_queue", "settle_event_ops"])
-            .collect();
+        let lifted = lifted();
         let deferred = Deferred::lift(&mut tx, &shown, &lifted)?;
         // Each table is committed once its rows are in, and the server's
         // autovacuum then went over it at once, only to be cancelled by the

@@ -462,3 +462,51 @@ fn a_row_the_server_refuses_mid_table_stops_a_staged_copy_with_the_servers_word(
     assert_eq!(catalog_and_rows(&address), catalog_and_rows(&pristine));
     assert!(!staging_left(&address));
 }
+
+#[test]
+fn a_role_that_may_not_make_a_schema_copies_into_a_new_ledger_in_one_transaction() {
+    let Some(admin_address) = testing::fresh_database("copy no schema") else {
+        return;
+    };
+    // A role that may make tables in the ledger's schema, and no schema in
+    // the database: it cannot stage, and copies as one transaction does.
+    let role = "settle_copy_tables_only";
+    let mut admin = testing::connect(&admin_address);
+    admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+             GRANT CREATE, USAGE ON SCHEMA public TO {role};"
+        ))
+        .unwrap();
+    let spec = admin_address
+        .to_string_lossy()
+        .replace("user=postgres", &format!("user={role}"));
+    let address = PathBuf::from(spec);
+    let pg = Pg::create(&Address::parse(&address).unwrap()).unwrap();
+    let mut ledger = Ledger::from(pg);
+    let dir = TempDir::new().unwrap();
+    let source = sqlite_source(dir.path(), 300);
+    let (from, _) = Ledger::open(&source, crate::store::Access::ReadOnly).unwrap();
+    let may: bool = testing::connect(&address)
+        .query_one(
+            "SELECT has_database_privilege(current_database(), 'CREATE')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(!may);
+    let copied = from.copy_into(&mut ledger, &mut |_, _| {}).unwrap();
+    assert_eq!(copied.rows("operations"), 307);
+    assert!(!staging_left(&address));
+    // It ends as a staged copy does.
+    let (staged_address, mut staged) = pg_ledger("copy no schema staged", true).unwrap();
+    assert_eq!(from.copy_into(&mut staged, &mut |_, _| {}).unwrap(), copied);
+    assert_eq!(
+        catalog_and_rows(&address),
+        catalog_and_rows(&staged_address)
+    );
+    // Every key came back after the rows.
+    assert!(oid(&address, "operations_pkey") > oid(&address, "settle_schema"));
+    assert!(oid(&address, "settle_event_ops_pkey") > oid(&address, "settle_schema"));
+    assert_eq!(ledger.verify_chain().unwrap(), from.verify_chain().unwrap());
+}
