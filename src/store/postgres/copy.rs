@@ -117,7 +117,7 @@ impl Pg {
             Some(Deferred::lift_locked(
                 &mut tx,
                 &shown,
-                &super::copy_staged::lifted(),
+                &super::copy_defer::lifted(),
             )?)
         } else {
             None

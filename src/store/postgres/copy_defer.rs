@@ -13,6 +13,7 @@ use postgres::Transaction;
 
 use super::error::pg_error;
 use crate::error::{Error, Result};
+use crate::store::copy::{TABLES, Table};
 use crate::text::sanitize;
 
 /// The keys and indexes lifted off a new ledger's tables, to be built
@@ -32,6 +33,23 @@ pub(super) struct Foreign {
     pub table: String,
     pub references: String,
     pub sql: String,
+}
+
+/// The tables a copy streams with COPY (all but the op types' contracts,
+/// which may meet some already there, and the tables made on use).
+pub(super) fn streamed(table: &Table) -> bool {
+    table.name != "op_types" && !table.made_on_use
+}
+
+/// The tables whose keys a copy into a new ledger builds after the rows:
+/// those it streams, and what settle derives from them.
+pub(super) fn lifted() -> Vec<&'static str> {
+    TABLES
+        .iter()
+        .filter(|t| streamed(t))
+        .map(|t| t.name)
+        .chain(["settle_queue", "settle_event_ops"])
+        .collect()
 }
 
 /// Every key, unique constraint and foreign key on `tables`, with its

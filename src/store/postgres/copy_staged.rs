@@ -27,7 +27,7 @@ use std::thread::{Scope, ScopedJoinHandle};
 use postgres::{Client, Transaction};
 
 use super::conn::Pg;
-use super::copy_defer::{Deferred, Foreign, build};
+use super::copy_defer::{Deferred, Foreign, build, lifted, streamed};
 use super::copy_in::{Encoder, copy_error, copy_in, insert_op_types};
 use super::error::pg_error;
 use super::hosts::SessionAttrs;
@@ -47,23 +47,6 @@ const STAGING_LOCK: i64 = 0x05e7_71ea_c0b1;
 /// settle's, and is never dropped.
 pub(super) const MARKER: &str =
     "settle copy: tables not yet moved into the ledger; the next copy drops them";
-
-/// The tables whose rows a copy streams with COPY, each through a session
-/// of its own.
-fn loaded(table: &Table) -> bool {
-    table.name != "op_types" && !table.made_on_use
-}
-
-/// The tables whose keys a copy into a new ledger builds after the rows:
-/// those it streams, and what settle derives from them.
-pub(super) fn lifted() -> Vec<&'static str> {
-    TABLES
-        .iter()
-        .filter(|t| loaded(t))
-        .map(|t| t.name)
-        .chain(["settle_queue", "settle_event_ops"])
-        .collect()
-}
 
 /// What goes to a table's loading session: bytes of its rows, then that
 /// they ended (a channel closed without it means the copy stopped).
@@ -286,7 +269,7 @@ impl Pg {
             let mut running = Running::new();
             let mut fed = Vec::new();
             for table in &TABLES {
-                let n = if loaded(table) {
+                let n = if streamed(table) {
                     let beside = (table.name == "events").then(|| event_ops.take()).flatten();
                     let jobs = jobs(table, &mut deferred);
                     this.load_table(s, table, jobs, beside, source, &mut running)
