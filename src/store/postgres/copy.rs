@@ -13,7 +13,7 @@ use postgres::{Row, Transaction};
 
 use super::cells::Cells;
 use super::conn::Pg;
-use super::copy_defer::Deferred;
+use super::copy_defer::{Deferred, streamed};
 use super::copy_in::{copy_in, insert_op_types};
 use crate::error::Result;
 use crate::store::backend::Transfer;
@@ -130,21 +130,10 @@ impl Pg {
         })?;
         let mut report = CopyReport::default();
         for table in &TABLES {
-            let n = if table.name == "op_types" {
-                insert_op_types(&mut tx, &shown, table, source)?
-            } else if table.made_on_use {
-                let mut held = Held::read(table, source)?;
-                if held.is_empty() {
-                    0
-                } else {
-                    if !present(&mut &mut tx).map_err(|e| err("making settle_drills", e))? {
-                        tx.batch_execute(super::drills::DDL)
-                            .map_err(|e| err("making settle_drills", e))?;
-                    }
-                    copy_in(&mut tx, &shown, table, &mut held.source())?
-                }
-            } else {
+            let n = if streamed(table) {
                 copy_in(&mut tx, &shown, table, source)?
+            } else {
+                copy_small(&mut tx, &shown, table, source)?
             };
             report.tables.push((table.name, n));
         }
@@ -157,6 +146,28 @@ impl Pg {
         tx.commit().map_err(|e| err("committing the copy", e))?;
         Ok(report)
     }
+}
+
+/// A table a copy does not stream: the op types' contracts through
+/// INSERT, a drilled ledger's verdicts into the table their first makes.
+pub(super) fn copy_small(
+    tx: &mut Transaction<'_>,
+    shown: &Path,
+    table: &Table,
+    source: &mut RowSource,
+) -> Result<u64> {
+    if !table.made_on_use {
+        return insert_op_types(tx, shown, table, source);
+    }
+    let mut held = Held::read(table, source)?;
+    if held.is_empty() {
+        return Ok(0);
+    }
+    let err = |e| super::error::pg_error(shown, "making settle_drills", e);
+    if !present(&mut &mut *tx).map_err(err)? {
+        tx.batch_execute(super::drills::DDL).map_err(err)?;
+    }
+    copy_in(tx, shown, table, &mut held.source())
 }
 
 /// Moves each identity past the ids the copy wrote: rows went in with

@@ -3,9 +3,10 @@
 //! row made most of a copy's time, where building each once over the loaded
 //! table is a sort. What is lifted is read from the catalog and put back
 //! from the server's own definitions, with the same names, so the ledger
-//! ends with the schema creating it made. Only for the tables a copy
-//! stages for a ledger settle created for it ([`super::copy_staged`]),
-//! which nobody else sees until the copy moves them in.
+//! ends with the schema creating it made. Only for a ledger settle created
+//! for the copy: its tables staged, which nobody else sees until the copy
+//! moves them in ([`super::copy_staged`]), or, for a role that may not
+//! stage, locked by the copy's one transaction until it commits.
 
 use std::path::Path;
 

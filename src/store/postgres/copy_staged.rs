@@ -28,14 +28,11 @@ use postgres::{Client, Transaction};
 
 use super::conn::Pg;
 use super::copy_defer::{Deferred, Foreign, build, lifted, streamed};
-use super::copy_in::{Encoder, copy_error, copy_in, insert_op_types};
+use super::copy_in::{Encoder, copy_error};
 use super::error::pg_error;
 use super::hosts::SessionAttrs;
 use crate::error::{Error, Result};
-use crate::store::copy::{
-    CopyReport, Held, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty,
-};
-use crate::store::drills::present;
+use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 
 /// The schema a copy stages its tables in.
 pub(super) const STAGING: &str = "settle_copy_staging";
@@ -182,6 +179,9 @@ impl Pg {
         let shown = self.shown.clone();
         let err = |e| pg_error(&shown, "staging the copy", e);
         let mut tx = self.client.get_mut().transaction().map_err(err)?;
+        // Dropping a big leftover may outlast a console read's timeout.
+        tx.batch_execute("SET LOCAL statement_timeout = 0")
+            .map_err(err)?;
         let target: String = tx
             .query_one("SELECT current_schema()::text", &[])
             .and_then(|r| r.try_get(0))
@@ -219,9 +219,9 @@ impl Pg {
         let lifted = lifted();
         let deferred = Deferred::lift(&mut tx, &shown, &lifted)?;
         // Each table is committed once its rows are in, and the server's
-        // autovacuum then went over it at once, only to be cancelled by the
-        // build of its keys: a second of the copy's two cores. It comes
-        // back on as the tables move in.
+        // autovacuum then went over it at once, taking CPU the copy's other
+        // sessions needed, only to be cancelled by the build of its keys.
+        // It comes back on as the tables move in.
         let quiet: Vec<String> = lifted
             .iter()
             .map(|t| format!("ALTER TABLE {t} SET (autovacuum_enabled = off)"))
@@ -261,8 +261,7 @@ impl Pg {
         let shown = self.shown.clone();
         let shown = shown.as_path();
         let mut report = CopyReport::default();
-        let event_ops = keys(EVENT_OPS.name, &mut deferred);
-        let mut event_ops = Some(event_ops);
+        let mut event_ops = Some(keys(EVENT_OPS.name, &mut deferred));
         let mut foreign = deferred.take_foreign();
         let this = &*self;
         std::thread::scope(|s| {
@@ -281,7 +280,7 @@ impl Pg {
                     // A session that failed stops the feeding, whose own
                     // error then only says the session went: the
                     // session's comes first.
-                    Err(e) => return wait_for(&mut running, None).and(Err(e)),
+                    Err(e) => return wait_all(&mut running).and(Err(e)),
                 };
                 report.tables.push((table.name, n));
                 fed.push(table.name);
@@ -292,16 +291,24 @@ impl Pg {
                 foreign = later;
                 for key in ready {
                     if let Err(e) = this.foreign_key(s, key, &mut running) {
-                        return wait_for(&mut running, None).and(Err(e));
+                        return wait_all(&mut running).and(Err(e));
                     }
                 }
             }
-            wait_for(&mut running, None)
+            // One that names a table no copy streams, once all are built.
+            for key in foreign {
+                if let Err(e) = this.foreign_key(s, key, &mut running) {
+                    return wait_all(&mut running).and(Err(e));
+                }
+            }
+            wait_all(&mut running)
         })?;
         let err = |e| pg_error(shown, "recording the queue and each operation's events", e);
         let mut tx = self.client.get_mut().transaction().map_err(err)?;
-        tx.batch_execute(&format!("SET LOCAL search_path = {STAGING}"))
-            .map_err(err)?;
+        tx.batch_execute(&format!(
+            "SET LOCAL statement_timeout = 0; SET LOCAL search_path = {STAGING}"
+        ))
+        .map_err(err)?;
         super::queue::mark_past_all(&mut tx).map_err(err)?;
         super::copy::move_identities(&mut tx, shown, &report)?;
         tx.commit().map_err(err)?;
@@ -329,7 +336,7 @@ impl Pg {
         running.push((
             builds,
             s.spawn(move || {
-                wait_for(&mut { before }, None)?;
+                wait_all(&mut { before })?;
                 run(
                     &mut client,
                     shown,
@@ -387,18 +394,10 @@ const EVENT_OPS: Table = Table {
 /// The sessions still building, each with the tables it builds.
 type Running<'scope> = Vec<(Vec<String>, ScopedJoinHandle<'scope, Result<()>>)>;
 
-/// Waits for the sessions building `tables` (every one, for None),
-/// taking them out of `running`; the first failure among them.
-fn wait_for(running: &mut Running<'_>, tables: Option<&[&str]>) -> Result<()> {
+/// Waits for every session of `running`; the first failure among them.
+fn wait_all(running: &mut Running<'_>) -> Result<()> {
     let mut first = Ok(());
-    let mut i = 0;
-    while i < running.len() {
-        let builds = |t: &String| tables.is_none_or(|tables| tables.contains(&t.as_str()));
-        if !running[i].0.iter().any(builds) {
-            i += 1;
-            continue;
-        }
-        let (_, handle) = running.remove(i);
+    for (_, handle) in running.drain(..) {
         let done = handle
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -488,8 +487,8 @@ impl Pg {
         })
     }
 
-    /// A table the copy writes in this session, in a transaction of its
-    /// own: the op types' contracts, a drilled ledger's verdicts.
+    /// A table the copy does not stream ([`super::copy::copy_small`]),
+    /// written in this session, in a transaction of its own.
     fn load_small(&self, table: &Table, source: &mut RowSource) -> Result<u64> {
         let shown = self.shown.as_path();
         let doing = format!("writing {}", table.name);
@@ -500,19 +499,7 @@ impl Pg {
             "SET LOCAL statement_timeout = 0; SET LOCAL search_path = {STAGING}"
         ))
         .map_err(err)?;
-        let n = if table.made_on_use {
-            let mut held = Held::read(table, source)?;
-            if held.is_empty() {
-                0
-            } else {
-                if !present(&mut &mut tx).map_err(err)? {
-                    tx.batch_execute(super::drills::DDL).map_err(err)?;
-                }
-                copy_in(&mut tx, shown, table, &mut held.source())?
-            }
-        } else {
-            insert_op_types(&mut tx, shown, table, source)?
-        };
+        let n = super::copy::copy_small(&mut tx, shown, table, source)?;
         tx.commit().map_err(err)?;
         Ok(n)
     }
