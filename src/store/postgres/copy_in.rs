@@ -57,23 +57,32 @@ fn cells<'a>(shown: &Path, table: &Table, row: u64, values: &'a [Value]) -> Resu
         .columns
         .iter()
         .zip(values)
-        .map(|(&(column, kind), v)| {
-            cell(kind, v).map_err(|found| {
-                Error::ledger(
-                    shown,
-                    format!(
-                        "{} row {row}: {column}: {} is not what the column holds",
-                        table.name,
-                        crate::text::sanitize(&found)
-                    ),
-                    format!(
-                        "fix the source ledger's cell ({TIME_FORMATS}); nothing was copied \
-                         (a ledger takes a copy whole or not at all), so copy again once it is fixed"
-                    ),
-                )
-            })
-        })
+        .map(|(&(column, kind), v)| checked(shown, table, row, (column, kind), v))
         .collect()
+}
+
+/// One cell as its column holds it, or the error naming it.
+fn checked<'a>(
+    shown: &Path,
+    table: &Table,
+    row: u64,
+    (column, kind): (&str, Kind),
+    value: &'a Value,
+) -> Result<Cell<'a>> {
+    cell(kind, value).map_err(|found| {
+        Error::ledger(
+            shown,
+            format!(
+                "{} row {row}: {column}: {} is not what the column holds",
+                table.name,
+                crate::text::sanitize(&found)
+            ),
+            format!(
+                "fix the source ledger's cell ({TIME_FORMATS}); nothing was copied \
+                 (a ledger takes a copy whole or not at all), so copy again once it is fixed"
+            ),
+        )
+    })
 }
 
 /// The two forms of `COPY` data.
@@ -170,16 +179,45 @@ impl<'a> Encoder<'a> {
     /// bytes gathered, once there are enough to send.
     pub(super) fn push(&mut self, values: &[Value]) -> Result<Option<Vec<u8>>> {
         self.rows += 1;
-        let cells = cells(self.shown, self.table, self.rows, values)?;
-        match self.format {
-            Format::Binary => binary_row(self.shown, self.table, self.rows, &cells, &mut self.out)?,
-            Format::Text => text_row(&cells, &mut self.out),
+        // A row refused half-way leaves none of its bytes behind.
+        let start = self.out.len();
+        let written = self.encode(values);
+        if written.is_err() {
+            self.out.truncate(start);
         }
+        written?;
         if self.out.len() < COPY_BUFFER {
             return Ok(None);
         }
         let room = Vec::with_capacity(self.out.capacity());
         Ok(Some(std::mem::replace(&mut self.out, room)))
+    }
+
+    /// Appends the row cell by cell, each checked against its column as it
+    /// goes: no row of cells is gathered first.
+    fn encode(&mut self, values: &[Value]) -> Result<()> {
+        let (shown, table, row) = (self.shown, self.table, self.rows);
+        let out = &mut self.out;
+        if self.format == Format::Binary {
+            // A table has a handful of columns: the count always fits.
+            out.extend_from_slice(&(table.columns.len() as i16).to_be_bytes());
+        }
+        for (i, (&column, v)) in table.columns.iter().zip(values).enumerate() {
+            let c = checked(shown, table, row, column, v)?;
+            match self.format {
+                Format::Binary => binary_cell(shown, table, row, &c, out)?,
+                Format::Text => {
+                    if i > 0 {
+                        out.push(b'\t');
+                    }
+                    text_cell(&c, out);
+                }
+            }
+        }
+        if self.format == Format::Text {
+            out.push(b'\n');
+        }
+        Ok(())
     }
 
     /// The last bytes, with the binary format's trailer.
@@ -239,64 +277,50 @@ fn pg_micros(t: DateTime<Utc>) -> i64 {
     micros - PG_EPOCH_MICROS
 }
 
-/// Appends one row in COPY's binary format: the number of cells, then each
-/// as its length (-1 for NULL) and its bytes in network order.
-fn binary_row(
-    shown: &Path,
-    table: &Table,
-    row: u64,
-    cells: &[Cell],
-    out: &mut Vec<u8>,
-) -> Result<()> {
-    // A table has a handful of columns: the count always fits.
-    out.extend_from_slice(&(cells.len() as i16).to_be_bytes());
-    for c in cells {
-        match c {
-            Cell::Null => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            Cell::Int(n) => {
-                out.extend_from_slice(&8i32.to_be_bytes());
-                out.extend_from_slice(&n.to_be_bytes());
-            }
-            Cell::Bool(b) => {
-                out.extend_from_slice(&1i32.to_be_bytes());
-                out.push(u8::from(*b));
-            }
-            Cell::Time(t) => {
-                out.extend_from_slice(&8i32.to_be_bytes());
-                out.extend_from_slice(&pg_micros(*t).to_be_bytes());
-            }
-            Cell::Text(t) => {
-                let len = i32::try_from(t.len()).map_err(|_| {
-                    Error::ledger(
-                        shown,
-                        format!("{} row {row}: a cell of {} bytes", table.name, t.len()),
-                        "PostgreSQL takes at most 1 GB a cell: shorten it in the source",
-                    )
-                })?;
-                out.extend_from_slice(&len.to_be_bytes());
-                out.extend_from_slice(t.as_bytes());
-            }
+/// Appends one cell in COPY's binary format (a row is the number of its
+/// cells, then each): its length (-1 for NULL) and its bytes in network
+/// order.
+fn binary_cell(shown: &Path, table: &Table, row: u64, c: &Cell, out: &mut Vec<u8>) -> Result<()> {
+    match c {
+        Cell::Null => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        Cell::Int(n) => {
+            out.extend_from_slice(&8i32.to_be_bytes());
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        Cell::Bool(b) => {
+            out.extend_from_slice(&1i32.to_be_bytes());
+            out.push(u8::from(*b));
+        }
+        Cell::Time(t) => {
+            out.extend_from_slice(&8i32.to_be_bytes());
+            out.extend_from_slice(&pg_micros(*t).to_be_bytes());
+        }
+        Cell::Text(t) => {
+            let len = i32::try_from(t.len()).map_err(|_| {
+                Error::ledger(
+                    shown,
+                    format!("{} row {row}: a cell of {} bytes", table.name, t.len()),
+                    "PostgreSQL takes at most 1 GB a cell: shorten it in the source",
+                )
+            })?;
+            out.extend_from_slice(&len.to_be_bytes());
+            out.extend_from_slice(t.as_bytes());
         }
     }
     Ok(())
 }
 
-/// Appends one row in COPY's text format: tab between cells, `\N` for
-/// NULL, backslash escapes for what the format reserves.
-fn text_row(cells: &[Cell], out: &mut Vec<u8>) {
-    for (i, c) in cells.iter().enumerate() {
-        if i > 0 {
-            out.push(b'\t');
-        }
-        match c {
-            Cell::Null => out.extend_from_slice(b"\\N"),
-            Cell::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
-            Cell::Bool(b) => out.push(if *b { b't' } else { b'f' }),
-            Cell::Time(t) => out.extend_from_slice(time_text(*t).as_bytes()),
-            Cell::Text(t) => escape(t, out),
-        }
+/// Appends one cell in COPY's text format (a row is its cells with a tab
+/// between them): `\N` for NULL, backslash escapes for what the format
+/// reserves.
+fn text_cell(c: &Cell, out: &mut Vec<u8>) {
+    match c {
+        Cell::Null => out.extend_from_slice(b"\\N"),
+        Cell::Int(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Cell::Bool(b) => out.push(if *b { b't' } else { b'f' }),
+        Cell::Time(t) => out.extend_from_slice(time_text(*t).as_bytes()),
+        Cell::Text(t) => escape(t, out),
     }
-    out.push(b'\n');
 }
 
 /// Text in COPY's text format.

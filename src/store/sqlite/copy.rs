@@ -53,13 +53,14 @@ impl Transfer for Sqlite {
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.err(&doing, e))?;
         let mut rows = stmt.query([]).map_err(|e| self.err(&doing, e))?;
         let mut n = 0;
-        let mut values = Vec::with_capacity(table.columns.len());
+        // Each row is read into the last one's cells: a text is written
+        // into the room the same column's text left, not allocated again.
+        let mut values = vec![Value::Null; table.columns.len()];
         while let Some(row) = rows.next().map_err(|e| self.err(&doing, e))? {
-            values.clear();
-            for (i, (column, kind)) in table.columns.iter().enumerate() {
+            for (i, ((column, kind), slot)) in table.columns.iter().zip(&mut values).enumerate() {
                 let cell = row.get_ref(i).map_err(|e| self.err(&doing, e))?;
-                values.push(value(cell, *kind).ok_or_else(|| {
-                    Error::ledger(
+                if !fill(cell, *kind, slot) {
+                    return Err(Error::ledger(
                         &self.path,
                         format!(
                             "{} row {}: {column} is not what the column holds",
@@ -67,8 +68,8 @@ impl Transfer for Sqlite {
                             n + 1
                         ),
                         "fix the cell, or leave this ledger where it is: a copy never changes a value",
-                    )
-                })?);
+                    ));
+                }
             }
             each(&values)?;
             n += 1;
@@ -353,20 +354,30 @@ fn lift_indexes(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Vec<String>>
     Ok(indexes.into_iter().map(|(_, sql)| sql).collect())
 }
 
-/// A SQLite cell as a copy value, or `None` when it is not what the column
-/// holds (a real or a blob where settle writes text or integers, text that is not
+/// A SQLite cell as a copy value, into `slot` (a text into the room of
+/// the text it held); false when it is not what the column holds (a real
+/// or a blob where settle writes text or integers, text that is not
 /// UTF-8).
-fn value(cell: ValueRef<'_>, kind: Kind) -> Option<Value> {
-    Some(match (cell, kind) {
+fn fill(cell: ValueRef<'_>, kind: Kind, slot: &mut Value) -> bool {
+    *slot = match (cell, kind) {
         (ValueRef::Null, _) => Value::Null,
         (ValueRef::Integer(i), Kind::Bool) => Value::Bool(i != 0),
         (ValueRef::Integer(i), _) => Value::Int(i),
         // Bytes that are not UTF-8 would be changed on the way: refused.
         (ValueRef::Text(t), Kind::Text | Kind::Time) => {
-            Value::Text(std::str::from_utf8(t).ok()?.into())
+            let Ok(text) = std::str::from_utf8(t) else {
+                return false;
+            };
+            if let Value::Text(room) = slot {
+                room.clear();
+                room.push_str(text);
+                return true;
+            }
+            Value::Text(text.to_string())
         }
-        _ => return None,
-    })
+        _ => return false,
+    };
+    true
 }
 
 /// A copy value as SQLite binds it, its text lent (SQLite copies it).
