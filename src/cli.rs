@@ -169,8 +169,10 @@ pub enum Command {
     /// The decisions, newest first.
     Audit(AuditArgs),
     /// Copy a ledger into a new or empty one (SQLite or PostgreSQL, either
-    /// way): every table, in id order, decisions with their chain intact.
-    /// A new SQLite file gets its read model built after the rows.
+    /// way): every table, in id order, decisions with their chain intact,
+    /// whole or not at all. A new SQLite file gets its read model built
+    /// after the rows; a new PostgreSQL ledger is loaded in a schema
+    /// `settle_copy_staging`, a session a table, and moved in at once.
     Copy {
         /// The ledger to copy (read only).
         source: PathBuf,

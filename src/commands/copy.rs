@@ -1,6 +1,8 @@
 //! `settle copy SRC DST`: every row of one ledger into a new or empty one,
-//! SQLite or PostgreSQL either way, in one transaction on the destination
-//! (a spinner counts the rows on a terminal);
+//! SQLite or PostgreSQL either way, whole or not at all on the destination
+//! (one transaction; into a PostgreSQL ledger the copy created, tables
+//! staged side by side and moved in by one) (a spinner counts the rows on
+//! a terminal);
 //! prints how many rows of each table went, then walks the destination's
 //! audit trail so a chain the copy changed is caught here, not later.
 
