@@ -66,15 +66,9 @@ pub(super) fn relax(k: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The keeper's settings for the build's index sorts: a small cache
-/// ([`DEFAULT_CACHE_KIB`]), and SQLite's sorter helped by as many threads
-/// as the machine has cores (at most four). In the sqlite3 shell, on the
-/// 10M model, an index of `settle_ops` sorted in 6.0 s alone and 4.6-4.7 s
-/// with two helpers; one helper did nothing.
+/// The keeper's settings for the build's index sorts ([`DEFAULT_CACHE_KIB`]).
 pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
-    k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    k.pragma_update(None, "threads", cores.min(4) as i64)
+    k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)
 }
 
 /// The keeper's settings back to the catch-up's (WAL, so the console's
@@ -90,7 +84,6 @@ pub(super) fn harden(k: &Connection) -> rusqlite::Result<()> {
     }
     k.pragma_update(None, "synchronous", "NORMAL")?;
     k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
-    k.pragma_update(None, "threads", 0)?;
     k.pragma_update(None, "wal_autocheckpoint", 1000)?;
     let Some(path) = k.path().filter(|p| !p.is_empty()).map(Path::new) else {
         return Ok(());
