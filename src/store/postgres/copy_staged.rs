@@ -92,9 +92,9 @@ fn send(chunks: &SyncSender<Chunk>, shown: &Path, table: &str, chunk: Chunk) -> 
     })
 }
 
-/// Work on a staged table once its rows are in, one transaction per list
-/// in a session of its own: its keys, or what settle derives from it and
-/// that table's keys.
+/// Work on a staged table once its rows are in, in one transaction in a
+/// session of its own: a table settle derives from it filled (`fill`),
+/// then keys and indexes built.
 struct Job {
     doing: &'static str,
     fill: Option<Fill>,
