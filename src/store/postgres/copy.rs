@@ -137,7 +137,7 @@ impl Pg {
             };
             report.tables.push((table.name, n));
         }
-        super::queue::mark_all(&mut tx)
+        super::queue::mark_all(&mut tx, deferred.is_none())
             .map_err(|e| err("recording the queue and each operation's events", e))?;
         if let Some(deferred) = deferred {
             deferred.build_all(&mut tx, &shown)?;

@@ -84,6 +84,13 @@ pub(super) fn record(
     )
 }
 
+/// Records every event up to and including `to` into the table while it
+/// has no key (a copy's new ledger, whose keys are built after its rows):
+/// no order to keep and nothing there to meet, so neither is asked for.
+pub(super) fn record_unkeyed(db: &mut impl GenericClient, to: i64) -> Result<u64, postgres::Error> {
+    db.execute(RANGE, &[&i64::MIN, &to])
+}
+
 /// The events above `$1` up to and including `$2`, as rows of the table.
 const RANGE: &str = "INSERT INTO settle_event_ops (op_id, id)
      SELECT op_id, id FROM events WHERE id > $1 AND id <= $2 AND op_id IS NOT NULL";

@@ -144,11 +144,19 @@ fn record_ops(db: &mut impl GenericClient, from: i64, to: i64) -> Result<u64, po
 /// copy into an empty one) and moves every mark past them, in that same
 /// transaction: no other may hold one of those ids, and a read-only look
 /// at the copy then reads settle's tables rather than group every event
-/// above marks still at 0.
-pub(super) fn mark_all(tx: &mut postgres::Transaction<'_>) -> Result<(), postgres::Error> {
+/// above marks still at 0. `keyed` is false while settle's tables have
+/// their keys lifted, to be built after.
+pub(super) fn mark_all(
+    tx: &mut postgres::Transaction<'_>,
+    keyed: bool,
+) -> Result<(), postgres::Error> {
     let (ops, events) = newest(tx)?;
     record_ops(tx, 0, ops)?;
-    super::event_ops::record(tx, 0, events)?;
+    if keyed {
+        super::event_ops::record(tx, 0, events)?;
+    } else {
+        super::event_ops::record_unkeyed(tx, events)?;
+    }
     mark(tx, ops, events)
 }
 
