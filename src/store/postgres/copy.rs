@@ -86,15 +86,16 @@ impl Transfer for Pg {
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
         self.ensure_writable()?;
         let fresh = self.created_here;
-        // It holds rows afterwards, which someone may be reading.
-        self.created_here = false;
-        if fresh && self.may_stage()? {
-            return self
-                .copy_staged(source)
-                .inspect_err(|_| self.created_here = true);
+        let copied = if fresh && self.may_stage()? {
+            self.copy_staged(source)
+        } else {
+            self.copy_in_one(source, fresh)
+        };
+        if copied.is_ok() {
+            // It holds rows now, which someone may be reading.
+            self.created_here = false;
         }
-        self.copy_in_one(source, fresh)
-            .inspect_err(|_| self.created_here = fresh)
+        copied
     }
 }
 

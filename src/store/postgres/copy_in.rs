@@ -130,8 +130,8 @@ const COPY_BUFFER: usize = 1 << 20;
 /// a buffer that is handed on whenever it is full: the statement that takes
 /// it, the rows so far, the bytes.
 pub(super) struct Encoder<'a> {
-    shown: &'a Path,
-    table: &'a Table,
+    pub shown: &'a Path,
+    pub table: &'a Table,
     format: Format,
     /// `COPY … FROM STDIN` in the format the destination's columns take.
     pub sql: String,

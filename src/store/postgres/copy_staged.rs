@@ -58,8 +58,6 @@ const CHUNKS_AHEAD: usize = 4;
 
 /// A table's rows on their way to the session that writes them.
 struct Stream<'a> {
-    shown: &'a Path,
-    table: &'static str,
     encoder: Encoder<'a>,
     chunks: SyncSender<Chunk>,
 }
@@ -67,16 +65,27 @@ struct Stream<'a> {
 impl Stream<'_> {
     fn push(&mut self, values: &[Value]) -> Result<()> {
         match self.encoder.push(values)? {
-            Some(full) => send(&self.chunks, self.shown, self.table, Chunk::Bytes(full)),
+            Some(full) => self.send(Chunk::Bytes(full)),
             None => Ok(()),
         }
     }
 
     /// The last rows, and that they ended.
     fn end(self) -> Result<()> {
-        let last = Chunk::Bytes(self.encoder.finish());
-        send(&self.chunks, self.shown, self.table, last)?;
-        send(&self.chunks, self.shown, self.table, Chunk::End)
+        let Stream { encoder, chunks } = self;
+        let (shown, table) = (encoder.shown, encoder.table.name);
+        let stream = |chunk| send(&chunks, shown, table, chunk);
+        stream(Chunk::Bytes(encoder.finish()))?;
+        stream(Chunk::End)
+    }
+
+    fn send(&self, chunk: Chunk) -> Result<()> {
+        send(
+            &self.chunks,
+            self.encoder.shown,
+            self.encoder.table.name,
+            chunk,
+        )
     }
 }
 
@@ -479,12 +488,7 @@ impl Pg {
             vec![table.name.to_string()],
             s.spawn(move || load(loader, shown, table, &sql, rows, told, first)),
         ));
-        Ok(Stream {
-            shown,
-            table: table.name,
-            encoder,
-            chunks,
-        })
+        Ok(Stream { encoder, chunks })
     }
 
     /// A table the copy does not stream ([`super::copy::copy_small`]),

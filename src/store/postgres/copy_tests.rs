@@ -139,6 +139,13 @@ fn catalog_and_rows(address: &Path) -> (String, String) {
     (catalog, rows)
 }
 
+/// The error a copy from `from` into `into` ends with.
+fn refused(from: &Ledger, into: &mut Ledger) -> String {
+    from.copy_into(into, &mut |_, _| {})
+        .unwrap_err()
+        .to_string()
+}
+
 /// Whether a copy's staging schema is in the database.
 fn staging_left(address: &Path) -> bool {
     testing::connect(address)
@@ -238,10 +245,7 @@ fn a_copy_that_fails_leaves_the_new_ledger_empty_with_every_key() {
         )
         .unwrap();
     let (from, _) = Ledger::open(&source, crate::store::Access::ReadOnly).unwrap();
-    let e = from
-        .copy_into(&mut ledger, &mut |_, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = refused(&from, &mut ledger);
     assert!(
         e.contains("the source's rows break the ledger's rules"),
         "{e}"
@@ -259,10 +263,7 @@ fn a_copy_that_fails_leaves_the_new_ledger_empty_with_every_key() {
              UPDATE events SET at = 'soon' WHERE id = (SELECT max(id) FROM events);",
         )
         .unwrap();
-    let e = from
-        .copy_into(&mut ledger, &mut |_, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = refused(&from, &mut ledger);
     assert!(
         e.contains("events row 151: at: soon is not what the column holds"),
         "{e}"
@@ -377,10 +378,7 @@ fn a_destination_that_refuses_a_row_stops_the_read_of_a_long_table() {
         .unwrap();
     let (from, _) = Ledger::open(&service, crate::store::Access::ReadOnly).unwrap();
     let (_, mut into) = pg_ledger("copy stops reading into", true).unwrap();
-    let e = from
-        .copy_into(&mut into, &mut |_, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = refused(&from, &mut into);
     assert!(
         e.contains("events row 1: at: soon is not what the column holds"),
         "{e}"
@@ -408,10 +406,7 @@ fn a_copy_drops_what_a_stopped_copy_left_staged_and_never_a_schema_not_its_own()
          INSERT INTO {staging}.mine VALUES (1)"
     ))
     .unwrap();
-    let e = from
-        .copy_into(&mut ledger, &mut |_, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = refused(&from, &mut ledger);
     assert!(e.contains("that settle did not make"), "{e}");
     let kept: i64 = db
         .query_one(&format!("SELECT count(*) FROM {staging}.mine"), &[])
@@ -452,10 +447,7 @@ fn a_row_the_server_refuses_mid_table_stops_a_staged_copy_with_the_servers_word(
         .execute_batch("UPDATE events SET detail = 'a' || char(0) || 'b' WHERE id = 5000")
         .unwrap();
     let (from, _) = Ledger::open(&source, crate::store::Access::ReadOnly).unwrap();
-    let e = from
-        .copy_into(&mut ledger, &mut |_, _| {})
-        .unwrap_err()
-        .to_string();
+    let e = refused(&from, &mut ledger);
     assert!(e.contains("writing events"), "{e}");
     assert!(e.contains("0x00"), "{e}");
     assert!(!e.contains("stopped"), "{e}");
