@@ -51,6 +51,10 @@ impl Commits {
 /// 10 ms (from half a second before to half a second after).
 pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, Commits), String> {
     let stop = Arc::new(AtomicBool::new(false));
+    // The service's own unique key: each run's operations are new ones.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let writer = {
         let (address, stop) = (address.to_string(), stop.clone());
         std::thread::spawn(move || -> Result<Commits, String> {
@@ -65,7 +69,7 @@ pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, 
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let start = Instant::now();
-                let key = format!("during-{}-{i}", std::process::id());
+                let key = format!("during-{run}-{i}");
                 let r = c.execute(
                     "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
                         max_attempts, lease_expires_at, created_at, updated_at, version)

@@ -101,12 +101,19 @@ pub(crate) fn median(v: &[Duration]) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
-/// One table line for a service's commits while `settle adopt` ran: the
-/// slowest, how many took over 100 ms, how many failed.
-pub(crate) fn waits_line(what: &str, took: Duration, seen: &pg_service::Commits) -> String {
+/// The table line of a service's commits while `settle adopt` ran for
+/// `took` (`seen`), with those of the same service as long again alone
+/// (`alone`) beside them.
+pub(crate) fn waits_line(
+    what: &str,
+    took: Duration,
+    seen: &pg_service::Commits,
+    alone: &pg_service::Commits,
+) -> String {
     format!(
-        "| {what}: a commit every 10 ms while `settle adopt` ran ({:.1} s) | | {} | |",
+        "| {what}: a commit every 10 ms while `settle adopt` ran ({:.1} s) | {} (alone, as long after) | {} | |",
         took.as_secs_f64(),
+        alone.line(),
         seen.line()
     )
 }

@@ -304,8 +304,16 @@ pub fn measure(
 }
 
 /// One client committing an operation every 10 ms while `settle adopt`
-/// runs: its slowest commit, how many took over 100 ms, how many failed.
+/// runs, then as long again alone: its slowest commit, how many took over
+/// 100 ms, how many failed.
 fn during_adoption(address: &str, n: u64) -> Result<String, String> {
     let (took, seen) = crate::pg_service::commits_during(address, || adopt(address))?;
-    Ok(waits_line(&format!("PostgreSQL {n} ops"), took?, &seen))
+    let took = took?;
+    let ((), alone) = crate::pg_service::commits_during(address, || std::thread::sleep(took))?;
+    Ok(waits_line(
+        &format!("PostgreSQL {n} ops"),
+        took,
+        &seen,
+        &alone,
+    ))
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
 
+use crate::pg_service::Commits;
 use crate::{median, ratio, settle_bin, waits_line};
 
 /// A timestamp in the form the generator writes.
@@ -163,47 +164,68 @@ pub fn measure(
     Ok(lines)
 }
 
-/// What a service committing one operation every 10 ms (5 s busy timeout)
-/// sees while `settle adopt` runs: its slowest commit, how many took over
-/// 100 ms, how many failed.
-pub fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String> {
-    let path = copy(dir, n, pristine, "during")?;
+/// A service committing one reservation every 10 ms to `path` while
+/// `work` runs (from half a second before to half a second after): what
+/// each commit waited, how many failed, and when each commit over 100 ms
+/// began, from the start of `work`.
+fn commits_during<R>(path: &Path, work: impl FnOnce() -> R) -> Result<(R, Commits), String> {
     let stop = Arc::new(AtomicBool::new(false));
+    let began = Instant::now() + Duration::from_millis(500);
+    // The service's own unique key: each run's operations are new ones.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
     let writer = {
-        let (path, stop) = (path.clone(), stop.clone());
-        std::thread::spawn(move || -> rusqlite::Result<(Vec<Duration>, u64)> {
+        let (path, stop) = (path.to_path_buf(), stop.clone());
+        std::thread::spawn(move || -> rusqlite::Result<Commits> {
             let c = service(&path, "NORMAL")?;
-            let (mut waits, mut failed) = (Vec::new(), 0);
+            let mut seen = Commits {
+                waits: Vec::new(),
+                failed: 0,
+                slow: Vec::new(),
+            };
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let start = Instant::now();
-                match reserve(&c, &format!("during-{i}")) {
-                    Ok(_) => waits.push(start.elapsed()),
+                match reserve(&c, &format!("during-{run}-{i}")) {
+                    Ok(_) => {
+                        let wait = start.elapsed();
+                        if wait > Duration::from_millis(100) {
+                            seen.slow.push(start.saturating_duration_since(began));
+                        }
+                        seen.waits.push(wait);
+                    }
                     Err(_) => {
-                        failed += 1;
+                        seen.failed += 1;
                         let _ = c.execute_batch("ROLLBACK");
                     }
                 }
                 i += 1;
                 std::thread::sleep(Duration::from_millis(10));
             }
-            Ok((waits, failed))
+            Ok(seen)
         })
     };
     // The service runs alone first, so its own figures are in the sample.
     std::thread::sleep(Duration::from_millis(500));
-    let took = adopt(&path);
+    let result = work();
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
-    let (waits, failed) = writer
+    let seen = writer
         .join()
         .map_err(|_| "the service thread panicked".to_string())?
         .map_err(|e| e.to_string())?;
+    Ok((result, seen))
+}
+
+/// A service committing every 10 ms while `settle adopt` adopts a copy of
+/// the ledger, then as long again with settle gone: what this machine's
+/// disk makes a commit wait anyway.
+pub fn during_adoption(dir: &Path, n: u64, pristine: &Path) -> Result<String, String> {
+    let path = copy(dir, n, pristine, "during")?;
+    let (took, seen) = commits_during(&path, || adopt(&path))?;
+    let took = took?;
+    let ((), alone) = commits_during(&path, || std::thread::sleep(took))?;
     remove(&path);
-    let seen = crate::pg_service::Commits {
-        waits,
-        failed,
-        slow: Vec::new(),
-    };
-    Ok(waits_line(&format!("SQLite {n} ops"), took?, &seen))
+    Ok(waits_line(&format!("SQLite {n} ops"), took, &seen, &alone))
 }
