@@ -10,6 +10,7 @@
 use rusqlite::{Connection, params};
 
 use super::ddl::{COPIED, COPIED_O, FORMAT, TABLE_NAMES, TABLES, indexes};
+use super::flush::Flusher;
 use super::{bulk, texts};
 use crate::store::open::Progress;
 
@@ -28,7 +29,7 @@ pub(super) fn build(
     stopped: Option<(i64, i64)>,
     progress: &mut dyn FnMut(Progress),
 ) -> rusqlite::Result<()> {
-    bulk::relax(k)?;
+    let flusher = bulk::relax(k)?;
     let (ops_min, ops_max) = k.query_row(
         "SELECT coalesce(min(id), 0), coalesce(max(id), 0) FROM l.operations",
         [],
@@ -95,7 +96,7 @@ pub(super) fn build(
         k.execute_batch(&format!("CREATE INDEX IF NOT EXISTS {name} ON {on};"))?;
     }
     let total = step("counting operations per state".to_string(), progress);
-    complete(k, total, progress)
+    complete(k, total, flusher, progress)
 }
 
 /// Syncs what the build wrote, then counts per state and marks the model
@@ -108,9 +109,10 @@ pub(super) fn build(
 fn complete(
     k: &Connection,
     total: usize,
+    flusher: Option<Flusher>,
     progress: &mut dyn FnMut(Progress),
 ) -> rusqlite::Result<()> {
-    bulk::harden(k)?;
+    bulk::harden(k, flusher)?;
     k.execute_batch(COMPLETE)?;
     // The model's alone (`main`): the ledger, attached read-only, is the
     // service's. A reader holding the file open keeps what it may still

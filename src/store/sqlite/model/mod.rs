@@ -13,6 +13,7 @@ mod build;
 mod bulk;
 mod catch_up;
 mod ddl;
+mod flush;
 mod lock;
 mod texts;
 
@@ -28,6 +29,8 @@ use crate::error::Result;
 use crate::store::backend::Waiter;
 use crate::store::open::Progress;
 
+#[cfg(test)]
+pub(crate) use ddl::PAGE_BYTES;
 pub(crate) use ddl::sidecar;
 #[cfg(test)]
 pub(crate) use lock::lock_path;
@@ -322,6 +325,8 @@ fn keeper(ledger: &Path, wait: Duration) -> rusqlite::Result<Connection> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     k.busy_timeout(wait)?;
+    // Before WAL, which fixes a new file's page size.
+    k.pragma_update(None, "page_size", ddl::PAGE_BYTES)?;
     k.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     // A copy settle can always make again: a power cut may lose its last
     // commits, never the ledger's.
