@@ -37,8 +37,9 @@ const BUILD_CHECKPOINT_PAGES: i64 = 16_384;
 /// all of it (SQLite caps it at `SQLITE_MAX_MMAP_SIZE`, which
 /// `.cargo/config.toml` raises past SQLite's default 2 GiB). The build reads
 /// the whole ledger once and sorts through the model's file, and a map
-/// spares each page its copy from the kernel: at 10M, 57.9 s and 12.6 s of
-/// system time read through `pread`, 51.3 s and 7.7 s through the map. The
+/// spares each page its copy from the kernel: at 10M the build took
+/// 61-68 s, 13-16 s of it system time, through `pread`, and 55.6-58.1 s,
+/// 9-10 s of it system time, through the map. The
 /// mapped pages are the page cache's, clean and reclaimable, which reads
 /// fill either way; they count in the process's resident size until the
 /// build ends ([`harden`] unmaps them).

@@ -10,12 +10,6 @@ use crate::store::sqlite::read::filter::{STALE_CANDIDATES, instant_sql, queue_ca
 /// The read model's format: a file of another format is rebuilt.
 pub(crate) const FORMAT: i64 = 5;
 
-/// The page size of a read model's new file, in bytes (an existing file
-/// keeps its own). Four times SQLite's default: the build writes and sorts
-/// fewer, fuller pages (10M: 57.9 s against 67.6 s with 4 KiB pages), and
-/// a page of an index holds four times the entries a page walks.
-pub(crate) const PAGE_BYTES: i64 = 16_384;
-
 /// The read model of `ledger`: the ledger's path with `-settle` after it,
 /// beside SQLite's own `-wal` and `-shm`.
 pub(crate) fn sidecar(ledger: &Path) -> PathBuf {

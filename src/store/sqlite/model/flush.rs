@@ -6,8 +6,8 @@
 //! behind them (10M: 203 ms, three commits over 100 ms, at 35, 36 and
 //! 57 s). A thread beside the build now syncs the file every
 //! [`FLUSH_EVERY`], so a burst is at most what the build wrote since (the
-//! same service: 12 ms at most, and the build no slower). PostgreSQL does
-//! the same for its checkpoints (`checkpoint_flush_after`).
+//! same service: 10-12 ms at most, and the build no slower). PostgreSQL
+//! does the same for its checkpoints (`checkpoint_flush_after`).
 //!
 //! The thread syncs through a descriptor of its own, and closing any
 //! descriptor of a file drops every POSIX lock the process holds on it,

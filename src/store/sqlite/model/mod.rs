@@ -29,8 +29,6 @@ use crate::error::Result;
 use crate::store::backend::Waiter;
 use crate::store::open::Progress;
 
-#[cfg(test)]
-pub(crate) use ddl::PAGE_BYTES;
 pub(crate) use ddl::sidecar;
 #[cfg(test)]
 pub(crate) use lock::lock_path;
@@ -325,8 +323,6 @@ fn keeper(ledger: &Path, wait: Duration) -> rusqlite::Result<Connection> {
             | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     k.busy_timeout(wait)?;
-    // Before WAL, which fixes a new file's page size.
-    k.pragma_update(None, "page_size", ddl::PAGE_BYTES)?;
     k.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
     // A copy settle can always make again: a power cut may lose its last
     // commits, never the ledger's.

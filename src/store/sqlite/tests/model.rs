@@ -11,7 +11,7 @@ use super::{Ledger, adopted, insert_attempt, insert_op, now};
 use crate::domain::{Seek, State};
 use crate::query::Query;
 use crate::store::backend::{Reads as _, Session as _};
-use crate::store::sqlite::model::{PAGE_BYTES, sidecar};
+use crate::store::sqlite::model::sidecar;
 use crate::store::{Access, Waiter};
 
 fn keyed(ledger: &Ledger, key: &str) -> Vec<crate::domain::OperationRow> {
@@ -241,13 +241,6 @@ fn a_build_copies_around_the_wal_and_leaves_the_model_in_it() {
         .unwrap();
     assert_eq!(mode, "wal");
     assert_eq!(keyed(&ledger, "k-0003").len(), 1);
-    // A new model's pages, fixed before the first write.
-    let page = u16::from_be_bytes(
-        std::fs::read(sidecar(&path)).unwrap()[16..18]
-            .try_into()
-            .unwrap(),
-    );
-    assert_eq!(i64::from(page), PAGE_BYTES);
 }
 
 #[test]
