@@ -75,13 +75,19 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
     let whole = LIMIT.max(Duration::from_secs(n / 1_000_000 * 60));
     // A service commits every 10 ms meanwhile: adoption must not make it
     // wait (issue 17: never over 100 ms, no write lost).
+    // The same service alone first, for about as long as adoption takes
+    // (6 s a million): what this machine's disk makes a commit wait
+    // anyway.
+    let ((), before) = crate::pg_service::commits_during(&address, || {
+        std::thread::sleep(Duration::from_secs(n / 1_000_000 * 6).max(Duration::from_secs(5)));
+    })?;
     let adopting = Instant::now();
     let (adopt, service) = crate::pg_service::commits_during(&address, || {
         run_timed_within(Command::new(settle_bin()).args(["adopt", &address]), whole)
     })?;
-    // The same service as long again with settle gone: what this machine's
-    // disk makes a commit wait anyway.
-    let ((), alone) = crate::pg_service::commits_during(&address, || {
+    // And as long again after, while the server takes in what adoption
+    // wrote (its checkpoint, its autovacuum of settle's new tables).
+    let ((), after) = crate::pg_service::commits_during(&address, || {
         std::thread::sleep(adopting.elapsed());
     })?;
     fig(
@@ -92,8 +98,9 @@ pub fn measure(n: u64, pristine: &Path) -> Result<Vec<Figure>, String> {
             service.line()
         ),
         format!(
-            "COPY of the service rows: {secs:.0} s; the service alone as long after: {}",
-            alone.line()
+            "COPY of the service rows: {secs:.0} s; the service alone before: {}; as long after: {}",
+            before.line(),
+            after.line()
         ),
     );
 

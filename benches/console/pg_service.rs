@@ -4,7 +4,8 @@
 //! so none joins the queue (a reservation without a lease is stale) and
 //! the figures after it still find the rows they expect. Shared by the
 //! console benchmark (at 10M, beside its whole passes) and the tax
-//! benchmark.
+//! benchmark, whose SQLite service commits through the same loop
+//! ([`service_during`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,16 +51,41 @@ impl Commits {
 /// Runs `work` while one client on `address` commits an operation every
 /// 10 ms (from half a second before to half a second after).
 pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, Commits), String> {
+    let address = address.to_string();
+    service_during(
+        move || postgres::Client::connect(&address, postgres::NoTls).map_err(|e| e.to_string()),
+        |c: &mut postgres::Client, key: &str| {
+            c.execute(
+                "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+                    max_attempts, lease_expires_at, created_at, updated_at, version)
+                 VALUES ('svc', 'place_order', $1, 'sha256:00', 'reserved', 3,
+                    now() + interval '1 day', now(), now(), 1)",
+                &[&key],
+            )
+            .map(drop)
+            .map_err(|e| e.to_string())
+        },
+        work,
+    )
+}
+
+/// Runs `work` while a service, on the connection `connect` opens,
+/// commits one operation every 10 ms with `commit` (its own key each,
+/// new to the ledger), from half a second before to half a second after.
+pub fn service_during<C, R>(
+    connect: impl FnOnce() -> Result<C, String> + Send + 'static,
+    commit: impl Fn(&mut C, &str) -> Result<(), String> + Send + 'static,
+    work: impl FnOnce() -> R,
+) -> Result<(R, Commits), String> {
     let stop = Arc::new(AtomicBool::new(false));
     // The service's own unique key: each run's operations are new ones.
     let run = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     let writer = {
-        let (address, stop) = (address.to_string(), stop.clone());
+        let stop = stop.clone();
         std::thread::spawn(move || -> Result<Commits, String> {
-            let mut c =
-                postgres::Client::connect(&address, postgres::NoTls).map_err(|e| e.to_string())?;
+            let mut c = connect()?;
             let mut seen = Commits {
                 waits: Vec::new(),
                 failed: 0,
@@ -69,16 +95,8 @@ pub fn commits_during<R>(address: &str, work: impl FnOnce() -> R) -> Result<(R, 
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let start = Instant::now();
-                let key = format!("during-{run}-{i}");
-                let r = c.execute(
-                    "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
-                        max_attempts, lease_expires_at, created_at, updated_at, version)
-                     VALUES ('svc', 'place_order', $1, 'sha256:00', 'reserved', 3,
-                        now() + interval '1 day', now(), now(), 1)",
-                    &[&key],
-                );
-                match r {
-                    Ok(_) => {
+                match commit(&mut c, &format!("during-{run}-{i}")) {
+                    Ok(()) => {
                         let wait = start.elapsed();
                         if wait > Duration::from_millis(100) {
                             // Printed as it happens, among the progress

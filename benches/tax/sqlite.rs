@@ -7,8 +7,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
@@ -165,57 +163,19 @@ pub fn measure(
 }
 
 /// A service committing one reservation every 10 ms to `path` while
-/// `work` runs (from half a second before to half a second after): what
-/// each commit waited, how many failed, and when each commit over 100 ms
-/// began, from the start of `work`.
+/// `work` runs; a failed commit is rolled back.
 fn commits_during<R>(path: &Path, work: impl FnOnce() -> R) -> Result<(R, Commits), String> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let began = Instant::now() + Duration::from_millis(500);
-    // The service's own unique key: each run's operations are new ones.
-    let run = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let writer = {
-        let (path, stop) = (path.to_path_buf(), stop.clone());
-        std::thread::spawn(move || -> rusqlite::Result<Commits> {
-            let c = service(&path, "NORMAL")?;
-            let mut seen = Commits {
-                waits: Vec::new(),
-                failed: 0,
-                slow: Vec::new(),
-            };
-            let mut i = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                let start = Instant::now();
-                match reserve(&c, &format!("during-{run}-{i}")) {
-                    Ok(_) => {
-                        let wait = start.elapsed();
-                        if wait > Duration::from_millis(100) {
-                            seen.slow.push(start.saturating_duration_since(began));
-                        }
-                        seen.waits.push(wait);
-                    }
-                    Err(_) => {
-                        seen.failed += 1;
-                        let _ = c.execute_batch("ROLLBACK");
-                    }
-                }
-                i += 1;
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Ok(seen)
-        })
-    };
-    // The service runs alone first, so its own figures are in the sample.
-    std::thread::sleep(Duration::from_millis(500));
-    let result = work();
-    std::thread::sleep(Duration::from_millis(500));
-    stop.store(true, Ordering::Relaxed);
-    let seen = writer
-        .join()
-        .map_err(|_| "the service thread panicked".to_string())?
-        .map_err(|e| e.to_string())?;
-    Ok((result, seen))
+    let path = path.to_path_buf();
+    crate::pg_service::service_during(
+        move || service(&path, "NORMAL").map_err(|e| e.to_string()),
+        |c: &mut Connection, key: &str| {
+            reserve(c, key).map(drop).map_err(|e| {
+                let _ = c.execute_batch("ROLLBACK");
+                e.to_string()
+            })
+        },
+        work,
+    )
 }
 
 /// A service committing every 10 ms while `settle adopt` adopts a copy of
