@@ -1,8 +1,8 @@
 //! Writing the build's pages out as it goes. The build writes its file
 //! without syncing ([`super::bulk`]), so the kernel held gigabytes of it
-//! dirty and wrote them out in bursts: the first at the 30 s its dirty
-//! pages may age, the last at the sync before the model is marked
-//! complete. A service's commit that needed the disk meanwhile waited
+//! dirty and wrote them out in bursts: the first when the oldest reached
+//! the 30 s the kernel lets a page stay dirty, the last at the sync before
+//! the model is marked complete. A service's commit that needed the disk meanwhile waited
 //! behind them (10M: 203 ms, three commits over 100 ms, at 35, 36 and
 //! 57 s). A thread beside the build now syncs the file every
 //! [`FLUSH_EVERY`], so a burst is at most what the build wrote since (the
