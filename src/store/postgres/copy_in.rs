@@ -220,12 +220,13 @@ impl<'a> Encoder<'a> {
         Ok(())
     }
 
-    /// The last bytes, with the binary format's trailer.
-    pub(super) fn finish(mut self) -> Vec<u8> {
+    /// The last bytes, with the binary format's trailer: the encoder is
+    /// done with.
+    pub(super) fn finish(&mut self) -> Vec<u8> {
         if self.format == Format::Binary {
             self.out.extend_from_slice(&(-1i16).to_be_bytes());
         }
-        self.out
+        std::mem::take(&mut self.out)
     }
 }
 

@@ -71,34 +71,23 @@ impl Stream<'_> {
     }
 
     /// The last rows, and that they ended.
-    fn end(self) -> Result<()> {
-        let Stream { encoder, chunks } = self;
-        let (shown, table) = (encoder.shown, encoder.table.name);
-        let stream = |chunk| send(&chunks, shown, table, chunk);
-        stream(Chunk::Bytes(encoder.finish()))?;
-        stream(Chunk::End)
+    fn end(mut self) -> Result<()> {
+        let last = self.encoder.finish();
+        self.send(Chunk::Bytes(last))?;
+        self.send(Chunk::End)
     }
 
+    /// A send fails only when the session stopped, with an error of its
+    /// own that the copy reports instead.
     fn send(&self, chunk: Chunk) -> Result<()> {
-        send(
-            &self.chunks,
-            self.encoder.shown,
-            self.encoder.table.name,
-            chunk,
-        )
+        self.chunks.send(chunk).map_err(|_| {
+            Error::ledger(
+                self.encoder.shown,
+                format!("the session writing {} stopped", self.encoder.table.name),
+                "nothing was copied; copy again",
+            )
+        })
     }
-}
-
-/// A send fails only when the session stopped, with an error of its own
-/// that the copy reports instead.
-fn send(chunks: &SyncSender<Chunk>, shown: &Path, table: &str, chunk: Chunk) -> Result<()> {
-    chunks.send(chunk).map_err(|_| {
-        Error::ledger(
-            shown,
-            format!("the session writing {table} stopped"),
-            "nothing was copied; copy again",
-        )
-    })
 }
 
 /// Work on a staged table once its rows are in, in one transaction in a
@@ -276,7 +265,7 @@ impl Pg {
         std::thread::scope(|s| {
             let mut running = Running::new();
             let mut fed = Vec::new();
-            for table in &TABLES {
+            for (i, table) in TABLES.iter().enumerate() {
                 let n = if streamed(table) {
                     let beside = (table.name == "events").then(|| event_ops.take()).flatten();
                     let jobs = jobs(table, &mut deferred);
@@ -293,21 +282,17 @@ impl Pg {
                 };
                 report.tables.push((table.name, n));
                 fed.push(table.name);
-                // Each foreign key as soon as both its tables are in.
+                // Each foreign key as soon as both its tables are in; one
+                // that names a table no copy streams, after the last.
+                let last = i + 1 == TABLES.len();
                 let (ready, later) = std::mem::take(&mut foreign).into_iter().partition(|k| {
-                    fed.contains(&k.table.as_str()) && fed.contains(&k.references.as_str())
+                    last || fed.contains(&k.table.as_str()) && fed.contains(&k.references.as_str())
                 });
                 foreign = later;
                 for key in ready {
                     if let Err(e) = this.foreign_key(s, key, &mut running) {
                         return wait_all(&mut running).and(Err(e));
                     }
-                }
-            }
-            // One that names a table no copy streams, once all are built.
-            for key in foreign {
-                if let Err(e) = this.foreign_key(s, key, &mut running) {
-                    return wait_all(&mut running).and(Err(e));
                 }
             }
             wait_all(&mut running)
