@@ -104,15 +104,16 @@ pub(super) fn sorting(k: &Connection) -> rusqlite::Result<()> {
     k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)
 }
 
-/// The keeper's settings back to the catch-up's (WAL, so the console's
-/// readers never wait for it), and everything the build wrote synced to
-/// disk: by the build's `flusher`, before the file goes back to WAL (see
-/// [`super::flush`]); without one, the model's file and its WAL. Called
-/// before the build marks the model complete.
+/// Everything the build wrote synced to disk, then the keeper's settings
+/// back to the catch-up's (WAL, so the console's readers never wait for
+/// it). The build's `flusher` syncs and closes its descriptor while the
+/// file is still in a rollback journal ([`super::flush`]); without one,
+/// the model's file and its WAL are synced here. Called before the build
+/// marks the model complete.
 pub(super) fn harden(k: &Connection, flusher: Option<Flusher>) -> rusqlite::Result<()> {
-    let flushed = flusher.is_some();
-    if let (Some(flusher), Some(path)) = (flusher, file(k)) {
-        flusher.finish().map_err(|e| not_synced(path, e))?;
+    match flusher {
+        Some(flusher) => flusher.finish()?,
+        None => sync_files(k)?,
     }
     if !journal::back_to_wal(k)? {
         return Err(rusqlite::Error::SqliteFailure(
@@ -123,8 +124,12 @@ pub(super) fn harden(k: &Connection, flusher: Option<Flusher>) -> rusqlite::Resu
     k.pragma_update(None, "synchronous", "NORMAL")?;
     k.pragma_update(None, "cache_size", -DEFAULT_CACHE_KIB)?;
     k.pragma_update(None, "wal_autocheckpoint", 1000)?;
-    map(k, 0)?;
-    let Some(path) = file(k).filter(|_| !flushed) else {
+    map(k, 0)
+}
+
+/// Syncs the keeper's file and its WAL, where they are on disk.
+fn sync_files(k: &Connection) -> rusqlite::Result<()> {
+    let Some(path) = file(k) else {
         return Ok(());
     };
     let mut wal = path.as_os_str().to_owned();
@@ -140,7 +145,8 @@ pub(super) fn harden(k: &Connection, flusher: Option<Flusher>) -> rusqlite::Resu
     Ok(())
 }
 
-fn not_synced(file: &Path, e: std::io::Error) -> rusqlite::Error {
+/// A sync that failed, as SQLite's own I/O error naming the file.
+pub(super) fn not_synced(file: &Path, e: std::io::Error) -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(
         rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
         Some(format!("syncing {}: {e}", file.display())),

@@ -16,7 +16,7 @@
 //! connection in a rollback journal holds no lock between transactions.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -27,6 +27,7 @@ const FLUSH_EVERY: Duration = Duration::from_millis(250);
 
 /// The thread syncing the model's file while the build writes it.
 pub(super) struct Flusher {
+    path: PathBuf,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<File>>,
 }
@@ -51,6 +52,7 @@ impl Flusher {
                 file
             })?;
         Ok(Flusher {
+            path: path.to_path_buf(),
             stop,
             thread: Some(thread),
         })
@@ -58,13 +60,14 @@ impl Flusher {
 
     /// Stops the thread, syncs the file whole (data and size) and closes
     /// the descriptor: what the build wrote is on disk.
-    pub(super) fn finish(mut self) -> std::io::Result<()> {
-        match self.join() {
+    pub(super) fn finish(mut self) -> rusqlite::Result<()> {
+        let synced = match self.join() {
             Some(file) => file.sync_all(),
             None => Err(std::io::Error::other(
                 "the thread syncing the model stopped",
             )),
-        }
+        };
+        synced.map_err(|e| super::bulk::not_synced(&self.path, e))
     }
 
     fn join(&mut self) -> Option<File> {
