@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
-use super::flush::Flusher;
+use super::flush::{Flusher, not_synced};
 use crate::store::sqlite::journal;
 
 /// The read model's page cache while the build copies, in KiB: the
@@ -143,14 +143,6 @@ fn sync_files(k: &Connection) -> rusqlite::Result<()> {
         synced.map_err(|e| not_synced(file, e))?;
     }
     Ok(())
-}
-
-/// A sync that failed, as SQLite's own I/O error naming the file.
-pub(super) fn not_synced(file: &Path, e: std::io::Error) -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
-        Some(format!("syncing {}: {e}", file.display())),
-    )
 }
 
 #[cfg(test)]

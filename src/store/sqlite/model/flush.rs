@@ -67,7 +67,7 @@ impl Flusher {
                 "the thread syncing the model stopped",
             )),
         };
-        synced.map_err(|e| super::bulk::not_synced(&self.path, e))
+        synced.map_err(|e| not_synced(&self.path, e))
     }
 
     fn join(&mut self) -> Option<File> {
@@ -84,6 +84,14 @@ impl Drop for Flusher {
     fn drop(&mut self) {
         self.join();
     }
+}
+
+/// A sync that failed, as SQLite's own I/O error naming the file.
+pub(super) fn not_synced(file: &Path, e: std::io::Error) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_IOERR_FSYNC),
+        Some(format!("syncing {}: {e}", file.display())),
+    )
 }
 
 #[cfg(test)]
