@@ -31,34 +31,19 @@
 
 pub mod app;
 pub mod cli;
-pub mod cli_receiver;
 pub mod commands;
-pub mod config;
-pub mod counter;
+pub mod console;
 pub mod domain;
 pub mod drill;
-pub mod drill_dir;
-pub mod drilling;
-pub mod effects;
 pub mod error;
 pub mod export;
-pub mod gate;
-pub mod intent;
-pub mod keymap;
 pub mod labels;
-pub mod mouse;
-pub mod named;
-pub mod opening;
-pub mod probing;
 pub mod query;
 pub mod receivers;
-pub mod starting;
+pub mod reference_receiver;
 pub mod store;
 pub mod text;
-pub mod tui;
 pub mod ui;
-pub mod watch;
-pub mod workers;
 
 pub use commands::demo;
 pub use error::{Error, Result};

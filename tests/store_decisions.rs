@@ -122,7 +122,7 @@ fn a_held_write_lock_is_a_busy_outcome_for_every_draft() {
     let before = counts(&path);
     let service = rusqlite::Connection::open(&path).unwrap();
     service.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let answers = [settle::effects::record(&mut ledger, now, &drafts)];
+    let answers = [settle::console::effects::record(&mut ledger, now, &drafts)];
     service.execute_batch("ROLLBACK").unwrap();
     let [Msg::DecisionsRecorded(results)] = answers.as_slice() else {
         panic!("{answers:?}");

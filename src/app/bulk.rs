@@ -6,7 +6,7 @@
 //! screen's thread, and the writer records the passing ones in guarded
 //! batches, reporting progress. This file holds the plain data they pass
 //! around; the keys and answers are `bulk_flow`'s, the judging and writing
-//! `crate::effects`'.
+//! `crate::console::effects`'.
 
 use super::pane::ListId;
 use crate::domain::{DecisionDraft, OperationId};

@@ -10,8 +10,8 @@ use super::effect::{Effect, Read};
 use super::filtering::requery;
 use super::model::{App, DetailPane, Mode};
 use super::pane::ListId;
+use crate::console::input::intent::View;
 use crate::domain::OperationId;
-use crate::intent::View;
 
 /// `v`: the comparison across runs, or back to the cases.
 pub(super) fn compare_runs(app: &mut App) -> Vec<Effect> {

@@ -336,7 +336,9 @@ mod tests {
         let mut h = Harness::new();
         h.receive(Msg::Resize(100, 30));
         h.app.drills.files = vec![
-            crate::effects::read_drill(std::path::Path::new("sample-data/drill-results.json")),
+            crate::console::effects::read_drill(std::path::Path::new(
+                "sample-data/drill-results.json",
+            )),
             LoadedDrill::new(
                 "missing.json".into(),
                 Err("missing.json: cannot read".into()),
@@ -484,7 +486,7 @@ mod properties {
             h.receive(Msg::Resize(90, height));
             let sample = std::path::Path::new("sample-data/drill-results.json");
             // Twice: the comparison (`v`) needs two runs.
-            h.app.drills.files = vec![crate::effects::read_drill(sample); 2];
+            h.app.drills.files = vec![crate::console::effects::read_drill(sample); 2];
             h.keys("3");
             for i in script {
                 h.keys(TOKENS[i]);

@@ -6,7 +6,7 @@
 use ratatui::layout::{Constraint, Direction, Layout, Position, Rect};
 use unicode_width::UnicodeWidthStr;
 
-use crate::intent::View;
+use crate::console::input::intent::View;
 
 /// Width from which the detail sits beside the list instead of below it.
 pub const SIDE_BY_SIDE_WIDTH: u16 = 140;

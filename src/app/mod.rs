@@ -53,7 +53,7 @@ pub(crate) mod testkit;
 mod update;
 pub mod window;
 
-pub use crate::intent::{Intent, View};
+pub use crate::console::input::intent::{Intent, View};
 pub use clusters::ClustersPane;
 pub use drills::{DrillRow, DrillsPane, LoadedDrill};
 pub use effect::{Count, Effect, PageSource, Read, ScanRead, Ticket, Write};

@@ -19,9 +19,9 @@ use super::pane::{ListId, Pane, PaneCursor};
 use super::reading::Reading;
 use super::scan::ListScan;
 use super::window::{Fetch, Merge, Window};
+use crate::console::input::intent::{KeyMode, View};
+use crate::console::input::keymap::Keymap;
 use crate::domain::{Decision, DecisionReceipt, OperationDetail, OperationId, OperationRow};
-use crate::intent::{KeyMode, View};
-use crate::keymap::Keymap;
 use crate::query::Query;
 use crate::store::{Progress, StateCounts};
 

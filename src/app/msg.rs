@@ -79,7 +79,7 @@ pub struct DecisionResult {
 
 /// What the shell reports: results of effects, the clock, the terminal's
 /// size and the ledger's liveness. Never what a key meant (that is an
-/// [`crate::intent::Intent`]).
+/// [`crate::console::input::intent::Intent`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Msg {
     /// The shell's clock, each tick.

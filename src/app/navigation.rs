@@ -8,8 +8,8 @@ use super::filtering::{clear_filter, read_from_start, requery, scan_refresh};
 use super::model::{App, DetailPane, FormSlot, Mode};
 use super::pane::{ListId, Pane};
 use super::window::{Fetch, Merge, PAGE};
+use crate::console::input::intent::View;
 use crate::domain::{CatchUp, ClusterDimension, Sort};
-use crate::intent::View;
 
 pub(super) fn show_view(app: &mut App, view: View) -> Vec<Effect> {
     let mut effects = leaving(app, view);

@@ -5,7 +5,7 @@
 //! cursor and page request live in `model`). Pure: no loading here.
 
 use super::window::{Fetch, Keyed, Merge, Window};
-use crate::intent::View;
+use crate::console::input::intent::View;
 
 /// The two operation lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! screen's thread and report each answer as it is recorded; the status
 //! line says how far they got. This file holds where a run stands and what
 //! the prober reports; the keys are `probe_flow`'s, running and recording
-//! `crate::effects::probe`'s.
+//! `crate::console::effects::probe`'s.
 
 use crate::domain::{OperationId, ProbeOutcome};
 

@@ -6,10 +6,10 @@ use chrono::{DateTime, Utc};
 use tempfile::TempDir;
 
 use super::{App, Effect, Intent, Msg, apply, update};
+use crate::console::input::keymap::{Key, Keymap};
 use crate::domain::{
     NewAttempt, NewEvent, NewOperation, OpTypeContract, Outcome, State, parse_time,
 };
-use crate::keymap::{Key, Keymap};
 use crate::store::Ledger;
 
 pub const NOW: &str = "2026-11-06T12:00:00Z";
@@ -234,7 +234,7 @@ impl Harness {
         let mut effects = Vec::new();
         for c in text.chars() {
             let key = Key {
-                name: crate::keymap::KeyName::Char(c),
+                name: crate::console::input::keymap::KeyName::Char(c),
                 ctrl: false,
             };
             if let Some(intent) = self.app.keymap.resolve(self.app.mode.key_mode(), key) {
@@ -279,16 +279,16 @@ pub fn two_runs(dir: &std::path::Path) -> Vec<super::LoadedDrill> {
 
 /// A drill file loaded as `--drill` loads it (`effects::read_drill`).
 pub fn loaded(path: &std::path::Path) -> super::LoadedDrill {
-    crate::effects::read_drill(path)
+    crate::console::effects::read_drill(path)
 }
 
 /// One effect carried out synchronously, as the console's workers would
-/// ([`crate::workers`], [`crate::counter`]), answering with their messages.
+/// ([`crate::console::workers`], [`crate::console::counter`]), answering with their messages.
 /// Lookups run child processes, which only the console's prober starts:
 /// here a probe ends at once, unrun, so the model leaves its probing state.
 fn perform(ledger: &mut Ledger, now: DateTime<Utc>, effect: Effect) -> Vec<Msg> {
     use crate::app::effect::{Count, Write};
-    use crate::effects::{clusters, count, first_line, read, record, record_bulk};
+    use crate::console::effects::{clusters, count, first_line, read, record, record_bulk};
     match effect {
         Effect::Read(r) => read(ledger, now, r),
         Effect::Write(Write::Decisions(drafts)) => vec![record(ledger, now, &drafts)],

@@ -310,7 +310,9 @@ fn a_retry_is_undone_by_cancelling_it() {
 #[test]
 fn a_user_keymap_changes_what_keys_do_and_what_help_says() {
     let mut h = Harness::new();
-    h.app.keymap = crate::keymap::Keymap::load(Some("list x decide_applied\nlist a none")).unwrap();
+    h.app.keymap =
+        crate::console::input::keymap::Keymap::load(Some("list x decide_applied\nlist a none"))
+            .unwrap();
     h.keys("a");
     assert_eq!(h.app.mode, Mode::Normal);
     h.keys("x");

@@ -25,8 +25,8 @@ use super::pane::ListId;
 use super::pointer;
 use super::probe_flow;
 use super::window::{Fetch, Merge, PAGE};
+use crate::console::input::intent::{Intent, View};
 use crate::domain::Sort;
-use crate::intent::{Intent, View};
 use crate::query::Query;
 use crate::store::StateCounts;
 

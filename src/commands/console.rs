@@ -1,8 +1,8 @@
 //! `settle LEDGER`: opens the console on a ledger with the resolved
-//! [`Config`]; the console itself lives in [`crate::tui`].
+//! [`Config`]; the console itself lives in [`crate::console::shell`].
 
 use crate::cli::ConsoleArgs;
-use crate::config::Config;
+use crate::cli::config::Config;
 use crate::error::{Error, Result};
 
 pub fn run(args: ConsoleArgs, config: &Config) -> Result<()> {
@@ -17,5 +17,5 @@ pub fn run(args: ConsoleArgs, config: &Config) -> Result<()> {
             dir.display()
         )));
     }
-    crate::tui::run(&ledger, &args.drills, args.drill_dir.as_deref(), config)
+    crate::console::shell::run(&ledger, &args.drills, args.drill_dir.as_deref(), config)
 }

@@ -1,5 +1,5 @@
 //! `settle decide`: records one decision through the store (atomic, audited,
-//! version-guarded) under the operator [`crate::config`] resolved, and says
+//! version-guarded) under the operator [`crate::cli::config`] resolved, and says
 //! what was written. Refuses with a usage error when no operator is known.
 //! With `--filter` it hands over to [`super::decide_bulk`].
 
@@ -9,7 +9,7 @@ use super::decide_flags::{draft, kind};
 use super::ledger_arg::open_for_writing;
 use super::output::emit;
 use crate::cli::DecideArgs;
-use crate::config::Config;
+use crate::cli::config::Config;
 use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
 use crate::error::{Error, Result};
 

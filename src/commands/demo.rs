@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use crate::cli::ListFormat;
-use crate::config::Config;
+use crate::cli::config::Config;
 use crate::domain::{DecisionDraft, DecisionKind, OperationId};
 use crate::error::{Error, Result};
 use crate::query::Query;
+use crate::reference_receiver::db::{KeyRequest, ReceiverDb};
 use crate::store::Ledger;
-use crate::store::receiver::{KeyRequest, ReceiverDb};
 
 /// The sample ledger, as a service's SQL script.
 pub const SAMPLE_LEDGER_SQL: &str = include_str!("../../sample-data/ledger.sql");
@@ -102,7 +102,7 @@ pub fn build(dir: &Path, now: DateTime<Utc>) -> Result<Demo> {
     )?;
     let receiver_db = dir.join("receiver.db");
     seed_receiver(&ledger, &receiver_db, now)?;
-    let receivers_path = dir.join(crate::config::RECEIVERS_FILE);
+    let receivers_path = dir.join(crate::cli::config::RECEIVERS_FILE);
     write_receivers(&receivers_path, &receiver_db)?;
     Ok(Demo {
         ledger,
@@ -239,7 +239,7 @@ pub fn run(
     if !no_console && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         // The console opens the ledger itself, with its own connections.
         drop(demo.ledger);
-        return crate::tui::run(&demo.ledger_path, &[demo.drill_path], None, &config);
+        return crate::console::shell::run(&demo.ledger_path, &[demo.drill_path], None, &config);
     }
     println!("The triage queue of the sample ledger:\n");
     let colour = super::output::colour(&config);

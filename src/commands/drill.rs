@@ -9,7 +9,7 @@ use crate::cli::{DrillCommand, ShowFormat};
 use crate::error::Result;
 use crate::text::sanitize;
 
-pub fn run(command: DrillCommand, config: &crate::config::Config) -> Result<()> {
+pub fn run(command: DrillCommand, config: &crate::cli::config::Config) -> Result<()> {
     match command {
         DrillCommand::Show { files, format } => show(&files, format),
         DrillCommand::Import { file, ledger } => import(&file, &ledger),

@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 use ratatui::style::Color;
 
 use super::output::{colour, emit, emit_page, left_out, rows_wanted};
+use crate::cli::config::Config;
 use crate::cli::{ListArgs, ListFormat};
-use crate::config::Config;
 use crate::domain::{Malformed, OperationRow, Sort, SortKey, age};
 use crate::error::{Error, Result};
 use crate::export::{OPERATION_CSV_HEADER, operation_csv, operation_json};

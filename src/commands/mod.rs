@@ -1,6 +1,6 @@
 //! The scriptable commands, one module each: every command opens the ledger
 //! through `store`, does one thing, and prints it through [`output`] in the
-//! format asked for. Settings come resolved from [`crate::config`]. Text
+//! format asked for. Settings come resolved from [`crate::cli::config`]. Text
 //! output is sanitised and carries no colour unless stdout is a terminal and
 //! `NO_COLOR` is unset. Nothing here speaks SQL.
 
@@ -23,14 +23,13 @@ mod named;
 mod output;
 mod probe;
 mod progress;
-mod receiver;
 mod show;
 mod worker;
 
 use chrono::Utc;
 
+use crate::cli::config::Config;
 use crate::cli::{Cli, Command};
-use crate::config::Config;
 use crate::error::Result;
 
 /// Runs the parsed command line.
@@ -58,7 +57,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
             ..
         }) => demo::run(dir, ledger, no_console, config.for_demo(), now),
         Some(Command::Worker(args)) => worker::run(&args, &config),
-        Some(Command::Receiver { command }) => receiver::run(command, now),
+        Some(Command::Receiver { command }) => crate::reference_receiver::run(command, now),
         Some(Command::Completions { shell }) => completions::run(shell),
         Some(Command::Man) => man::run(),
         Some(Command::Ledgers) => named::list(),

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use crate::cli::Cli;
-use crate::config::Environment;
+use crate::cli::config::Environment;
+use crate::cli::named::Ledgers;
 use crate::error::{Error, Result};
-use crate::named::Ledgers;
 use crate::store::postgres::with_reads;
 
 /// The config file: `$XDG_CONFIG_HOME/settle/config.toml`, else under

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::cli::ListFormat;
-use crate::config::Config;
+use crate::cli::config::Config;
 use crate::error::{Error, Result};
 
 /// Whether text output may use colour: only on a terminal, and only when

@@ -1,7 +1,7 @@
 //! `settle probe`: asks the receivers whether the named operations' effects
 //! exist (or those of the queue rows a filter matches, with `--limit` or
 //! `--all` saying how many may be asked), records each answer as a probe
-//! through [`crate::probing`], and prints a line per operation as its
+//! through [`crate::receivers::probing`], and prints a line per operation as its
 //! lookup ends. Lookup output is untrusted: every printed text is
 //! sanitised. Exit 6 when any answer is unknown (see `--help`).
 
@@ -12,13 +12,13 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::output::{emit_json, emit_page};
+use crate::cli::config::Config;
 use crate::cli::{ProbeArgs, ProbeFormat};
-use crate::config::Config;
 use crate::domain::{Operation, OperationId};
 use crate::error::{Error, Result};
-use crate::probing::{self, Probed};
 use crate::query::Query;
 use crate::receivers::LookupOutcome;
+use crate::receivers::probing::{self, Probed};
 use crate::store::Ledger;
 use crate::text::{json_safe, pad, sanitize};
 

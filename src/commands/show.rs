@@ -9,8 +9,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::output::{emit, emit_json};
+use crate::cli::config::Config;
 use crate::cli::{ShowArgs, ShowFormat};
-use crate::config::Config;
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
 use crate::domain::{

@@ -19,7 +19,7 @@ use signal_hook::consts::signal::{SIGINT, SIGTERM};
 
 use super::output::emit;
 use crate::cli::WorkerArgs;
-use crate::config::Config;
+use crate::cli::config::Config;
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryFinished, RetryRun};
 use crate::error::{Error, Result};
 use crate::receivers::{self, Exit, Receivers, RetryOutcome, Subject};

@@ -8,6 +8,7 @@
 
 pub mod analysis;
 mod canonical;
+pub mod drilling;
 pub mod import;
 pub mod read;
 pub mod report;

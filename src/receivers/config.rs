@@ -118,7 +118,7 @@ impl Receivers {
         }
     }
 
-    /// The configured file ([`crate::config::Config::receivers`]), or
+    /// The configured file ([`crate::cli::config::Config::receivers`]), or
     /// [`Receivers::none`] when there is none.
     pub fn load_configured(path: Option<&Path>) -> Result<Receivers> {
         path.map_or_else(|| Ok(Receivers::none()), Receivers::load)

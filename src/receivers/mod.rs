@@ -7,7 +7,7 @@
 //! The API, for the probe (`p`, `settle probe`) and `settle worker`:
 //!
 //! - [`Receivers::load_configured`]`(config.receivers.as_deref())` reads the
-//!   file [`crate::config::Config`] resolved (`--receivers FILE`, else
+//!   file [`crate::cli::config::Config`] resolved (`--receivers FILE`, else
 //!   `settle/receivers.toml` under the config home), or none.
 //! - [`lookup`]`(&receivers, &subject) -> `[`Lookup`]: [`LookupOutcome`]
 //!   (`Found { result_id }`, `NotFound`, `Unknown { why }`) plus the
@@ -30,6 +30,7 @@
 //! sanitised by whoever shows it.
 
 mod config;
+pub mod probing;
 mod run;
 mod subject;
 

@@ -23,7 +23,6 @@ mod open;
 #[cfg(test)]
 mod parity;
 pub mod postgres;
-pub mod receiver;
 mod registry;
 mod retries;
 mod rows;

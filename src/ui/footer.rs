@@ -10,8 +10,8 @@ use ratatui::widgets::Paragraph;
 use super::draw::clean;
 use super::theme::Theme;
 use crate::app::{App, Intent, ListState, Mode, View};
+use crate::console::input::intent::KeyMode;
 use crate::domain::{DecisionKind, TRIGRAM, TextSearch};
-use crate::intent::KeyMode;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame, status: Rect, hints_area: Rect) {
     let line = match (&app.mode, app.current_list()) {

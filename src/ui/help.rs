@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 use super::draw::centered;
 use super::theme::Theme;
 use crate::app::App;
-use crate::keymap::KeyMode;
+use crate::console::input::keymap::KeyMode;
 use crate::text::fit;
 
 pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
@@ -29,9 +29,11 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame) {
         .map(|(k, _)| k.chars().count())
         .max()
         .unwrap_or(0);
-    let close = app
-        .keymap
-        .hints(KeyMode::Help, app.view, &[crate::intent::Intent::Back]);
+    let close = app.keymap.hints(
+        KeyMode::Help,
+        app.view,
+        &[crate::console::input::intent::Intent::Back],
+    );
     let close_keys = close.first().map(|(k, _)| k.clone()).unwrap_or_default();
     let screen = frame.area();
     let mut notes =

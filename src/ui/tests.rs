@@ -215,7 +215,7 @@ fn with_drills(width: u16, height: u16) -> Harness {
     let mut h = sized(width, height);
     let path = std::path::Path::new("sample-data/drill-results.json");
     h.app.drills.files = vec![
-        crate::effects::read_drill(path),
+        crate::console::effects::read_drill(path),
         LoadedDrill::new(
             "runs/missing.json".into(),
             Err("runs/missing.json: cannot read: No such file or directory".into()),
@@ -310,7 +310,7 @@ fn hostile_drill_text_is_shown_not_obeyed() {
     );
     std::fs::write(&path, json).unwrap();
     let mut h = sized(160, 48);
-    h.app.drills.files = vec![crate::effects::read_drill(&path)];
+    h.app.drills.files = vec![crate::console::effects::read_drill(&path)];
     h.keys("3 enter");
     // `snap` fails on any escape reaching the frame.
     let frame = snap(&h);

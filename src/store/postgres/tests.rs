@@ -357,7 +357,7 @@ fn a_watching_ledger_sees_another_writers_commit() {
 #[test]
 fn a_lost_connection_is_not_live_until_it_reconnects_and_the_screen_is_reread() {
     use crate::app::Msg;
-    use crate::watch::Watch;
+    use crate::console::watch::Watch;
     let Some(db) = fresh_database("reconnect") else {
         return;
     };

@@ -13,7 +13,7 @@ mod decide;
 mod decide_bulk;
 mod derived;
 mod drills;
-pub(super) mod error;
+pub(crate) mod error;
 mod import;
 mod journal;
 mod model;

@@ -10,7 +10,7 @@ use crate::app::testkit::Harness;
 fn concurrent(width: u16, height: u16) -> Harness {
     let file = std::path::Path::new("tests/fixtures/drill/concurrent-callers.json");
     let mut h = sized(width, height);
-    h.app.drills.files = vec![crate::effects::read_drill(file)];
+    h.app.drills.files = vec![crate::console::effects::read_drill(file)];
     h.keys("3 enter");
     h
 }

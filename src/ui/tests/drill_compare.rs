@@ -54,7 +54,7 @@ fn an_imported_case_says_where_it_is_in_the_ledger_and_the_operation_says_its_ca
     let plan = crate::drill::import_plan(&file, "drill-results");
     let mut h = sized(160, 48);
     h.ledger.import(&plan, &[]).unwrap();
-    h.app.drills.files = vec![crate::effects::read_drill(sample)];
+    h.app.drills.files = vec![crate::console::effects::read_drill(sample)];
     h.keys("3 enter");
     let frame = snap(&h);
     assert!(frame.contains("in the ledger: #"), "{frame}");

@@ -7,9 +7,9 @@ use std::time::Duration;
 use super::frame;
 use crate::app::Msg;
 use crate::app::testkit::{Harness, fixture, now};
+use crate::console::input::intent::{Intent, View};
 use crate::domain::retry_run::{Claimed, RetryEnd, RetryRun};
 use crate::domain::{DecisionDraft, DecisionKind, OperationId, State};
-use crate::intent::{Intent, View};
 
 #[test]
 fn a_workers_claim_and_finish_show_in_the_list_and_the_detail() {

@@ -28,20 +28,20 @@ use ratatui::crossterm::terminal::{Clear, ClearType, EnterAlternateScreen, enabl
 use signal_hook::consts::signal::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP};
 
 use crate::app::{self, App, Count, Effect, Intent, Msg, View, Write};
-use crate::config::Config;
-use crate::counter::Counter;
-use crate::drill_dir::{self, DrillDir};
-use crate::effects::drill::Driller;
+use crate::cli::config::Config;
+use crate::console::connections;
+use crate::console::counter::Counter;
+use crate::console::drill_dir::{self, DrillDir};
+use crate::console::effects::drill::Driller;
+use crate::console::gate::Gate;
+use crate::console::input::keymap::Key;
+use crate::console::input::mouse;
+use crate::console::start::{access, new_app, open_notices, read_only_unasked};
+use crate::console::watch::Watch;
+use crate::console::workers::{self, ReadDone, Reader, Writer};
 use crate::error::{Error, Result};
-use crate::gate::Gate;
-use crate::keymap::Key;
-use crate::mouse;
-use crate::opening;
 use crate::receivers::Receivers;
-use crate::starting::{access, new_app, open_notices, read_only_unasked};
 use crate::ui;
-use crate::watch::Watch;
-use crate::workers::{self, ReadDone, Reader, Writer};
 
 /// How often the watcher is asked about other processes' commits (for a
 /// file two `stat`s, SQL only when they moved; for a server the last
@@ -69,7 +69,7 @@ pub fn run(
     // the reader's connection (a server's others wait for the first page);
     // a ledger to adopt is adopted on the writer while the operator looks.
     let gate = Gate::default();
-    let mut opened = opening::open(ledger_path, access, &gate)?;
+    let mut opened = connections::open(ledger_path, access, &gate)?;
     // Read once: the detail, the form and the writer judge on them.
     let declared = Receivers::declarations_in(config.receivers.as_deref())?;
     opened.look.declare(declared.clone());
@@ -473,13 +473,13 @@ impl Shell<'_> {
             }));
             return;
         }
-        let job = crate::effects::probe::ProbeJob {
+        let job = crate::console::effects::probe::ProbeJob {
             ledger: self.ledger_path.clone(),
             receivers: self.receivers.clone(),
             operator: self.app.operator.clone(),
             ids,
         };
-        crate::effects::probe::spawn(job, Utc::now, self.answers.clone());
+        crate::console::effects::probe::spawn(job, Utc::now, self.answers.clone());
     }
 
     /// A bulk decision goes to the writer under the same refusal as one.

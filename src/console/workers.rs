@@ -19,9 +19,9 @@ use chrono::{DateTime, Utc};
 use crate::app::bulk::Target;
 use crate::app::window::Merge;
 use crate::app::{Msg, PageSource, Pane, Read};
+use crate::console::effects;
+use crate::console::gate::Gate;
 use crate::domain::{CatchUp, DecisionDraft, Declarations};
-use crate::effects;
-use crate::gate::Gate;
 use crate::store::{Access, InterruptHandle, Ledger, Waiter};
 
 /// The reader finished its running job; these are its answers (none when

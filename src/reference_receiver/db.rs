@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::sqlite::error::sqlite;
 use crate::error::{Error, Result};
+use crate::store::sqlite::error::sqlite;
 
 /// How long a call waits for another call's write lock: many workers may
 /// retry at once, and a receiver that gives up early turns a sure replay

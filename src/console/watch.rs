@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use crate::app::Msg;
-use crate::gate::Gate;
+use crate::console::gate::Gate;
 use crate::store::{Access, Ledger};
 
 /// A commit whose `stat` looks like the last one (same size within the

@@ -1,13 +1,13 @@
 //! The command line: clap types, and the [`Flags`] that
-//! [`crate::config`] resolves into settings. Parsing only; nothing here
+//! [`crate::cli::config`] resolves into settings. Parsing only; nothing here
 //! opens a ledger or prints.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-pub use crate::cli_receiver::{ReceiverCommand, RetentionArg};
-use crate::config::Flags;
+use crate::cli::config::Flags;
+pub use crate::reference_receiver::args::{ReceiverCommand, RetentionArg};
 use crate::store::postgres::Reads;
 
 const AFTER_HELP: &str = "\
@@ -113,7 +113,7 @@ pub struct OperatorArg {
 }
 
 impl Cli {
-    /// The flags that settings are resolved from (see [`crate::config`]).
+    /// The flags that settings are resolved from (see [`crate::cli::config`]).
     pub fn flags(&self) -> Flags {
         let operator = match &self.command {
             Some(Command::Decide(args)) => args.operator.operator.clone(),

@@ -14,10 +14,10 @@ use std::sync::mpsc::Sender;
 
 use crate::app::Msg;
 use crate::app::drilling::{DrillEnd, DrillNews};
+use crate::drill::drilling;
 use crate::drill::run::{
     self as drill_run, CASES, DEFAULT_CONCURRENCY, DEFAULT_MAX_WAIT, Progress,
 };
-use crate::drilling;
 use crate::receivers::Receivers;
 use crate::store::{Access, Ledger};
 
@@ -25,7 +25,7 @@ use crate::store::{Access, Ledger};
 /// time (the model refuses a second).
 pub struct Driller {
     ledger: PathBuf,
-    /// The receivers file [`crate::config::Config`] resolved, if any.
+    /// The receivers file [`crate::cli::config::Config`] resolved, if any.
     receivers: Option<PathBuf>,
     /// The drill folder (`--drill-dir`, or the named ledger's).
     drill_dir: Option<PathBuf>,

@@ -1,7 +1,7 @@
 //! `settle receiver`: the reference receiver's commands. `lookup`, `retry`
 //! and `effects` read the operation from the `SETTLE_*` variables the probe,
 //! the worker and the drill set (the retry also `SETTLE_DRILL_FAULT`), answer from the receiver's own database
-//! ([`crate::store::receiver`]) and say it the way the receivers contract
+//! ([`crate::reference_receiver::db`]) and say it the way the receivers contract
 //! asks: the result id on stdout, or an exit status. It never opens a
 //! ledger.
 
@@ -10,9 +10,9 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::cli::ReceiverCommand;
-use crate::cli_receiver::Flaw;
 use crate::error::{Error, Result};
-use crate::store::receiver::{Behaviour, KeyRequest, LookupAnswer, ReceiverDb, RetryAnswer};
+use crate::reference_receiver::args::Flaw;
+use crate::reference_receiver::db::{Behaviour, KeyRequest, LookupAnswer, ReceiverDb, RetryAnswer};
 
 /// The contract's "no": no record of the key, or refused as a conflict.
 const EXIT_NO: i32 = crate::receivers::EXIT_NO;

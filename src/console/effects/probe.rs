@@ -14,8 +14,8 @@ use crate::app::Msg;
 use crate::app::probe::ProbeNews;
 use crate::domain::OperationId;
 use crate::error::Result;
-use crate::probing;
 use crate::query::Query;
+use crate::receivers::probing;
 use crate::store::{Access, Ledger};
 
 /// What one run of the prober needs: where the ledger and the receivers
@@ -23,7 +23,7 @@ use crate::store::{Access, Ledger};
 #[derive(Debug, Clone)]
 pub struct ProbeJob {
     pub ledger: PathBuf,
-    /// The receivers file [`crate::config::Config`] resolved, if any.
+    /// The receivers file [`crate::cli::config::Config`] resolved, if any.
     pub receivers: Option<PathBuf>,
     pub operator: String,
     pub ids: Vec<OperationId>,

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use crate::app::{ListId, Msg};
-use crate::effects::{clusters, count};
-use crate::gate::Gate;
+use crate::console::effects::{clusters, count};
+use crate::console::gate::Gate;
 use crate::query::Query;
 use crate::store::{Access, InterruptHandle, Ledger, Waiter};
 
@@ -180,7 +180,7 @@ impl Counter {
 
     /// Ends the worker: the count under way is stopped, and the thread
     /// returns (its connection closing). Its thread, to wait for
-    /// ([`crate::workers::finish`]).
+    /// ([`crate::console::workers::finish`]).
     pub fn close(self) -> JoinHandle<()> {
         self.running.stop_if(|c| c.lists.is_some() || c.grouping);
         drop(self.jobs);

@@ -1,6 +1,6 @@
 //! The console's first state, before any connection but the look's: the
 //! model built from the settings and the ledger the look opened, and what
-//! opening has to tell the operator. Pure setup; the shell ([`crate::tui`])
+//! opening has to tell the operator. Pure setup; the shell ([`crate::console::shell`])
 //! runs it.
 
 use std::path::{Path, PathBuf};
@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use chrono::Utc;
 
 use crate::app::{App, LedgerAccess, Msg};
-use crate::config::Config;
-use crate::effects::read_drill;
+use crate::cli::config::Config;
+use crate::console::effects::read_drill;
+use crate::console::input::keymap::Keymap;
 use crate::error::{Error, Result};
-use crate::keymap::Keymap;
 use crate::store::{Access, Ledger, OpenReport, Progress};
 
 /// The access the settings ask for (`--read-only` or not).

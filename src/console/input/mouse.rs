@@ -7,7 +7,7 @@
 
 use ratatui::crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 
-use crate::intent::Intent;
+use crate::console::input::intent::Intent;
 
 /// Lines one notch of the wheel scrolls, as most terminals scroll.
 pub const WHEEL_LINES: isize = 3;

@@ -11,7 +11,7 @@ use std::sync::mpsc::Sender;
 use std::time::SystemTime;
 
 use crate::app::Msg;
-use crate::effects::read_drill;
+use crate::console::effects::read_drill;
 
 /// What a file looked like when it was last read: a file still being
 /// written is read again once it changes.

@@ -10,12 +10,12 @@ use std::sync::mpsc::Sender;
 use std::time::Instant;
 
 use crate::app::Msg;
+use crate::console::gate::Gate;
+use crate::console::watch::{FileId, Watch};
+use crate::console::workers::Writer;
 use crate::domain::Declarations;
 use crate::error::{Error, Result};
-use crate::gate::Gate;
 use crate::store::{Access, Ledger, OpenReport};
-use crate::watch::{FileId, Watch};
-use crate::workers::Writer;
 
 /// What the console starts with.
 pub struct Connections {
@@ -111,7 +111,7 @@ impl WriterStart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::Counter;
+    use crate::console::counter::Counter;
     use crate::store::postgres::testing::{connect, fresh_database};
     use std::time::Duration;
 

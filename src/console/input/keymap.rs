@@ -7,9 +7,9 @@
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-pub use crate::intent::{Intent, KeyMode, View};
+pub use crate::console::input::intent::{Intent, KeyMode, View};
 
-pub const DEFAULT: &str = include_str!("../assets/keymap");
+pub const DEFAULT: &str = include_str!("../../../assets/keymap");
 
 /// A key as the keymap names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,0 +1,7 @@
+//! What the operator's keys and mouse mean: the [`intent`]s (with their
+//! names, hints and help), the [`keymap`] from keys to intents, and the
+//! [`mouse`]'s clicks and wheel. Pure: the shell feeds terminal events in.
+
+pub mod intent;
+pub mod keymap;
+pub mod mouse;
