@@ -3,7 +3,7 @@
 //! `Send`, so effects are performed on other threads.
 
 use super::bulk::Target;
-use super::drill_files::CaseKey;
+use super::drills::files::CaseKey;
 use super::export::ExportRequest;
 use super::pane::ListId;
 use super::window::{Fetch, Merge};

@@ -8,16 +8,17 @@
 //!
 //! - plain data: [`window`] (paging math), [`layout`], [`pane`] (the one
 //!   cursor every view scrolls with), [`form`] (the decision form),
-//!   [`bulk`], [`probe`], [`drilling`], [`export`], [`drill_files`], [`clusters`] (the
-//!   queue grouped), [`drill_compare`] (runs side by side), [`scan`] (how
+//!   [`bulk`], [`probe`], [`export`], [`clusters`] (the
+//!   queue grouped), [`scan`] (how
 //!   far a filter read without an index got), [`access`] (whether it may
 //!   write);
 //! - [`effect`] (what the shell must do, by who does it) and [`msg`] (what
-//!   it reports back); [`drills`] (the Drills view's rows, open case,
-//!   filter and sort);
+//!   it reports back); [`drills`] (the drills loaded: the Drills view's
+//!   rows, open case, filter and sort, two runs compared, a run started
+//!   from the console, and the links between cases and operations);
 //! - [`model`]: `App`, its modes and their data;
 //! - the handlers that change it: `navigation`, `filtering`, `decisions`,
-//!   `bulk_flow`, `probe_flow`, `drill_flow`, `export_flow`, `drill_links`, `pointer`
+//!   `bulk_flow`, `probe_flow`, `export_flow`, `pointer`
 //!   (the mouse);
 //! - `update`, which dispatches intents and messages to them.
 
@@ -26,11 +27,6 @@ pub mod bulk;
 mod bulk_flow;
 pub mod clusters;
 mod decisions;
-pub mod drill_compare;
-pub mod drill_files;
-mod drill_flow;
-mod drill_links;
-pub mod drilling;
 pub mod drills;
 pub mod effect;
 pub mod export;
@@ -63,19 +59,5 @@ pub use msg::{DecisionOutcome, DecisionResult, Msg, PageRows};
 pub use pane::{ListId, Pane};
 pub use update::{apply, update};
 
-#[cfg(test)]
-mod bulk_tests;
-#[cfg(test)]
-mod drill_flow_tests;
-#[cfg(test)]
-mod drill_tests;
-#[cfg(test)]
-mod late_tests;
-#[cfg(test)]
-mod pointer_tests;
-#[cfg(test)]
-mod probe_tests;
-#[cfg(test)]
-mod scan_tests;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 pub use super::access::LedgerAccess;
 use super::clusters::{ClustersPane, TOP_GROUPS};
-use super::drills::DrillsPane;
+use super::drills::loaded::DrillsPane;
 use super::effect::{Count, Effect, PageSource, Read, ScanRead, Ticket};
 use super::form::DecisionForm;
 use super::history::QueueHistory;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use super::bulk::{BulkPreview, BulkWrite};
-use super::drill_files::{CaseKey, LoadedDrill};
+use super::drills::files::{CaseKey, LoadedDrill};
 use super::effect::{ScanRead, Ticket};
 use super::pane::{ListId, Pane};
 use super::probe::ProbeNews;
@@ -117,7 +117,7 @@ pub enum Msg {
     /// A lookup ended and was recorded, or the run ended.
     Probe(ProbeNews),
     /// A drill case started or ended, or the run ended.
-    Drill(super::drilling::DrillNews),
+    Drill(super::drills::running::DrillNews),
     /// A drill file read (again) from the watched folder.
     DrillLoaded(Box<LoadedDrill>),
     /// Another process committed to the ledger.

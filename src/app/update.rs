@@ -8,8 +8,8 @@ use super::decisions::{
     confirm_form, cycle_field, decisions_recorded, edit_form, open_form, toggle_mark,
     toggle_override, undo,
 };
-use super::drill_flow;
-use super::drill_links::{compare_runs, drill_case_found, drill_loaded, open_operation};
+use super::drills::flow;
+use super::drills::links::{compare_runs, drill_case_found, drill_loaded, open_operation};
 use super::effect::{Effect, Ticket};
 use super::export_flow::{confirm_export, edit_export_name, exported, start_export};
 use super::filtering::{
@@ -67,7 +67,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         probe_flow::disarm(app);
     }
     if matches!(intent, Intent::Quit | Intent::Back)
-        && let Some(effects) = drill_flow::cancel(app)
+        && let Some(effects) = flow::cancel(app)
     {
         return effects;
     }
@@ -122,7 +122,7 @@ fn obey(app: &mut App, intent: Intent) -> Vec<Effect> {
         Intent::ToggleMark => toggle_mark(app),
         Intent::SelectMatching => bulk_flow::select_matching(app),
         Intent::Probe => probe_flow::probe(app),
-        Intent::Drill => drill_flow::drill(app),
+        Intent::Drill => flow::drill(app),
         Intent::Decide(kind) => open_form(app, kind, None),
         Intent::Undo => undo(app),
         Intent::Reload => {
@@ -217,7 +217,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         }
         Msg::ProbeTargetsListed(ids) => probe_flow::targets_listed(app, ids),
         Msg::Probe(news) => probe_flow::news(app, news),
-        Msg::Drill(news) => drill_flow::news(app, news),
+        Msg::Drill(news) => flow::news(app, news),
         Msg::DrillCaseFound(key, id) => drill_case_found(app, key, id),
         Msg::DrillLoaded(loaded) => drill_loaded(app, *loaded),
         Msg::LedgerChanged => ledger_changed(app),

@@ -19,7 +19,7 @@ use super::draw::clean;
 use super::drills::passed;
 use super::theme::Theme;
 use crate::app::DrillsPane;
-use crate::app::drills::CaseView;
+use crate::app::drills::loaded::CaseView;
 use crate::domain::OperationId;
 use crate::drill::{DrillEvent, Severity};
 

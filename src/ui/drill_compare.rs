@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Cell, Paragraph, Row, Table};
 use super::draw::clean;
 use super::theme::Theme;
 use crate::app::DrillsPane;
-use crate::app::drill_compare::{CaseAcrossRuns, CaseChange};
+use crate::app::drills::compare::{CaseAcrossRuns, CaseChange};
 use crate::text::fit;
 
 pub fn render(pane: &DrillsPane, theme: Theme, frame: &mut Frame, area: Rect) {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 
 use crate::app::Msg;
-use crate::app::drilling::{DrillEnd, DrillNews};
+use crate::app::drills::running::{DrillEnd, DrillNews};
 use crate::drill::drilling;
 use crate::drill::run::{
     self as drill_run, CASES, DEFAULT_CONCURRENCY, DEFAULT_MAX_WAIT, Progress,

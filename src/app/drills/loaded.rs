@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use super::drill_compare::{CaseAcrossRuns, compare};
-use super::drill_files::verdict_rank;
-pub use super::drill_files::{CaseKey, CaseView, DrillRow, DrillSort, LoadedDrill};
-use super::effect::{Effect, Read};
-use super::pane::PaneCursor;
-use super::window::{Fetch, Merge};
+use super::compare::{CaseAcrossRuns, compare};
+use super::files::verdict_rank;
+pub use super::files::{CaseKey, CaseView, DrillRow, DrillSort, LoadedDrill};
+use crate::app::effect::{Effect, Read};
+use crate::app::pane::PaneCursor;
+use crate::app::window::{Fetch, Merge};
 use crate::domain::OperationId;
 use crate::drill::CaseAnalysis;
 
@@ -35,8 +35,8 @@ pub struct DrillsPane {
     /// not in the ledger), by file path and case index; a case not here
     /// is still being looked up.
     pub links: BTreeMap<(String, usize), Option<OperationId>>,
-    /// A drill run `D` started, while it runs (`super::drill_flow`).
-    pub running: Option<super::drilling::Drilling>,
+    /// A drill run `D` started, while it runs (`super::flow`).
+    pub running: Option<super::running::Drilling>,
 }
 
 impl DrillsPane {
@@ -321,7 +321,7 @@ impl PaneCursor for DrillsPane {
     }
 
     fn to_shown(&self, offset: usize) -> Option<isize> {
-        super::pane::to_shown(self.top, self.cursor, self.row_count(), offset)
+        crate::app::pane::to_shown(self.top, self.cursor, self.row_count(), offset)
     }
 }
 

@@ -124,7 +124,7 @@ impl DrillSort {
         }
     }
 
-    pub(super) fn next(self) -> DrillSort {
+    pub(crate) fn next(self) -> DrillSort {
         match self {
             DrillSort::File => DrillSort::Verdict,
             DrillSort::Verdict => DrillSort::Case,
@@ -135,7 +135,7 @@ impl DrillSort {
 }
 
 /// How much a verdict needs the reader's eye; lower sorts first.
-pub(super) fn verdict_rank(verdict: Verdict) -> u8 {
+pub(crate) fn verdict_rank(verdict: Verdict) -> u8 {
     match verdict {
         Verdict::DuplicateEffect => 0,
         Verdict::Unresolved => 1,

@@ -3,9 +3,9 @@
 //! every matching row is probed, and the decision form starting from the
 //! newest probe without lifting any rule.
 
-use super::probe::{ProbeNews, Probing};
-use super::testkit::Harness;
-use super::*;
+use crate::app::probe::{ProbeNews, Probing};
+use crate::app::testkit::Harness;
+use crate::app::*;
 use crate::domain::{NewProbe, OperationId, ProbeOutcome};
 
 fn asked_probe(effects: &[Effect]) -> Option<Vec<OperationId>> {

@@ -1,8 +1,8 @@
 //! Update tests for the mouse: a click lands on the row or tab drawn at
 //! its cell, the wheel scrolls the pane under it, and a popup takes none.
 
-use super::testkit::{Harness, two_runs};
-use super::{Effect, Intent, Read, View};
+use crate::app::testkit::{Harness, two_runs};
+use crate::app::{Effect, Intent, Read, View};
 
 /// The harness's screen is 100x30: tabs on row 1, the list's first data
 /// row on row 4 (below its border and column titles).

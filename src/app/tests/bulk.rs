@@ -3,8 +3,8 @@
 //! count is the count it will write, and the write lands on exactly the
 //! matching rows, skipping one changed meanwhile.
 
-use super::testkit::{Harness, fixture};
-use super::*;
+use crate::app::testkit::{Harness, fixture};
+use crate::app::*;
 use crate::domain::{DecisionDraft, DecisionKind, NewOperation, OperationId, State};
 use crate::store::{Access, Ledger};
 

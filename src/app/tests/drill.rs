@@ -2,9 +2,9 @@
 //! link to its imported operation and back, and drill files arriving
 //! from a watched folder.
 
-use super::drill_compare::CaseChange;
-use super::testkit::{Harness, loaded, two_runs};
-use super::{Msg, View};
+use crate::app::drills::compare::CaseChange;
+use crate::app::testkit::{Harness, loaded, two_runs};
+use crate::app::{Msg, View};
 use crate::domain::OperationId;
 
 fn compared(h: &Harness) -> Vec<(String, CaseChange, Vec<Option<&'static str>>)> {

@@ -1,8 +1,16 @@
 //! `update` driven by key scripts through the real keymap, on a temp ledger.
 
-use super::testkit::{Harness, fixture, now};
-use super::window::MAX_BUFFER;
-use super::*;
+mod bulk;
+mod drill;
+mod drill_flow;
+mod late;
+mod pointer;
+mod probe;
+mod scan;
+
+use crate::app::testkit::{Harness, fixture, now};
+use crate::app::window::MAX_BUFFER;
+use crate::app::*;
 use crate::domain::{DecisionDraft, DecisionKind, NewOperation, OperationId, State};
 
 fn keys_in(h: &Harness) -> Vec<String> {

@@ -2,9 +2,9 @@
 //! line as cases start, Esc cancelling a run (a second press means Esc
 //! again), the end said on the status line, and the refusals.
 
-use super::drilling::{DrillEnd, DrillNews};
-use super::testkit::Harness;
-use super::*;
+use crate::app::drills::running::{DrillEnd, DrillNews};
+use crate::app::testkit::Harness;
+use crate::app::*;
 
 fn asked_drill(effects: &[Effect]) -> Option<String> {
     effects.iter().find_map(|e| match e {

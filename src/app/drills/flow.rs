@@ -3,10 +3,10 @@
 //! driller's news moves the progress line, then says what the run proved
 //! and where it wrote it. The plain data is `drilling`'s.
 
-use super::drilling::{DrillEnd, DrillNews, Drilling};
-use super::effect::{Effect, Read};
-use super::model::{App, Mode};
-use super::probe::Probing;
+use super::running::{DrillEnd, DrillNews, Drilling};
+use crate::app::effect::{Effect, Read};
+use crate::app::model::{App, Mode};
+use crate::app::probe::Probing;
 
 /// Why no drill may start now, if so. Its verdict is recorded, so it
 /// needs what a probe needs, and one run at a time: two would share the
@@ -38,7 +38,7 @@ fn refusal(app: &App) -> Option<String> {
 }
 
 /// `D`: a drill run of the op type of the operation under the cursor.
-pub(super) fn drill(app: &mut App) -> Vec<Effect> {
+pub(crate) fn drill(app: &mut App) -> Vec<Effect> {
     if let Some(why) = refusal(app) {
         app.error(why);
         return Vec::new();
@@ -60,7 +60,7 @@ pub(super) fn drill(app: &mut App) -> Vec<Effect> {
 /// Esc or ctrl-c while a drill runs (and no form or prompt is open) stop
 /// it; `None` when there is nothing to stop and the key means what it
 /// always does.
-pub(super) fn cancel(app: &mut App) -> Option<Vec<Effect>> {
+pub(crate) fn cancel(app: &mut App) -> Option<Vec<Effect>> {
     if app.mode != Mode::Normal {
         return None;
     }
@@ -77,7 +77,7 @@ pub(super) fn cancel(app: &mut App) -> Option<Vec<Effect>> {
 
 /// The driller's news: the progress line, and at the end what came of the
 /// run, with the detail reread (its contract line names the new run).
-pub(super) fn news(app: &mut App, news: DrillNews) -> Vec<Effect> {
+pub(crate) fn news(app: &mut App, news: DrillNews) -> Vec<Effect> {
     let Some(run) = app.drills.running.as_mut() else {
         return Vec::new();
     };

@@ -2,9 +2,9 @@
 //! time, the old rows gone at once, the count the scan's, the scan going
 //! on where it stopped and given up when the filter changes.
 
-use super::testkit::Harness;
-use super::*;
 use crate::app::scan::ListScan;
+use crate::app::testkit::Harness;
+use crate::app::*;
 use crate::store::ScanPlace;
 
 /// The fixture's console, told its ledger has no index for filters.

@@ -4,8 +4,8 @@
 //! file takes no decision. Effects are held back here instead of performed
 //! at once, to play the worker's timing.
 
-use super::testkit::Harness;
-use super::*;
+use crate::app::testkit::Harness;
+use crate::app::*;
 use crate::domain::DecisionKind;
 
 fn accounts(h: &Harness) -> Vec<String> {

@@ -4,7 +4,7 @@
 //! Pure: derived from the loaded files each time it is asked for, so it
 //! cannot go stale when a file is added; drawn by `ui::drills`.
 
-use super::drill_files::{DrillRow, LoadedDrill, verdict_rank};
+use super::files::{DrillRow, LoadedDrill, verdict_rank};
 use crate::drill::Verdict;
 
 /// What happened to a case across the runs, in the order the comparison

@@ -4,17 +4,17 @@
 //! to it in the All view, and drill files arriving from a watched folder.
 //! Pure like the rest of `app`: the lookup and the reading are effects.
 
-use super::drill_files::CaseKey;
-use super::drill_files::LoadedDrill;
-use super::effect::{Effect, Read};
-use super::filtering::requery;
-use super::model::{App, DetailPane, Mode};
-use super::pane::ListId;
+use super::files::CaseKey;
+use super::files::LoadedDrill;
+use crate::app::effect::{Effect, Read};
+use crate::app::filtering::requery;
+use crate::app::model::{App, DetailPane, Mode};
+use crate::app::pane::ListId;
 use crate::console::input::intent::View;
 use crate::domain::OperationId;
 
 /// `v`: the comparison across runs, or back to the cases.
-pub(super) fn compare_runs(app: &mut App) -> Vec<Effect> {
+pub(crate) fn compare_runs(app: &mut App) -> Vec<Effect> {
     if let Err(why) = app.drills.toggle_compare() {
         app.error(why);
     }
@@ -22,7 +22,7 @@ pub(super) fn compare_runs(app: &mut App) -> Vec<Effect> {
 }
 
 /// `o` on an open case: its operation in the All view, with its detail.
-pub(super) fn open_operation(app: &mut App) -> Vec<Effect> {
+pub(crate) fn open_operation(app: &mut App) -> Vec<Effect> {
     let pane = &app.drills;
     let Some(row) = pane.selected().filter(|_| pane.open) else {
         app.error("open a drill case first (enter)");
@@ -76,7 +76,7 @@ fn quoted(value: &str) -> String {
     }
 }
 
-pub(super) fn drill_case_found(
+pub(crate) fn drill_case_found(
     app: &mut App,
     key: CaseKey,
     id: Option<OperationId>,
@@ -87,7 +87,7 @@ pub(super) fn drill_case_found(
 
 /// A file from the watched folder: replaces the one read before from the
 /// same path (it was rewritten), else joins the others.
-pub(super) fn drill_loaded(app: &mut App, loaded: LoadedDrill) -> Vec<Effect> {
+pub(crate) fn drill_loaded(app: &mut App, loaded: LoadedDrill) -> Vec<Effect> {
     let drills = &mut app.drills;
     drills.links.retain(|(path, _), _| *path != loaded.path);
     match drills.files.iter_mut().find(|f| f.path == loaded.path) {
