@@ -52,16 +52,6 @@ pub fn json_safe(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// Like [`sanitize`] but keeps line breaks, for multi-line values such as
-/// pretty-printed JSON. Each line is sanitised on its own.
-pub fn sanitize_multiline(input: &str) -> String {
-    input
-        .split('\n')
-        .map(|line| sanitize(line.strip_suffix('\r').unwrap_or(line)).into_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// 1-based line and column of byte `offset` in `text`, for messages
 /// about a config file.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
@@ -191,14 +181,6 @@ mod tests {
         assert_eq!(sanitize("x⏎y⇥"), "x<U+23CE>y<U+21E5>");
         assert_eq!(sanitize("<U+202E>"), "<U+003C>U+202E>");
         assert_eq!(sanitize("a<b"), "a<b");
-    }
-
-    #[test]
-    fn multiline_keeps_lines_but_not_escapes() {
-        assert_eq!(
-            sanitize_multiline("{\n  \"a\": \"\u{1b}x\"\r\n}"),
-            "{\n  \"a\": \"␛x\"\n}"
-        );
     }
 
     #[test]

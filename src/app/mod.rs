@@ -22,32 +22,32 @@
 //!   (the mouse);
 //! - `update`, which dispatches intents and messages to them.
 
-pub mod access;
-pub mod bulk;
+pub(crate) mod access;
+pub(crate) mod bulk;
 mod bulk_flow;
-pub mod clusters;
+pub(crate) mod clusters;
 mod decisions;
-pub mod drills;
-pub mod effect;
-pub mod export;
+pub(crate) mod drills;
+pub(crate) mod effect;
+pub(crate) mod export;
 mod export_flow;
 mod filtering;
-pub mod form;
-pub mod history;
-pub mod layout;
-pub mod model;
-pub mod msg;
+pub(crate) mod form;
+pub(crate) mod history;
+pub(crate) mod layout;
+pub(crate) mod model;
+pub(crate) mod msg;
 mod navigation;
-pub mod pane;
+pub(crate) mod pane;
 mod pointer;
-pub mod probe;
+pub(crate) mod probe;
 mod probe_flow;
-pub mod reading;
-pub mod scan;
+pub(crate) mod reading;
+pub(crate) mod scan;
 #[cfg(test)]
 pub(crate) mod testkit;
 mod update;
-pub mod window;
+pub(crate) mod window;
 
 pub use crate::console::input::intent::{Intent, View};
 pub use clusters::ClustersPane;

@@ -5,7 +5,7 @@
 //! or prints.
 
 mod args;
-pub mod config;
-pub mod named;
+pub(crate) mod config;
+pub(crate) mod named;
 
 pub use args::*;

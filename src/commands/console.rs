@@ -17,5 +17,5 @@ pub fn run(args: ConsoleArgs, config: &Config) -> Result<()> {
             dir.display()
         )));
     }
-    crate::console::shell::run(&ledger, &args.drills, args.drill_dir.as_deref(), config)
+    crate::console::run(&ledger, &args.drills, args.drill_dir.as_deref(), config)
 }

@@ -239,7 +239,7 @@ pub fn run(
     if !no_console && std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         // The console opens the ledger itself, with its own connections.
         drop(demo.ledger);
-        return crate::console::shell::run(&demo.ledger_path, &[demo.drill_path], None, &config);
+        return crate::console::run(&demo.ledger_path, &[demo.drill_path], None, &config);
     }
     println!("The triage queue of the sample ledger:\n");
     let colour = super::output::colour(&config);

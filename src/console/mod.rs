@@ -7,15 +7,15 @@
 //! and the [`effects`] those threads perform. The model it drives is
 //! [`crate::app`] (pure) and the drawing [`crate::ui`] (pure).
 
-pub mod connections;
-pub mod counter;
-pub mod drill_dir;
+pub(crate) mod connections;
+pub(crate) mod counter;
+pub(crate) mod drill_dir;
 pub mod effects;
-pub mod gate;
-pub mod input;
-pub mod shell;
-pub mod start;
-pub mod watch;
-pub mod workers;
+pub(crate) mod gate;
+pub(crate) mod input;
+pub(crate) mod shell;
+pub(crate) mod start;
+pub(crate) mod watch;
+pub(crate) mod workers;
 
-pub use shell::run;
+pub(crate) use shell::run;

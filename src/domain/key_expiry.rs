@@ -21,6 +21,7 @@ pub enum KeyExpiry {
 
 impl KeyExpiry {
     /// Whether a same-key retry could reach a receiver that forgot the key.
+    #[cfg(test)]
     pub fn passed(&self, now: DateTime<Utc>) -> bool {
         match self {
             KeyExpiry::Never => false,

@@ -2,23 +2,23 @@
 //! decisions and the receivers' contracts. Pure data; nothing here touches the
 //! database, the terminal or the clock (callers pass `now`).
 
-pub mod clusters;
+pub(crate) mod clusters;
 mod decision;
-pub mod declared;
+pub(crate) mod declared;
 mod drilled;
-pub mod evidence;
+pub(crate) mod evidence;
 #[cfg(test)]
 pub(crate) mod fixture;
 mod ids;
-pub mod key_expiry;
+pub(crate) mod key_expiry;
 mod malformed;
 mod new_operation;
 mod operation;
 mod probe;
-pub mod retry_plan;
-pub mod retry_run;
-pub mod retry_status;
-pub mod rules;
+pub(crate) mod retry_plan;
+pub(crate) mod retry_run;
+pub(crate) mod retry_status;
+pub(crate) mod rules;
 mod sort;
 mod state;
 mod text_search;

@@ -6,13 +6,13 @@
 //! exception is [`run`] (`settle drill run`), which drills a real receiver
 //! with child processes and writes what it proved in the same format.
 
-pub mod analysis;
+pub(crate) mod analysis;
 mod canonical;
-pub mod drilling;
-pub mod import;
-pub mod read;
-pub mod report;
-pub mod run;
+pub(crate) mod drilling;
+pub(crate) mod import;
+pub(crate) mod read;
+pub(crate) mod report;
+pub(crate) mod run;
 
 pub use analysis::{
     Analysis, AttemptAnalysis, AttemptClass, CaseAnalysis, FieldCheck, Finding, Severity, Verdict,

@@ -30,7 +30,7 @@
 //! sanitised by whoever shows it.
 
 mod config;
-pub mod probing;
+pub(crate) mod probing;
 mod run;
 mod subject;
 

@@ -169,7 +169,8 @@ impl ReceiverDb {
     /// Carries out `req` unless its key is remembered: a replay returns the
     /// first result and does nothing. A new effect's key is remembered for
     /// `retention` from `now` (unix seconds). One transaction; the call is
-    /// logged in it.
+    /// logged in it. The tests' shorthand; the commands say how.
+    #[cfg(test)]
     pub fn retry(
         &mut self,
         req: &KeyRequest,

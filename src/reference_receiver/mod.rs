@@ -4,8 +4,8 @@
 //! commands ([`serve`]) and its own database ([`db`], not a ledger). It
 //! never opens or writes a ledger.
 
-pub mod args;
-pub mod db;
+pub(crate) mod args;
+pub(crate) mod db;
 mod serve;
 
 pub use serve::run;

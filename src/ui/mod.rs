@@ -16,7 +16,7 @@ mod form;
 mod header;
 mod help;
 mod list;
-pub mod theme;
+pub(crate) mod theme;
 mod timeline;
 
 use ratatui::Frame;

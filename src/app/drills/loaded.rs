@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::compare::{CaseAcrossRuns, compare};
 use super::files::verdict_rank;
-pub use super::files::{CaseKey, CaseView, DrillRow, DrillSort, LoadedDrill};
+pub use super::files::{CaseView, DrillRow, DrillSort, LoadedDrill};
 use crate::app::effect::{Effect, Read};
 use crate::app::pane::PaneCursor;
 use crate::app::window::{Fetch, Merge};

@@ -4,11 +4,11 @@
 //! links between a case and the ledger's operations ([`links`]), and
 //! running a drill from the console ([`running`], [`flow`]).
 
-pub mod compare;
-pub mod files;
+pub(crate) mod compare;
+pub(crate) mod files;
 pub(crate) mod flow;
 pub(crate) mod links;
-pub mod loaded;
-pub mod running;
+pub(crate) mod loaded;
+pub(crate) mod running;
 
 pub use loaded::*;

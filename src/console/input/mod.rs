@@ -2,6 +2,6 @@
 //! names, hints and help), the [`keymap`] from keys to intents, and the
 //! [`mouse`]'s clicks and wheel. Pure: the shell feeds terminal events in.
 
-pub mod intent;
-pub mod keymap;
-pub mod mouse;
+pub(crate) mod intent;
+pub(crate) mod keymap;
+pub(crate) mod mouse;

@@ -9,11 +9,11 @@
 mod case;
 mod cases;
 mod record;
-pub mod settings;
-pub mod spec;
+pub(crate) mod settings;
+pub(crate) mod spec;
 mod target;
 mod timed;
-pub mod verdict;
+pub(crate) mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 pub use record::CaseRecord;
 pub use settings::{DEFAULT_CONCURRENCY, DEFAULT_MAX_WAIT, Declared, Settings};
 pub use spec::{CASES, Needs, Spec};
-pub use verdict::{Check, Duplicate, OpVerdict};
+pub use verdict::{Check, OpVerdict};
 
 use crate::error::{Error, Result};
 use crate::receivers::{Receiver, Receivers};
@@ -38,10 +38,7 @@ pub enum Progress<'a> {
         spec: &'a Spec,
     },
     /// It ended; `None` of `passed`: its expectation could not be checked.
-    Done {
-        spec: &'a Spec,
-        record: &'a CaseRecord,
-    },
+    Done { record: &'a CaseRecord },
     /// It cannot run against this receiver (why).
     Skipped { spec: &'a Spec, why: &'a str },
 }
@@ -95,10 +92,7 @@ pub fn run(
             _ => cases::run(&target, spec, settings),
         };
         let Some(record) = record else { break };
-        progress(Progress::Done {
-            spec,
-            record: &record,
-        });
+        progress(Progress::Done { record: &record });
         cases.push(record);
     }
     let verdict = verdict::judge(op_type, &cases, &settings.declared);
