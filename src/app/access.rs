@@ -2,7 +2,7 @@
 //! carries: a ledger being adopted is read-only until the writer is done,
 //! and one whose database takes no write for now (no primary reachable)
 //! turns writable again when it does, so neither can be confused with a
-//! look the operator asked to be read-only.
+//! console the operator asked to be read-only.
 
 use crate::store::Progress;
 

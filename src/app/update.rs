@@ -305,7 +305,7 @@ fn read_from(app: &mut App, said: &str) {
 
 /// The writer found that no write goes through now (with why), or that
 /// one does again: a writable console turns read-only meanwhile, and back;
-/// a look opened read-only stays so.
+/// a console opened read-only stays so.
 fn writes_blocked(app: &mut App, why: Option<String>) -> Vec<Effect> {
     match (why, &app.access) {
         (Some(why), LedgerAccess::Unavailable(said)) if *said == why => {}

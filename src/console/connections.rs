@@ -1,5 +1,5 @@
 //! The console's connections, in the order it opens them: the reader's
-//! first (a read-only look that validates the ledger and writes nothing),
+//! first (a read-only connection that validates the ledger and writes nothing),
 //! then, for a file, the writer's and the watcher's at once (a file opens
 //! in microseconds); for a server they wait behind the [`Gate`] until the
 //! first page is drawn, each on its own thread, since every connection
@@ -20,8 +20,8 @@ use crate::store::{Access, Ledger, OpenReport};
 /// What the console starts with.
 pub struct Connections {
     /// The reader's connection.
-    pub look: Ledger,
-    /// What opening said (the writer's open for a file, the look's for a
+    pub reader: Ledger,
+    /// What opening said (the writer's open for a file, the reader's for a
     /// server, whose writer says the rest when it opens).
     pub report: OpenReport,
     /// The writer adopts the ledger first.
@@ -39,15 +39,15 @@ pub enum WriterStart {
     Later(Access),
 }
 
-/// Opens the look and, for a file, the other connections; a server's
+/// Opens the reader's connection and, for a file, the other connections; a server's
 /// wait for `gate`.
 pub fn open(path: &Path, access: Access, gate: &Gate) -> Result<Connections> {
-    let (look, look_report) = Ledger::open(path, Access::ReadOnly)?;
-    let adopting = access == Access::ReadWrite && look_report.not_adopted.is_some();
-    let Some(file) = look.file().map(Path::to_path_buf) else {
+    let (reader, reader_report) = Ledger::open(path, Access::ReadOnly)?;
+    let adopting = access == Access::ReadWrite && reader_report.not_adopted.is_some();
+    let Some(file) = reader.file().map(Path::to_path_buf) else {
         return Ok(Connections {
-            look,
-            report: look_report,
+            reader,
+            report: reader_report,
             adopting,
             read_only: access == Access::ReadOnly || adopting,
             watch: Watch::opening(path.to_path_buf(), gate.clone(), Instant::now()),
@@ -72,7 +72,7 @@ pub fn open(path: &Path, access: Access, gate: &Gate) -> Result<Connections> {
     let opened = FileId::of(&file)
         .map_err(|why| Error::ledger(&file, why, "check the path and open it again"))?;
     Ok(Connections {
-        look,
+        reader,
         report,
         adopting,
         read_only,

@@ -65,16 +65,16 @@ pub fn run(
     config: &Config,
 ) -> Result<()> {
     let access = access(config);
-    // A read-only look first: it validates the file, writes nothing, is
+    // The reader's read-only connection first: it validates the file, writes nothing, is
     // the reader's connection (a server's others wait for the first page);
     // a ledger to adopt is adopted on the writer while the operator looks.
     let gate = Gate::default();
     let mut opened = connections::open(ledger_path, access, &gate)?;
     // Read once: the detail, the form and the writer judge on them.
     let declared = Receivers::declarations_in(config.receivers.as_deref())?;
-    opened.look.declare(declared.clone());
+    opened.reader.declare(declared.clone());
     let mut app = new_app(
-        &opened.look,
+        &opened.reader,
         opened.read_only,
         opened.adopting,
         drills,
@@ -87,7 +87,7 @@ pub fn run(
     let path = ledger_path.to_path_buf();
     let mut shell = Shell {
         app: &mut app,
-        reader: Reader::spawn(opened.look, wake_tx.clone()),
+        reader: Reader::spawn(opened.reader, wake_tx.clone()),
         writer: opened
             .writer
             .spawn(path.clone(), declared, &gate, wake_tx.clone()),

@@ -1,5 +1,5 @@
-//! The console's first state, before any connection but the look's: the
-//! model built from the settings and the ledger the look opened, and what
+//! The console's first state, before any connection but the reader's: the
+//! model built from the settings and the ledger the reader opened, and what
 //! opening has to tell the operator. Pure setup; the shell ([`crate::console::shell`])
 //! runs it.
 
@@ -27,7 +27,7 @@ pub fn access(config: &Config) -> Access {
 /// keymap and colours [`Config`] chose, the drill files read, and the
 /// adoption's first step when the ledger is being adopted.
 pub fn new_app(
-    look: &Ledger,
+    reader: &Ledger,
     read_only: bool,
     adopting: bool,
     drills: &[PathBuf],
@@ -41,15 +41,15 @@ pub fn new_app(
         .unwrap_or_else(|_| "(none)".to_string());
     let mut app = App::new(
         // The ledger's own name: a PostgreSQL address may hold a password.
-        look.path().display().to_string(),
+        reader.path().display().to_string(),
         operator,
         read_only,
         keymap,
         Utc::now(),
     );
     app.color = config.colour;
-    app.reading.filters_scan = look.filters_scan();
-    app.reading.text_search = look.text_search();
+    app.reading.filters_scan = reader.filters_scan();
+    app.reading.text_search = reader.text_search();
     app.mouse = config.mouse;
     app.drills.files = drills.iter().map(|p| read_drill(p)).collect();
     if adopting {

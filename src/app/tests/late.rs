@@ -180,7 +180,7 @@ fn a_console_turns_read_only_while_no_write_goes_through_and_writable_after() {
     assert_eq!(h.app.access, LedgerAccess::ReadWrite);
     h.keys("a");
     assert!(h.app.form().is_some(), "decisions open again");
-    // A look opened read-only stays so, whatever the writer finds.
+    // A console opened read-only stays so, whatever the writer finds.
     let mut look = Harness::new();
     look.app.access = LedgerAccess::ReadOnly;
     look.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
