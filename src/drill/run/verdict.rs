@@ -97,7 +97,15 @@ pub fn judge(op_type: &str, cases: &[CaseRecord], declared: &Declared) -> OpVerd
             observed_retention_s,
         ) {
             (Some(Value::Bool(false)), Some(o)) => Check::No(format!(
-                "keys forgotten after {o:.1} s, sooner than the declared {} s",
+                "keys forgotten after {o:.1} s of a declared {} s",
+                declared.key_retention_s.unwrap_or_default()
+            )),
+            (Some(Value::Null), None) => Check::Unknown(format!(
+                "remembered at least {:.1} s of a declared {} s: not proven",
+                c.observed
+                    .get("remembered_at_least_s")
+                    .and_then(Value::as_f64)
+                    .unwrap_or_default(),
                 declared.key_retention_s.unwrap_or_default()
             )),
             (_, Some(_)) | (_, None) => Check::Yes,
