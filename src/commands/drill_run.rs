@@ -49,7 +49,7 @@ pub fn run(args: &DrillRunArgs, config: &Config) -> Result<()> {
     };
     let stop = Arc::new(AtomicBool::new(false));
     stop_on_interrupt(&stop);
-    let steps = Steps::new("drilling", settings.cases.len() as u64);
+    let steps = Steps::every("drilling", settings.cases.len() as u64);
     let mut done = 0;
     let drilled = drill_run::run(&receivers, &settings, &stop, |p| {
         report(&steps, &mut done, p)
