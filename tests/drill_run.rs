@@ -407,3 +407,85 @@ fn ctrl_c_kills_the_running_calls_and_writes_what_finished() {
         "an interrupted run is not recorded as the verdict"
     );
 }
+
+/// 90 days, as a production `op_types` row declares it.
+const NINETY_DAYS_S: i64 = 90 * 24 * 3600;
+
+/// The rig's receiver replaced by one keeping keys `retention_s` (a
+/// quarter of it with `forget-early`), behind a declared 90 days.
+fn ninety_day_rig(retention_s: i64, flaw: Option<&str>) -> Rig {
+    let rig = rig(None, true, false);
+    reference_receivers(rig.dir.path(), retention_s, flaw, true, false);
+    sql(&rig.ledger)
+        .execute_batch(&format!(
+            "UPDATE op_types SET key_retention_s = {NINETY_DAYS_S} WHERE op_type = 'place_order'"
+        ))
+        .unwrap();
+    rig
+}
+
+#[test]
+fn a_receiver_that_forgets_keys_after_2_s_behind_90_days_is_caught_within_max_wait() {
+    let rig = ninety_day_rig(8, Some("forget-early"));
+    let mut args = vec!["--cases", "observed_retention", "--max-wait", "6"];
+    args.extend(rig.with_ledger());
+    let started = Instant::now();
+    let (out, results) = rig.drill(&args);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let c = case(&results, "observed_retention");
+    let observed = c["observed"]["observed_retention_s"].as_f64().unwrap();
+    assert!((1.5..4.0).contains(&observed), "{observed}");
+    assert_eq!(c["observed"]["remembered_as_declared"], false);
+    let retention = &results["verdict"]["retention"]["as_declared"];
+    assert_eq!(retention["answer"], "no", "{retention:#}");
+    let why = retention["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("keys forgotten after ")
+            && why.ends_with(&format!("of a declared {NINETY_DAYS_S} s")),
+        "{why}"
+    );
+    assert!(
+        stdout(&out).contains("keys forgotten after"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Recorded, it refuses a same-key retry, naming the drill; an
+    // override with a note is written.
+    let refused = rig.decide_retry(&[]);
+    assert_eq!(code(&refused), 3, "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("observed_retention"),
+        "{}",
+        stderr(&refused)
+    );
+    assert!(
+        stderr(&refused).contains("drilled on"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(query_i64(&rig.ledger, "SELECT count(*) FROM decisions"), 0);
+    let overridden = rig.decide_retry(&["--override", "--note", "the receiver's TTL was raised"]);
+    assert_eq!(code(&overridden), 0, "{}", stderr(&overridden));
+    assert_eq!(query_i64(&rig.ledger, "SELECT count(*) FROM decisions"), 1);
+}
+
+#[test]
+fn a_key_still_remembered_when_max_wait_ends_is_not_proven_and_refuses_nothing() {
+    let rig = ninety_day_rig(NINETY_DAYS_S, None);
+    let mut args = vec!["--cases", "observed_retention", "--max-wait", "2"];
+    args.extend(rig.with_ledger());
+    let (_, results) = rig.drill(&args);
+    let c = case(&results, "observed_retention");
+    assert_eq!(c["observed"]["remembered_as_declared"], Value::Null);
+    assert_eq!(c["passed"], Value::Null, "{c:#}");
+    let verdict = &results["verdict"];
+    assert_eq!(verdict["retention"]["as_declared"]["answer"], "unknown");
+    assert_eq!(
+        verdict["retention"]["as_declared"]["why"],
+        format!("remembered at least 2.0 s of a declared {NINETY_DAYS_S} s: not proven")
+    );
+    assert_eq!(verdict["flaws"], Value::Array(vec![]), "{verdict:#}");
+    let out = rig.decide_retry(&[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
