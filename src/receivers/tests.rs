@@ -281,3 +281,40 @@ fn an_exit_reads_as_what_happened() {
     assert_eq!(Exit::Code(3).to_string(), "exit 3");
     assert_eq!(Exit::Signal(9).to_string(), "killed by signal 9");
 }
+
+#[test]
+fn hostile_keys_and_accounts_reach_the_command_as_data_never_as_flags_or_shell_words() {
+    let kit = Kit::new();
+    let out = kit.path("seen");
+    std::fs::create_dir(&out).unwrap();
+    let r = kit.receivers(
+        &format!(
+            r#"printf '%s\n' "$#" "$@" > {o}/argv-$1; printf '%s' "$SETTLE_KEY" > {o}/key-$1; printf '%s' "$SETTLE_ACCOUNT" > {o}/account-$1; echo id-1"#,
+            o = out.display()
+        ),
+        10.0,
+    );
+    let pwned = kit.path("pwned");
+    let key = format!(
+        "--help; touch {p} $(touch {p}) `touch {p}`\n-rf *",
+        p = pwned.display()
+    );
+    let mut hostile = subject(&key);
+    hostile.account = format!("-x'\"; touch {}\n", pwned.display());
+    assert_eq!(found(&lookup(&r, &hostile)), "id-1");
+    assert_eq!(
+        retry(&r, &hostile, 1).outcome,
+        RetryOutcome::Completed {
+            result_id: "id-1".into()
+        }
+    );
+    for action in ["lookup", "retry"] {
+        let read =
+            |what: &str| std::fs::read_to_string(out.join(format!("{what}-{action}"))).unwrap();
+        // Only the file's own argument, whatever the operation holds.
+        assert_eq!(read("argv"), format!("1\n{action}\n"));
+        assert_eq!(read("key"), key);
+        assert_eq!(read("account"), hostile.account);
+    }
+    assert!(!pwned.exists(), "a shell word of the key ran");
+}
