@@ -34,13 +34,38 @@ pub(crate) fn sqlite(path: &Path, doing: &str, source: rusqlite::Error) -> Error
             doing: doing.to_string(),
         };
     }
+    let mut problem = source.to_string();
+    if disk_full(path, code) {
+        problem.push_str(
+            "; the disk holding it is full: nothing was written, free space there and try again",
+        );
+    }
     Error::Database {
         path: path.to_path_buf(),
         doing: doing.to_string(),
-        problem: source.to_string(),
+        problem,
         fault: fault(code),
     }
 }
+
+/// Whether the failure is a full disk: SQLite's own SQLITE_FULL, or an I/O
+/// error (a journal or WAL file that could not be made or grown) on a
+/// file system with less than [`NEARLY_FULL`] left.
+fn disk_full(path: &Path, code: Option<ErrorCode>) -> bool {
+    match code {
+        Some(ErrorCode::DiskFull) => true,
+        Some(ErrorCode::SystemIoFailure) => {
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+            rustix::fs::statvfs(dir.unwrap_or(Path::new(".")))
+                .is_ok_and(|fs| fs.f_bavail.saturating_mul(fs.f_frsize) < NEARLY_FULL)
+        }
+        _ => false,
+    }
+}
+
+/// Less free space than this beside a file whose write failed: it failed
+/// for want of it.
+const NEARLY_FULL: u64 = 1024 * 1024;
 
 fn fault(code: Option<ErrorCode>) -> Fault {
     match code {
