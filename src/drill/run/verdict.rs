@@ -92,24 +92,7 @@ pub fn judge(op_type: &str, cases: &[CaseRecord], declared: &Declared) -> OpVerd
         .and_then(|c| c.observed.get("observed_retention_s"))
         .and_then(Value::as_f64);
     let retention = find("observed_retention").map_or(not_run("observed_retention"), |c| {
-        match (
-            c.observed.get("remembered_as_declared"),
-            observed_retention_s,
-        ) {
-            (Some(Value::Bool(false)), Some(o)) => Check::No(format!(
-                "keys forgotten after {o:.1} s of a declared {} s",
-                declared.key_retention_s.unwrap_or_default()
-            )),
-            (Some(Value::Null), None) => Check::Unknown(format!(
-                "remembered at least {:.1} s of a declared {} s: not proven",
-                c.observed
-                    .get("remembered_at_least_s")
-                    .and_then(Value::as_f64)
-                    .unwrap_or_default(),
-                declared.key_retention_s.unwrap_or_default()
-            )),
-            (_, Some(_)) | (_, None) => Check::Yes,
-        }
+        retention_check(c, observed_retention_s, declared)
     });
     let duplicate = cases
         .iter()
@@ -143,6 +126,26 @@ pub fn judge(op_type: &str, cases: &[CaseRecord], declared: &Declared) -> OpVerd
         duplicate,
         params_ignored,
         flaws,
+    }
+}
+
+/// `observed_retention`: kept as declared, forgotten early (the flaw), or
+/// still remembered when the wait ran out short of the declared retention.
+fn retention_check(c: &CaseRecord, observed_s: Option<f64>, declared: &Declared) -> Check {
+    match (c.observed.get("remembered_as_declared"), observed_s) {
+        (Some(Value::Bool(false)), Some(o)) => Check::No(format!(
+            "keys forgotten after {o:.1} s of a declared {} s",
+            declared.key_retention_s.unwrap_or_default()
+        )),
+        (Some(Value::Null), None) => Check::Unknown(format!(
+            "remembered at least {:.1} s of a declared {} s: not proven",
+            c.observed
+                .get("remembered_at_least_s")
+                .and_then(Value::as_f64)
+                .unwrap_or_default(),
+            declared.key_retention_s.unwrap_or_default()
+        )),
+        (_, Some(_)) | (_, None) => Check::Yes,
     }
 }
 
