@@ -434,7 +434,7 @@ fn a_receiver_that_forgets_keys_after_2_s_behind_90_days_is_caught_within_max_wa
     assert!(started.elapsed() < Duration::from_secs(20));
     let c = case(&results, "observed_retention");
     let observed = c["observed"]["observed_retention_s"].as_f64().unwrap();
-    assert!((1.5..4.0).contains(&observed), "{observed}");
+    assert!((1.5..5.5).contains(&observed), "{observed}");
     assert_eq!(c["observed"]["remembered_as_declared"], false);
     let retention = &results["verdict"]["retention"]["as_declared"];
     assert_eq!(retention["answer"], "no", "{retention:#}");
