@@ -120,7 +120,7 @@ impl Pg {
             );
             match outcome {
                 Ok(outcomes) => {
-                    super::writes::committed();
+                    super::connect::writes::committed();
                     return Ok(outcomes);
                 }
                 Err(Failure::Settle(e)) => return Err(e),
@@ -332,7 +332,8 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         if changed.is_some() && is_queue_candidate(change.to_state) {
             // A reopen or a cancelled retry moves it back into the queue,
             // with no event for the queue's catch-up to see.
-            super::queue::add(self.tx, change.op.0).map_err(pg("recording the triage queue"))?;
+            super::schema::queue::add(self.tx, change.op.0)
+                .map_err(pg("recording the triage queue"))?;
         }
         changed
             .map(|row| row.try_get(0))

@@ -1,0 +1,71 @@
+//! The PostgreSQL backend's session under [`crate::store::backend`]'s
+//! contract. (Every other part of the contract is implemented in the file
+//! of its concern: reads, history, decisions, probes, retries, import,
+//! copy.)
+
+use std::path::Path;
+
+use super::conn::Pg;
+use crate::domain::Declarations;
+use crate::error::{Error, Result};
+use crate::store::backend::Session;
+use crate::store::interrupt::InterruptHandle;
+
+impl Session for Pg {
+    fn declare(&mut self, declarations: Declarations) {
+        self.declared = declarations;
+    }
+
+    fn declarations(&self) -> &Declarations {
+        &self.declared
+    }
+
+    fn path(&self) -> &Path {
+        &self.shown
+    }
+
+    fn file(&self) -> Option<&Path> {
+        None
+    }
+
+    fn schema_version(&self) -> i64 {
+        super::schema::tables::SCHEMA_VERSION
+    }
+
+    fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn data_version(&self) -> Result<i64> {
+        self.heard_version()
+    }
+
+    fn reinspect(&mut self) -> Result<()> {
+        self.inspect_again()
+    }
+
+    fn interrupt_handle(&self) -> InterruptHandle {
+        self.cancel_handle()
+    }
+
+    fn writes_blocked(&mut self) -> Option<String> {
+        self.primary_gone()
+    }
+
+    fn read_from(&self) -> Option<String> {
+        self.routed.borrow_mut().take()
+    }
+
+    fn why_not_writable(&self) -> Error {
+        Error::ledger(
+            &self.shown,
+            "opened read-only",
+            "open it without --read-only, as a role that may write the ledger",
+        )
+    }
+
+    #[cfg(test)]
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
