@@ -1,12 +1,12 @@
 //! Creating and opening a PostgreSQL ledger: connecting, then the schema's
-//! creation or adoption ([`super::schema::tables`]).
+//! creation or adoption ([`super::schema`]).
 
 use std::time::Duration;
 
 use super::conn::Pg;
 use super::connect::address::Address;
 use super::connect::hosts::Reads;
-use super::schema::tables;
+use super::schema::{opening, tables};
 use crate::error::Result;
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 
@@ -30,7 +30,7 @@ impl Pg {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Pg, OpenReport)> {
         let mut pg = Pg::connect(address, access == Access::ReadOnly, wait)?;
-        let mut report = tables::open(&mut pg, progress)?;
+        let mut report = opening::open(&mut pg, progress)?;
         // A writable open on a standby finds the primary now, so the
         // console says at once that it cannot write.
         if access == Access::ReadWrite
