@@ -2,8 +2,9 @@
 //! guarantees as [`super::sqlite`], on the database services that write from
 //! many machines already use. Only [`crate::store::Ledger`] calls it,
 //! through [`crate::store::backend`]. The connection is [`conn::Pg`];
-//! addressing, schema, reads and writes each have their own file. This file
-//! registers it.
+//! reaching a server is in [`connect`], the schema in [`schema`], `settle
+//! copy` in [`copy`], and each part of the contract (reads, history,
+//! decisions, retries) has its own file here. This file registers it.
 
 mod cells;
 mod chain;
