@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use postgres::Client;
 
-use super::connect::address::Address;
-use super::connect::tls::Tls;
-use super::connect::writes::Writes;
+use super::connect::Address;
+use super::connect::Tls;
+use super::connect::Writes;
 use super::error::pg_error_asked;
 use super::live_state::Live;
-use super::schema::event_ops::Events;
+use super::schema::Events;
 use super::stop_reasons::Asked;
 use crate::domain::Declarations;
 use crate::error::{Error, Result};

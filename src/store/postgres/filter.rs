@@ -7,7 +7,7 @@
 
 use postgres::types::ToSql;
 
-use super::schema::event_ops::Events;
+use super::schema::Events;
 use super::schema::queue::queue_candidates_sql;
 use crate::domain::SortColumn;
 use crate::store::filter::like_literal;

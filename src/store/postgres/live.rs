@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::conn::Pg;
-use super::connect::address::Address;
-use super::connect::tls::Tls;
+use super::connect::Address;
+use super::connect::Tls;
 use super::error::failure;
 use super::live_state::{Heard, Watcher};
 use super::schema::tables;

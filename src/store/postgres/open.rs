@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use super::conn::Pg;
-use super::connect::address::Address;
-use super::connect::hosts::Reads;
+use super::connect::Address;
+use super::connect::Reads;
 use super::schema::{opening, tables};
 use crate::error::Result;
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};

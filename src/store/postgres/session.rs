@@ -29,7 +29,7 @@ impl Session for Pg {
     }
 
     fn schema_version(&self) -> i64 {
-        super::schema::tables::SCHEMA_VERSION
+        super::schema::SCHEMA_VERSION
     }
 
     fn is_read_only(&self) -> bool {

@@ -10,3 +10,8 @@ pub(super) mod routing;
 mod service_file;
 pub(super) mod tls;
 pub(super) mod writes;
+
+pub(crate) use address::Address;
+pub(crate) use hosts::{Reads, SessionAttrs};
+pub(crate) use tls::Tls;
+pub(crate) use writes::Writes;

@@ -31,7 +31,7 @@ use super::table_in::{Encoder, copy_error};
 use crate::error::{Error, Result};
 use crate::store::copy::{CopyReport, Kind, RowSource, TABLES, Table, Value, refuse_unless_empty};
 use crate::store::postgres::conn::Pg;
-use crate::store::postgres::connect::hosts::SessionAttrs;
+use crate::store::postgres::connect::SessionAttrs;
 use crate::store::postgres::error::pg_error;
 
 /// The schema a copy stages its tables in.

@@ -11,4 +11,5 @@ pub(super) mod opening;
 pub(super) mod queue;
 pub(super) mod tables;
 
+pub(crate) use event_ops::Events;
 pub use tables::{CONSOLE_TABLES, SCHEMA_VERSION, SERVICE_TABLES};

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::testing::{connect, fresh_database};
-use crate::store::postgres::schema::tables::SCHEMA_VERSION;
+use crate::store::postgres::schema::SCHEMA_VERSION;
 use crate::store::{Access, Ledger};
 
 fn scalar_i64(db: &Path, sql: &str) -> i64 {
@@ -154,7 +154,7 @@ fn a_service_writing_through_an_adoption_waits_for_no_lock() {
         return;
     };
     let mut c = connect(&db);
-    c.batch_execute(crate::store::postgres::schema::tables::SERVICE_TABLES)
+    c.batch_execute(crate::store::postgres::schema::SERVICE_TABLES)
         .unwrap();
     c.batch_execute(
         "INSERT INTO operations (account, op_type, idem_key, fingerprint, state, max_attempts, created_at, updated_at)

@@ -36,7 +36,7 @@ impl crate::store::postgres::Pg {
             .expect("looking for the events' table")
             .get(0);
         if !whole {
-            pg.events = crate::store::postgres::schema::event_ops::Events::Index;
+            pg.events = crate::store::postgres::schema::Events::Index;
         }
         pg
     }
@@ -67,7 +67,7 @@ fn the_harness_hands_each_test_its_own_empty_database_on_a_socket_only_server() 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::store::postgres::schema::tables::{SCHEMA_VERSION, SERVICE_TABLES};
+use crate::store::postgres::schema::{SCHEMA_VERSION, SERVICE_TABLES};
 use crate::store::{Access, Ledger};
 
 /// A database holding a service's tables and two operations, written with

@@ -11,7 +11,7 @@ use tempfile::TempDir;
 use super::testing;
 use crate::store::Ledger;
 use crate::store::postgres::conn::Pg;
-use crate::store::postgres::connect::address::Address;
+use crate::store::postgres::connect::Address;
 
 /// A ledger made by `settle init`'s code in a fresh database; `created_here`
 /// false makes a copy into it take the path for a ledger that was there.
@@ -373,7 +373,7 @@ fn a_destination_that_refuses_a_row_stops_the_read_of_a_long_table() {
              INSERT INTO events (op_id, at, event)
              SELECT 1, CASE WHEN g = 1 THEN 'soon' ELSE '2026-10-01T00:00:00Z' END, 'e'
              FROM generate_series(1, 20000) AS g;",
-            crate::store::postgres::schema::tables::SERVICE_TABLES
+            crate::store::postgres::schema::SERVICE_TABLES
         ))
         .unwrap();
     let (from, _) = Ledger::open(&service, crate::store::Access::ReadOnly).unwrap();

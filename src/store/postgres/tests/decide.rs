@@ -16,7 +16,7 @@ use crate::store::backend::Decisions as _;
 use crate::store::decide::Written;
 use crate::store::parity::{draft, fixture, head, now, op, outcome, script};
 use crate::store::postgres::conn::Pg;
-use crate::store::postgres::connect::address::Address;
+use crate::store::postgres::connect::Address;
 use crate::store::{ChainVerdict, Ledger};
 
 /// A PostgreSQL ledger made by `settle init`'s code in a fresh database

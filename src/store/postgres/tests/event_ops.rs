@@ -14,7 +14,7 @@ use super::testing::{connect, fresh_database};
 use crate::domain::{OperationId, Seek};
 use crate::query::Query;
 use crate::store::postgres::schema::queue::catch_up;
-use crate::store::postgres::schema::tables::{SCHEMA_VERSION, SERVICE_TABLES};
+use crate::store::postgres::schema::{SCHEMA_VERSION, SERVICE_TABLES};
 use crate::store::{Access, Ledger};
 
 fn scalar_i64(c: &mut Client, sql: &str) -> i64 {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::testing;
 use crate::error::Error;
-use crate::store::postgres::connect::address::Address;
-use crate::store::postgres::connect::hosts::SessionAttrs;
+use crate::store::postgres::connect::Address;
+use crate::store::postgres::connect::SessionAttrs;
 
 fn parse(spec: &str, env: &[(&str, String)]) -> crate::error::Result<Address> {
     let env: Vec<(String, String)> = env

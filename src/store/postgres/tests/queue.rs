@@ -164,7 +164,7 @@ fn adoption_records_the_queue_then_drops_the_queue_index() {
         return;
     };
     let mut c = connect(&db);
-    c.batch_execute(crate::store::postgres::schema::tables::SERVICE_TABLES)
+    c.batch_execute(crate::store::postgres::schema::SERVICE_TABLES)
         .unwrap();
     for (key, state) in [
         ("k-1", "unknown"),

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::query::Query;
 use crate::store::backend::Session as _;
 use crate::store::postgres::conn::Pg;
-use crate::store::postgres::schema::tables::{CONSOLE_TABLES, SERVICE_TABLES};
+use crate::store::postgres::schema::{CONSOLE_TABLES, SERVICE_TABLES};
 
 /// A ledger of three operations, and a second connection (the service).
 pub(crate) fn ledger(name: &str) -> Option<(Pg, postgres::Client)> {

@@ -14,7 +14,7 @@ use crate::store::backend::{Decisions as _, History as _, Import as _, Session a
 use crate::store::open::{Access, BUSY_TIMEOUT};
 use crate::store::parity::{draft, fixture, now};
 use crate::store::postgres::conn::Pg;
-use crate::store::postgres::connect::address::Address;
+use crate::store::postgres::connect::Address;
 
 fn in_recovery(pg: &Pg) -> bool {
     pg.client

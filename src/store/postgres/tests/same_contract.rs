@@ -18,7 +18,7 @@ use crate::query::Query;
 use crate::store::Access;
 use crate::store::backend::Session as _;
 use crate::store::postgres::conn::Pg;
-use crate::store::postgres::schema::tables::{CONSOLE_TABLES, SERVICE_TABLES};
+use crate::store::postgres::schema::{CONSOLE_TABLES, SERVICE_TABLES};
 use crate::store::sqlite::Sqlite;
 
 fn now() -> DateTime<Utc> {
