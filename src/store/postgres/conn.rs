@@ -13,7 +13,7 @@ use super::connect::Tls;
 use super::connect::Writes;
 use super::error::pg_error_asked;
 use super::live_state::Live;
-use super::schema::Events;
+use super::schema::event_ops::Events;
 use super::stop_reasons::Asked;
 use crate::domain::Declarations;
 use crate::error::{Error, Result};
