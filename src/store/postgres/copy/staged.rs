@@ -304,7 +304,7 @@ impl Pg {
         ))
         .map_err(err)?;
         crate::store::postgres::schema::queue::mark_past_all(&mut tx).map_err(err)?;
-        super::ledger::move_identities(&mut tx, shown, &report)?;
+        super::transfer::move_identities(&mut tx, shown, &report)?;
         tx.commit().map_err(err)?;
         Ok(report)
     }
@@ -476,7 +476,7 @@ impl Pg {
         Ok(Stream { encoder, chunks })
     }
 
-    /// A table the copy does not stream ([`super::ledger::copy_small`]),
+    /// A table the copy does not stream ([`super::transfer::copy_small`]),
     /// written in this session, in a transaction of its own.
     fn load_small(&self, table: &Table, source: &mut RowSource) -> Result<u64> {
         let shown = self.shown.as_path();
@@ -488,7 +488,7 @@ impl Pg {
             "SET LOCAL statement_timeout = 0; SET LOCAL search_path = {STAGING}"
         ))
         .map_err(err)?;
-        let n = super::ledger::copy_small(&mut tx, shown, table, source)?;
+        let n = super::transfer::copy_small(&mut tx, shown, table, source)?;
         tx.commit().map_err(err)?;
         Ok(n)
     }
