@@ -2,7 +2,7 @@
 //! loaded into a throwaway cluster with plain SQL as a service would have
 //! written it ([`crate::pg_load`]), then the real `settle` against it, each
 //! figure beside `psql` doing the same work. The cluster is the tests'
-//! (`src/store/postgres/testing.rs`), started with fsync on for this run so a
+//! (`src/store/postgres/tests/testing.rs`), started with fsync on for this run so a
 //! decision's commit costs what it costs in production; it is removed when
 //! the benchmark ends.
 
@@ -16,7 +16,7 @@ use crate::figures::{
     timed_runs, type_filter,
 };
 
-#[path = "../../src/store/postgres/testing.rs"]
+#[path = "../../src/store/postgres/tests/testing.rs"]
 mod cluster;
 
 /// `psql` with the address's connection settings, quiet and unaligned.

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::{ratio, settle_bin, waits_line};
 
-#[path = "../../src/store/postgres/testing.rs"]
+#[path = "../../src/store/postgres/tests/testing.rs"]
 mod cluster;
 
 /// The service's write path, per operation, as pgbench runs it: the

@@ -4,9 +4,9 @@
 //! loudly (or fails, with SETTLE_REQUIRE_PG=1) when there is no server.
 #![allow(dead_code)]
 
-#[path = "../../src/store/postgres/testing.rs"]
+#[path = "../../src/store/postgres/tests/testing.rs"]
 mod testing;
-#[path = "../../src/store/postgres/testing_bed.rs"]
+#[path = "../../src/store/postgres/tests/testing_bed.rs"]
 mod testing_bed;
 
 #[allow(unused_imports)]

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use postgres::Client;
 
-use super::address::Address;
-use super::asked::Asked;
+use super::connect::Address;
+use super::connect::Tls;
+use super::connect::Writes;
 use super::error::pg_error_asked;
-use super::event_ops::Events;
-use super::heard::Live;
-use super::tls::Tls;
-use super::writes::Writes;
+use super::live_state::Live;
+use super::schema::event_ops::Events;
+use super::stop_reasons::Asked;
 use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::interrupt::{Interrupt, InterruptHandle};
@@ -39,13 +39,13 @@ pub struct Pg {
     pub(super) declared: Declarations,
     /// How reads find an operation's events ([`super::filter`]).
     pub(super) events: Events,
-    /// settle's queue table is there ([`super::queue`]), and when this
+    /// settle's queue table is there ([`super::schema::queue`]), and when this
     /// session last caught it up.
     pub(super) queue: bool,
     pub(super) queue_kept: Cell<Option<std::time::Instant>>,
     /// What the watching connection heard ([`super::live`]).
     pub(super) live: RefCell<Live>,
-    /// Where writes go ([`super::routing`]).
+    /// Where writes go ([`super::connect::routing`]).
     pub(super) writes: RefCell<Writes>,
     /// The reading connection is on a standby.
     pub(super) reader_in_recovery: Cell<bool>,
@@ -60,7 +60,7 @@ pub struct Pg {
     /// set there, which tell why the server stopped a read.
     pub(super) asked: Asked,
     /// Created by this process and not yet written: a copy into it may
-    /// build its keys and indexes after the rows ([`super::copy_defer`]).
+    /// build its keys and indexes after the rows ([`super::copy::defer`]).
     pub(super) created_here: bool,
 }
 
@@ -105,7 +105,7 @@ impl Pg {
             }),
             reader_in_recovery: Cell::new(role.in_recovery),
             no_primary: Cell::new(false),
-            seen: Cell::new(super::writes::written()),
+            seen: Cell::new(super::connect::writes::written()),
             routed: RefCell::default(),
             asked: Asked::new(),
             created_here: false,

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::asked::{Asked, Stopped};
+use super::stop_reasons::{Asked, Stopped};
 use crate::error::{Error, Fault};
 
 /// The SQLSTATE of a statement stopped by a cancel request or by the

@@ -7,8 +7,8 @@
 
 use postgres::types::ToSql;
 
-use super::event_ops::Events;
-use super::queue::queue_candidates_sql;
+use super::schema::Events;
+use super::schema::queue::queue_candidates_sql;
 use crate::domain::SortColumn;
 use crate::store::filter::like_literal;
 use crate::store::sql::{Arg, Dialect};
@@ -73,12 +73,12 @@ macro_rules! indexed_event {
     };
 }
 
-/// The last event through settle's own table ([`super::event_ops`]): the
+/// The last event through settle's own table ([`super::schema::event_ops`]): the
 /// newest event above the event mark when the operation has one, else the
 /// newest id the table holds for it. The events above the mark are read
 /// once per statement, not once per row: a ledger no writable session
 /// caught up for a while has many. The mark is spelled as
-/// [`super::event_ops::MARK`] is, for [`super::conn::Pg::pinned`]. The
+/// [`super::schema::event_ops::MARK`] is, for [`super::conn::Pg::pinned`]. The
 /// `LIMIT 1` (the primary key finds one row at most) keeps the lookup a
 /// lookup: without it the planner may flatten it into a join that hashes
 /// the whole of `events` (34M rows at 10M) for a whole list.
@@ -98,7 +98,7 @@ macro_rules! mapped_event {
 /// `events.op_id` (before adoption): each row's lookup would scan the whole
 /// table, and finding every operation's last event in one pass costs a
 /// sort of all events on every page. The look says so
-/// ([`super::schema`]).
+/// ([`super::schema::tables`]).
 macro_rules! no_event {
     () => {
         "CROSS JOIN (SELECT NULL::text AS event) ev"
@@ -123,7 +123,7 @@ const ROW_SOURCES: [[&str; 3]; 2] = [
 /// PostgreSQL's spelling. `console`: the console's tables are there (a
 /// read-only look at a service's unadopted database has none); `events`:
 /// how an operation's events are found; `queue`: settle's queue table is
-/// there ([`super::queue`]).
+/// there ([`super::schema::queue`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PgSql {
     pub console: bool,
@@ -181,11 +181,12 @@ impl Dialect for PgSql {
     /// The queue's table and the ids above its mark; a database without
     /// the table (a look before adoption) reads every row's state.
     fn queue_members(&self) -> Option<String> {
-        self.queue.then(super::queue::members_sql)
+        self.queue.then(super::schema::queue::members_sql)
     }
 
     fn queue_join(&self, order: &str, bound: Option<(&str, &str)>) -> Option<String> {
-        self.queue.then(|| super::queue::members_join(order, bound))
+        self.queue
+            .then(|| super::schema::queue::members_join(order, bound))
     }
 
     fn lease_passed(&self, column: &str, now: &str) -> String {
@@ -272,7 +273,7 @@ impl Dialect for PgSql {
     /// Through settle's own table where it is whole, else by `op_id`.
     fn events_of(&self, key: &str) -> String {
         match self.events {
-            Events::Map => super::event_ops::events_of(key),
+            Events::Map => super::schema::event_ops::events_of(key),
             Events::Index | Events::None => format!("op_id = {key}"),
         }
     }

@@ -52,15 +52,15 @@ impl<C: GenericClient> Reader for &mut C {
     }
 }
 
-/// A connection or a transaction read in a given spelling: a look at a
+/// A connection or a transaction read with a given [`PgSql`]: a look at a
 /// ledger whose events settle's table does not hold reads them by
 /// `op_id`.
-struct Spelled<'a, C> {
+struct PgReader<'a, C> {
     client: &'a mut C,
     sql: &'static PgSql,
 }
 
-impl<C: GenericClient> Reader for Spelled<'_, C> {
+impl<C: GenericClient> Reader for PgReader<'_, C> {
     type Error = postgres::Error;
 
     fn dialect(&self) -> &dyn Dialect {
@@ -129,5 +129,5 @@ pub(super) fn load_detail(
     tables: Tables,
     sql: &'static PgSql,
 ) -> PgResult<Option<OperationDetail>> {
-    detail::load_detail(&mut Spelled { client, sql }, id, tables)
+    detail::load_detail(&mut PgReader { client, sql }, id, tables)
 }

@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::address::Address;
 use super::conn::Pg;
+use super::connect::Address;
+use super::connect::Tls;
 use super::error::failure;
-use super::heard::{Heard, Watcher};
-use super::schema;
-use super::tls::Tls;
+use super::live_state::{Heard, Watcher};
+use super::schema::tables;
 use crate::error::{Error, Fault, Result};
 
 /// How often the watching thread asks: a commit reaches the screen within
@@ -66,7 +66,7 @@ impl Dial {
             Some(CONNECT_WAIT),
             "watching for changes",
         )?;
-        schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
+        tables::configure(&mut client, &self.shown, self.read_only, self.wait)?;
         Ok(client)
     }
 }
@@ -155,7 +155,7 @@ impl Pg {
     /// through [`Dial::connect`], so none loses the session's settings.
     pub(super) fn reconnect(&self) -> Result<()> {
         let mut client = self.connect_reader(CONNECT_WAIT)?;
-        schema::configure(&mut client, &self.shown, self.read_only, self.wait)?;
+        tables::configure(&mut client, &self.shown, self.read_only, self.wait)?;
         *self.client.borrow_mut() = client;
         Ok(())
     }
@@ -181,7 +181,7 @@ impl Pg {
 
     /// Reads again which of settle's tables the database holds.
     pub(super) fn inspect_again(&mut self) -> Result<()> {
-        let found = schema::inspect(self.client.get_mut(), &self.shown)?;
+        let found = tables::inspect(self.client.get_mut(), &self.shown)?;
         self.tables = found.tables();
         self.events = found.events();
         self.queue = found.queue;

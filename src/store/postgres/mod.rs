@@ -2,74 +2,34 @@
 //! guarantees as [`super::sqlite`], on the database services that write from
 //! many machines already use. Only [`crate::store::Ledger`] calls it,
 //! through [`crate::store::backend`]. The connection is [`conn::Pg`];
-//! addressing, schema, reads and writes each have their own file. This file
-//! registers it.
+//! reaching a server is in [`connect`], the schema in [`schema`], `settle
+//! copy` in [`copy`], and each part of the contract (reads, history,
+//! decisions, retries) has its own file here. This file registers it.
 
-mod address;
-mod adopt;
-#[cfg(test)]
-mod adopt_tests;
-mod asked;
 mod cells;
 mod chain;
 mod clusters;
 mod conn;
-mod conninfo;
-mod contract;
+mod connect;
 mod copy;
-mod copy_defer;
-mod copy_in;
-mod copy_move;
-mod copy_staged;
-#[cfg(test)]
-pub(crate) mod copy_tests;
-mod decide;
-#[cfg(test)]
-mod decide_tests;
+mod decisions;
 mod drills;
 mod error;
-mod event_ops;
-#[cfg(test)]
-mod event_ops_tests;
 mod filter;
-mod heard;
 mod history;
-mod hosts;
 mod import;
-#[cfg(test)]
-mod libpq_tests;
 mod live;
-mod objects;
+mod live_state;
 mod open;
-mod pgpass;
 mod portal;
 mod probes;
-mod queue;
-#[cfg(test)]
-mod queue_tests;
-mod read;
-#[cfg(test)]
-mod read_tests;
+mod reads;
 mod retries;
-mod routing;
-#[cfg(test)]
-mod routing_tests;
-#[cfg(test)]
-mod same_contract;
 pub mod schema;
-mod service_file;
-#[cfg(test)]
-mod stop_tests;
-#[cfg(test)]
-pub mod testing;
-#[cfg(test)]
-pub mod testing_bed;
+mod session;
+mod stop_reasons;
 #[cfg(test)]
 mod tests;
-mod tls;
-#[cfg(test)]
-mod tls_tests;
-mod writes;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -78,20 +38,26 @@ use crate::error::Result;
 use crate::store::backend::{Backend, Kind};
 use crate::store::interrupt::InterruptHandle;
 
-pub use address::{Address, is_address, with_reads};
-pub(crate) use asked::Asked;
 pub(crate) use cells::Cells;
 pub(crate) use chain::verify_on;
 pub(crate) use conn::Pg;
-pub(crate) use decide::{head, insert_decision, queue_retry};
+pub use connect::address::{Address, is_address, with_reads};
+pub use connect::hosts::Reads;
+pub(crate) use decisions::{head, insert_decision, queue_retry};
 pub(crate) use drills::insert_drill;
 pub(crate) use error::{pg_error, pg_error_asked};
 pub(crate) use filter::{PgSql, refs};
-pub use hosts::Reads;
 pub(crate) use live::WAL_POSITION;
-pub(crate) use objects::console_objects;
 pub(crate) use portal::{Portal, stream_on};
 pub(crate) use probes::insert_probe;
+pub(crate) use schema::objects::console_objects;
+pub(crate) use stop_reasons::Asked;
+// The sqlite tests copy through these, and other backends' tests take a
+// throwaway cluster from here.
+#[cfg(test)]
+pub(crate) use tests::copy as copy_tests;
+#[cfg(test)]
+pub(crate) use tests::testing;
 
 /// A session on a database settle reads without owning its tables (a job
 /// queue's, [`crate::store::jobqueue`]): connected through settle's
@@ -103,14 +69,14 @@ pub(crate) struct Foreign {
     pub shown: PathBuf,
     /// Cancels the statement running on `client`.
     pub cancel: InterruptHandle,
-    /// What settle asked of `client` ([`asked`]).
+    /// What settle asked of `client` ([`stop_reasons`]).
     pub asked: Asked,
 }
 
 /// Connects a [`Foreign`] session to the database at `path`.
 pub(crate) fn foreign_session(path: &Path, read_only: bool, wait: Duration) -> Result<Foreign> {
     let mut pg = Pg::connect(&Address::parse(path)?, read_only, wait)?;
-    schema::configure(pg.client.get_mut(), &pg.shown, read_only, wait)?;
+    schema::tables::configure(pg.client.get_mut(), &pg.shown, read_only, wait)?;
     Ok(Foreign {
         cancel: pg.cancel_handle(),
         asked: pg.asked.clone(),

@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use super::address::Address;
 use super::conn::Pg;
-use super::hosts::Reads;
-use super::schema;
+use super::connect::Address;
+use super::connect::Reads;
+use super::schema::{opening, tables};
 use crate::error::Result;
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 
@@ -16,7 +16,7 @@ impl Pg {
     pub(crate) fn create(address: &Address) -> Result<Pg> {
         // Creating writes: the whole session on the primary.
         let mut pg = Pg::connect(&address.reading_from(Reads::Primary), false, BUSY_TIMEOUT)?;
-        schema::create(&mut pg)?;
+        tables::create(&mut pg)?;
         pg.created_here = true;
         Ok(pg)
     }
@@ -30,7 +30,7 @@ impl Pg {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<(Pg, OpenReport)> {
         let mut pg = Pg::connect(address, access == Access::ReadOnly, wait)?;
-        let mut report = schema::open(&mut pg, progress)?;
+        let mut report = opening::open(&mut pg, progress)?;
         // A writable open on a standby finds the primary now, so the
         // console says at once that it cannot write.
         if access == Access::ReadWrite

@@ -177,7 +177,7 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
             &[&state.as_str(), &at, &op.id.0, &op.version],
         )?;
         if changed == 1 && is_queue_candidate(state) {
-            super::queue::add(self.tx, op.id.0)?;
+            super::schema::queue::add(self.tx, op.id.0)?;
         }
         Ok(changed == 1)
     }
@@ -238,7 +238,7 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
             ],
         )?;
         if plan.to_state.as_ref().is_some_and(is_queue_candidate) {
-            super::queue::add(self.tx, op.0)?;
+            super::schema::queue::add(self.tx, op.0)?;
         }
         Ok(())
     }
@@ -246,7 +246,7 @@ impl<C: GenericClient> RetryTx for Tx<'_, C> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{connect, fresh_database};
+    use super::super::tests::testing::{connect, fresh_database};
     use crate::domain::State;
     use crate::domain::retry_run::Finish;
     use crate::store::Ledger;
@@ -316,7 +316,7 @@ mod tests {
         let address = address.to_str().unwrap().to_string();
         let db = address.rsplit("dbname=").next().unwrap().to_string();
         let role = format!("{db}_worker");
-        let grants: String = super::super::tests::documented_role_sql()
+        let grants: String = super::super::tests::backend::documented_role_sql()
             .split_inclusive(';')
             .filter(|s| s.contains("settle_worker"))
             .collect::<String>()
