@@ -66,9 +66,4 @@ impl Session for Sqlite {
     fn why_not_writable(&self) -> Error {
         super::open::not_writable(&self.path)
     }
-
-    #[cfg(test)]
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
