@@ -9,10 +9,11 @@
 //! file; the mapping is written in `docs/job-queues.md`.
 
 mod backend;
-mod decide;
+mod decisions;
+mod drills;
 mod engine;
-mod evidence;
 mod history;
+mod probes;
 mod procrastinate;
 mod reads;
 mod river;

@@ -8,23 +8,23 @@ mod backend;
 mod chain;
 mod columns;
 mod conn;
-mod contract;
-mod copy;
-mod decide;
-mod decide_bulk;
+mod decisions;
 mod derived;
 mod drills;
 pub(crate) mod error;
 mod import;
 mod journal;
 mod model;
+mod one_decision;
 mod open;
 mod probes;
-mod read;
 mod read_model;
+mod reads;
 mod retries;
 pub mod schema;
 pub(super) mod service;
+mod session;
+mod transfer;
 
 use crate::store::backend::{Backend, Kind};
 

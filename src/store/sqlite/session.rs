@@ -1,7 +1,7 @@
 //! The SQLite backend's session under [`crate::store::backend`]'s
 //! contract. (Every other part of the contract is implemented in the file
-//! of its concern: reads, history, decisions, probes, retries, import,
-//! copy.)
+//! named after its trait: reads, history, decisions, probes, drills,
+//! retries, import, transfer, read model, backend.)
 
 use std::path::Path;
 
