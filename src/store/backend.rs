@@ -14,7 +14,9 @@
 //! parity case runs on it.
 //!
 //! The contract is split by concern, so each part can be read alone;
-//! [`Backend`] is all of them together, what a ledger holds.
+//! [`Backend`] is what a ledger holds: the parts every backend provides,
+//! and an accessor for each part a backend may lack (a read model that
+//! catches up, retries, import, copy), which the ledger asks for.
 
 use std::fmt::Debug;
 use std::path::Path;
@@ -50,6 +52,69 @@ pub enum Waiter {
     /// upkeep that no answer needs first, such as looking through the
     /// ledger for changes no new row tells.
     Background,
+}
+
+/// A capability a backend may lack, as [`Backend::refusal`] names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Capability {
+    /// Running a claimed retry ([`Retries`]).
+    Retries,
+    /// Importing operations ([`Import`]).
+    Import,
+    /// Copying a ledger's rows, out or in ([`Transfer`]).
+    Transfer,
+}
+
+/// Every part of the contract: what [`crate::store::Ledger`] holds.
+/// `Send`: a ledger opened on one thread may be handed to another. The
+/// parts a backend may lack are asked for, each by its accessor, `None`
+/// where the backend does not offer it (as sqlx asks a connection for an
+/// ability by a trait of its own).
+pub(crate) trait Backend:
+    Session + Reads + History + Decisions + Probes + Drills + Debug + Send
+{
+    /// The worker's side of `retry_requests`, if settle runs this
+    /// backend's retries.
+    fn retries(&mut self) -> Option<&mut dyn Retries> {
+        None
+    }
+
+    /// Importing operations in bulk, if this backend takes them.
+    fn importer(&mut self) -> Option<&mut dyn Import> {
+        None
+    }
+
+    /// Copying this ledger's rows out, if it can be a copy's source.
+    fn transfer(&self) -> Option<&dyn Transfer> {
+        None
+    }
+
+    /// Copying rows in, if this ledger can be a copy's destination.
+    fn transfer_mut(&mut self) -> Option<&mut dyn Transfer> {
+        None
+    }
+
+    /// The read model the backend catches up, if it keeps one.
+    fn read_model(&self) -> Option<&dyn ReadModel> {
+        None
+    }
+
+    /// Why this ledger does not do what `lacking` offers, for a caller
+    /// that asked for it and got `None`; nothing was written.
+    fn refusal(&self, lacking: Capability) -> crate::error::Error {
+        crate::error::Error::ledger(
+            self.path(),
+            format!(
+                "this ledger cannot {}; nothing was written",
+                match lacking {
+                    Capability::Retries => "run a retry",
+                    Capability::Import => "import operations",
+                    Capability::Transfer => "copy",
+                }
+            ),
+            "open a SQLite or PostgreSQL ledger for it".to_string(),
+        )
+    }
 }
 
 /// The open connection itself: where it is, whether it writes, and how it
@@ -104,10 +169,6 @@ pub(crate) trait Session {
     fn read_from(&self) -> Option<String> {
         None
     }
-
-    /// The backend itself, for a test that looks inside it.
-    #[cfg(test)]
-    fn as_any(&self) -> &dyn std::any::Any;
 
     /// Takes the contracts the operator's receivers file declares: from
     /// now on every decision, every claimed retry and every detail is
@@ -242,26 +303,6 @@ pub(crate) trait Reads: Session {
         TextSearch::Unindexed
     }
 
-    /// From now on a read catches up a bounded step of what the backend's
-    /// own read model has not read yet, and reads what it holds, instead
-    /// of catching up all of it first: the console, which says so
-    /// ([`Reads::catching_up`]) and goes on with [`Reads::catch_up`].
-    /// `waiter` says who waits on this connection's reads.
-    fn catch_up_in_steps(&self, _waiter: Waiter) {}
-
-    /// How far the backend's read model is behind the ledger, as the last
-    /// read or step left it (running nothing); None when it is current or
-    /// there is none.
-    fn catching_up(&self) -> Option<CatchUp> {
-        None
-    }
-
-    /// One bounded step of catching up (tens of milliseconds); where it
-    /// then stands.
-    fn catch_up(&self) -> Result<Option<CatchUp>> {
-        Ok(None)
-    }
-
     /// The lowest and the highest operation id, `None` when there is no
     /// operation: two steps down the primary key.
     fn id_span(&self) -> Result<Option<(i64, i64)>> {
@@ -324,6 +365,27 @@ pub(crate) trait Reads: Session {
     /// of each kept. Reads every matching row: run it off the screen's
     /// thread.
     fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters>;
+}
+
+/// A read model the backend keeps beside the ledger and catches up on
+/// what it has not read yet ([`Backend::read_model`]); a backend without
+/// one reads the ledger as it is.
+pub(crate) trait ReadModel {
+    /// From now on a read catches up a bounded step of what the backend's
+    /// own read model has not read yet, and reads what it holds, instead
+    /// of catching up all of it first: the console, which says so
+    /// ([`ReadModel::catching_up`]) and goes on with [`ReadModel::catch_up`].
+    /// `waiter` says who waits on this connection's reads.
+    fn catch_up_in_steps(&self, waiter: Waiter);
+
+    /// How far the backend's read model is behind the ledger, as the last
+    /// read or step left it (running nothing); None when it is current or
+    /// there is none.
+    fn catching_up(&self) -> Option<CatchUp>;
+
+    /// One bounded step of catching up (tens of milliseconds); where it
+    /// then stands.
+    fn catch_up(&self) -> Result<Option<CatchUp>>;
 }
 
 /// One operation's history and the audit trail.
@@ -442,28 +504,6 @@ pub(crate) trait Transfer {
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport>;
 }
 
-/// Every part of the contract: what [`crate::store::Ledger`] holds.
-/// `Send`: a ledger opened on one thread may be handed to another.
-pub(crate) trait Backend:
-    Session + Reads + History + Decisions + Probes + Drills + Retries + Import + Transfer + Debug + Send
-{
-}
-
-impl<T> Backend for T where
-    T: Session
-        + Reads
-        + History
-        + Decisions
-        + Probes
-        + Drills
-        + Retries
-        + Import
-        + Transfer
-        + Debug
-        + Send
-{
-}
-
 /// An open ledger of some backend.
 pub(crate) type Open = Box<dyn Backend>;
 
@@ -477,9 +517,6 @@ pub(crate) type OpenFn = fn(&Path, Access, Duration, &mut dyn FnMut(Progress)) -
 /// A backend as [`crate::store::registry`] lists it: how to tell its
 /// ledgers from the others' and how to create and open one.
 pub(crate) struct Kind {
-    /// The database's name, as a failing parity case says it.
-    #[cfg(test)]
-    pub name: &'static str,
     /// Whether `path` names a ledger of this backend (an address, a file).
     pub claims: fn(&Path) -> bool,
     /// Creates a new, empty ledger; refuses an existing one.
@@ -490,19 +527,4 @@ pub(crate) struct Kind {
     /// Opens an existing ledger, adopting or migrating a writable one;
     /// writes wait up to the given time for another writer's lock.
     pub open: OpenFn,
-    /// A fresh place for a test ledger, and plain SQL run on it: every
-    /// parity case runs on each backend that gives one.
-    #[cfg(test)]
-    pub scratch: fn(&str) -> Option<Scratch>,
-}
-
-/// Where a test ledger of one backend goes ([`Kind::scratch`]).
-#[cfg(test)]
-pub(crate) struct Scratch {
-    /// What [`crate::store::Ledger::create`] takes: a file or an address.
-    pub ledger: std::path::PathBuf,
-    /// Runs plain SQL on the ledger, behind settle's back.
-    pub exec: fn(&Path, &str),
-    /// Keeps a temporary folder for as long as the ledger is used.
-    pub _keep: Option<tempfile::TempDir>,
 }

@@ -46,8 +46,8 @@ use crate::domain::{
 };
 use crate::error::Result;
 use crate::query::Query;
-use backend::Backend;
 pub use backend::Waiter;
+use backend::{Backend, Capability};
 
 pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
@@ -220,17 +220,23 @@ impl Ledger {
         self.backend.text_search()
     }
 
-    /// See [`Reads::catch_up_in_steps`].
+    /// See [`backend::ReadModel::catch_up_in_steps`]; a backend without a
+    /// read model has nothing to catch up.
     pub fn catch_up_in_steps(&self, waiter: Waiter) {
-        self.backend.catch_up_in_steps(waiter);
+        if let Some(model) = self.backend.read_model() {
+            model.catch_up_in_steps(waiter);
+        }
     }
 
     pub fn catching_up(&self) -> Option<CatchUp> {
-        self.backend.catching_up()
+        self.backend.read_model().and_then(|m| m.catching_up())
     }
 
     pub fn catch_up(&self) -> Result<Option<CatchUp>> {
-        self.backend.catch_up()
+        match self.backend.read_model() {
+            Some(model) => model.catch_up(),
+            None => Ok(None),
+        }
     }
 
     pub fn range_page(
@@ -347,7 +353,10 @@ impl Ledger {
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
-        self.backend.import(operations, contracts)
+        match self.backend.importer() {
+            Some(importer) => importer.import(operations, contracts),
+            None => Err(self.backend.refusal(Capability::Import)),
+        }
     }
 
     pub fn claim_retry(
@@ -356,7 +365,11 @@ impl Ledger {
         lease: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
-        self.backend.claim_retry(worker, lease, now)
+        // A backend whose retries settle does not run has none to claim.
+        match self.backend.retries() {
+            Some(retries) => retries.claim_retry(worker, lease, now),
+            None => Ok(None),
+        }
     }
 
     pub fn finish_retry(
@@ -365,7 +378,10 @@ impl Ledger {
         run: &RetryRun,
         now: DateTime<Utc>,
     ) -> Result<Finish> {
-        self.backend.finish_retry(claim, run, now)
+        match self.backend.retries() {
+            Some(retries) => retries.finish_retry(claim, run, now),
+            None => Err(self.backend.refusal(Capability::Retries)),
+        }
     }
 
     /// Copies every row of this ledger (operations, attempts, events,
@@ -381,9 +397,16 @@ impl Ledger {
         progress: &mut dyn FnMut(&str, u64),
     ) -> Result<CopyReport> {
         let source = &self.backend;
-        destination.backend.copy_from(&mut |table, each| {
+        let Some(into) = destination.backend.transfer_mut() else {
+            return Err(destination.backend.refusal(Capability::Transfer));
+        };
+        into.copy_from(&mut |table, each| {
+            // Asked as each table is read, as the source was before.
+            let Some(out) = source.transfer() else {
+                return Err(source.refusal(Capability::Transfer));
+            };
             let mut n = 0u64;
-            let rows = source.copy_rows(table, &mut |values| {
+            let rows = out.copy_rows(table, &mut |values| {
                 n += 1;
                 if n.is_multiple_of(COPY_PROGRESS_EVERY) {
                     progress(table.name, n);

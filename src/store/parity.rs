@@ -1,6 +1,6 @@
-//! The same store calls on every backend the registry lists, answers
-//! compared: a backend registered in [`super::registry`] runs every case
-//! here without a line of its own. Each case makes a fresh ledger on each
+//! The same store calls on every backend, answers compared: a backend
+//! that can make a test ledger here ([`SCRATCHES`]) runs every case
+//! without a line of its own. Each case makes a fresh ledger on each
 //! backend that can make one here (a PostgreSQL server is started from the
 //! installed binaries; without them that backend is skipped loudly), runs
 //! the same calls through [`Ledger`], and asserts every backend answered as
@@ -8,13 +8,13 @@
 //! shared with the backends' own tests.
 
 use std::fmt::Debug;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 
-use super::Ledger;
 use super::chain::ChainVerdict;
-use super::registry::BACKENDS;
+use super::{Ledger, postgres};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryEnd, RetryRun};
 use crate::domain::{
     DecisionDraft, DecisionId, DecisionKind, NewAttempt, NewEvent, NewOperation, OpTypeContract,
@@ -31,13 +31,13 @@ pub(super) fn same_on_every_backend<T: Debug + PartialEq>(
     mut case: impl FnMut(&mut Ledger, &dyn Fn(&str)) -> T,
 ) -> T {
     let mut answers: Vec<(&str, T)> = Vec::new();
-    for kind in BACKENDS {
-        let Some(scratch) = (kind.scratch)(hint) else {
+    for (name, scratch) in SCRATCHES {
+        let Some(scratch) = scratch(hint) else {
             continue;
         };
         let mut ledger = Ledger::create(&scratch.ledger).unwrap();
         let exec = |sql: &str| (scratch.exec)(&scratch.ledger, sql);
-        answers.push((kind.name, case(&mut ledger, &exec)));
+        answers.push((name, case(&mut ledger, &exec)));
     }
     let mut answers = answers.into_iter();
     let (first_name, first) = answers.next().expect("no backend could make a ledger");
@@ -45,6 +45,52 @@ pub(super) fn same_on_every_backend<T: Debug + PartialEq>(
         assert_eq!(answer, first, "{name} answered unlike {first_name}");
     }
     first
+}
+
+/// Each backend that can make a test ledger, by the name a failing case
+/// says, and how it makes one (a job queue makes none: it is never
+/// created, only found).
+const SCRATCHES: [(&str, MakeScratch); 2] =
+    [("PostgreSQL", postgres_scratch), ("SQLite", sqlite_scratch)];
+
+/// How a backend makes a test ledger, given a hint to name it by.
+type MakeScratch = fn(&str) -> Option<Scratch>;
+
+/// Where a test ledger of one backend goes.
+struct Scratch {
+    /// What [`crate::store::Ledger::create`] takes: a file or an address.
+    ledger: PathBuf,
+    /// Runs plain SQL on the ledger, behind settle's back.
+    exec: fn(&Path, &str),
+    /// Keeps a temporary folder for as long as the ledger is used.
+    _keep: Option<tempfile::TempDir>,
+}
+
+/// A fresh database on the test server, when one can be started.
+fn postgres_scratch(hint: &str) -> Option<Scratch> {
+    Some(Scratch {
+        ledger: postgres::testing::fresh_database(hint)?,
+        exec: |address: &Path, sql: &str| {
+            postgres::testing::connect(address)
+                .batch_execute(sql)
+                .expect("plain SQL on a test ledger");
+        },
+        _keep: None,
+    })
+}
+
+/// A file in a fresh temporary folder.
+fn sqlite_scratch(_hint: &str) -> Option<Scratch> {
+    let dir = tempfile::TempDir::new().ok()?;
+    Some(Scratch {
+        ledger: dir.path().join("ledger.db"),
+        exec: |path: &Path, sql: &str| {
+            rusqlite::Connection::open(path)
+                .and_then(|c| c.execute_batch(sql))
+                .expect("plain SQL on a test ledger");
+        },
+        _keep: Some(dir),
+    })
 }
 
 pub(super) fn now() -> DateTime<Utc> {

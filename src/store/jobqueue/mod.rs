@@ -8,13 +8,14 @@
 //! goes on to [`crate::store::postgres`]. Each engine's SQL is in its own
 //! file; the mapping is written in `docs/job-queues.md`.
 
-mod decide;
+mod backend;
+mod decisions;
+mod drills;
 mod engine;
-mod evidence;
 mod history;
+mod probes;
 mod procrastinate;
 mod reads;
-mod refuse;
 mod river;
 mod schema;
 mod session;
@@ -38,14 +39,10 @@ const ENGINES: [&EngineSql; 2] = [&procrastinate::SQL, &river::SQL];
 /// other address opens as [`postgres::KIND`] does, and creating is
 /// always its.
 pub(crate) const KIND: Kind = Kind {
-    #[cfg(test)]
-    name: "job queue",
     claims: is_address,
     create: postgres::KIND.create,
     create_if_absent: postgres::KIND.create_if_absent,
     open,
-    #[cfg(test)]
-    scratch: |_| None,
 };
 
 /// Opens the engine found at `path`, read in place; a database that holds

@@ -294,9 +294,4 @@ impl Session for JobQueue {
             "open it without --read-only, as a role that may write the engine's jobs and create the settle schema",
         )
     }
-
-    #[cfg(test)]
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

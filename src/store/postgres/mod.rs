@@ -87,8 +87,6 @@ pub(crate) fn foreign_session(path: &Path, read_only: bool, wait: Duration) -> R
 
 /// A PostgreSQL address (`postgres://…`, `postgresql://…`).
 pub(crate) const KIND: Kind = Kind {
-    #[cfg(test)]
-    name: "PostgreSQL",
     claims: is_address,
     create: |path| Ok(Box::new(Pg::create(&Address::parse(path)?)?)),
     create_if_absent: |path| {
@@ -103,17 +101,24 @@ pub(crate) const KIND: Kind = Kind {
         let (db, report) = Pg::open_waiting(&address, access, wait, progress)?;
         Ok((Box::new(db), report))
     },
-    #[cfg(test)]
-    scratch: |hint| {
-        Some(crate::store::backend::Scratch {
-            ledger: testing::fresh_database(hint)?,
-            exec: |address: &std::path::Path, sql: &str| {
-                #[allow(clippy::expect_used)]
-                testing::connect(address)
-                    .batch_execute(sql)
-                    .expect("plain SQL on a test ledger");
-            },
-            _keep: None,
-        })
-    },
 };
+
+/// PostgreSQL offers every optional part of the contract but a read model
+/// to catch up (its own is kept current as it is written).
+impl Backend for Pg {
+    fn retries(&mut self) -> Option<&mut dyn crate::store::backend::Retries> {
+        Some(self)
+    }
+
+    fn importer(&mut self) -> Option<&mut dyn crate::store::backend::Import> {
+        Some(self)
+    }
+
+    fn transfer(&self) -> Option<&dyn crate::store::backend::Transfer> {
+        Some(self)
+    }
+
+    fn transfer_mut(&mut self) -> Option<&mut dyn crate::store::backend::Transfer> {
+        Some(self)
+    }
+}

@@ -63,9 +63,4 @@ impl Session for Pg {
             "open it without --read-only, as a role that may write the ledger",
         )
     }
-
-    #[cfg(test)]
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

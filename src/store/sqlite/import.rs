@@ -12,7 +12,7 @@ use crate::store::backend::Import;
 use crate::store::import::{ImportSql, Importer, import};
 use crate::store::import_report::ImportReport;
 
-use super::read::UNDERIVED;
+use super::reads::UNDERIVED;
 
 /// In one transaction; see [`crate::store::import`].
 impl Import for Sqlite {

@@ -4,25 +4,27 @@
 //! calls it, through [`crate::store::backend`]; it returns
 //! [`crate::domain`] types and never a row. This file registers it.
 
+mod backend;
 mod chain;
 mod columns;
 mod conn;
-mod contract;
-mod copy;
-mod decide;
-mod decide_bulk;
+mod decisions;
 mod derived;
 mod drills;
 pub(crate) mod error;
 mod import;
 mod journal;
 mod model;
+mod one_decision;
 mod open;
 mod probes;
-mod read;
+mod read_model;
+mod reads;
 mod retries;
 pub mod schema;
 pub(super) mod service;
+mod session;
+mod transfer;
 
 use crate::store::backend::{Backend, Kind};
 
@@ -30,8 +32,6 @@ pub(crate) use conn::Sqlite;
 
 /// A SQLite file: whatever path no other backend claims.
 pub(crate) const KIND: Kind = Kind {
-    #[cfg(test)]
-    name: "SQLite",
     claims: |_| true,
     create: |path| Ok(Box::new(Sqlite::create(path)?)),
     create_if_absent: |path| {
@@ -43,20 +43,6 @@ pub(crate) const KIND: Kind = Kind {
     open: |path, access, wait, progress| {
         let (db, report) = Sqlite::open_waiting(path, access, wait, progress)?;
         Ok((Box::new(db), report))
-    },
-    #[cfg(test)]
-    scratch: |_| {
-        let dir = tempfile::TempDir::new().ok()?;
-        Some(crate::store::backend::Scratch {
-            ledger: dir.path().join("ledger.db"),
-            exec: |path: &std::path::Path, sql: &str| {
-                #[allow(clippy::expect_used)]
-                rusqlite::Connection::open(path)
-                    .and_then(|c| c.execute_batch(sql))
-                    .expect("plain SQL on a test ledger");
-            },
-            _keep: Some(dir),
-        })
     },
 };
 

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::conn::Sqlite;
 use super::error::sqlite;
-use super::read::load_detail;
+use super::reads::load_detail;
 use crate::domain::retry_plan::{AttemptWrite, EventWrite, FinishPlan};
 use crate::domain::retry_run::{Claimed, Finish, RetryClaim, RetryRun};
 use crate::domain::{Operation, OperationDetail, OperationId, State};

@@ -12,7 +12,7 @@ use tempfile::TempDir;
 use super::Sqlite as Ledger;
 use super::schema::SERVICE_TABLES;
 // The tests name these modules' items by path, as the backend's own files do.
-use super::{read, schema};
+use super::{reads, schema};
 use crate::domain::{Sort, SortColumn};
 use crate::query::Query;
 use crate::store::{Access, create_service_ledger};

@@ -157,7 +157,7 @@ fn a_read_only_open_never_adopts_and_its_session_cannot_write() {
     let Some(db) = service_database("read only") else {
         return;
     };
-    let (ledger, report) = Ledger::open(&db, Access::ReadOnly).unwrap();
+    let (pg, report) = open_pg(&db, Access::ReadOnly);
     assert_eq!(
         report.not_adopted.as_deref(),
         Some(
@@ -176,13 +176,6 @@ fn a_read_only_open_never_adopts_and_its_session_cannot_write() {
         ),
         0
     );
-    let Some(pg) = ledger
-        .backend
-        .as_any()
-        .downcast_ref::<crate::store::postgres::Pg>()
-    else {
-        panic!("a PostgreSQL address opened another backend");
-    };
     assert!(!pg.tables.console);
     let write = pg
         .client
@@ -492,14 +485,7 @@ fn a_read_on_a_connection_the_server_closed_runs_again_on_a_new_one() {
         return;
     };
     drop(Ledger::create(&db).unwrap());
-    let (ledger, _) = Ledger::open(&db, Access::ReadOnly).unwrap();
-    let Some(pg) = ledger
-        .backend
-        .as_any()
-        .downcast_ref::<crate::store::postgres::Pg>()
-    else {
-        panic!("a PostgreSQL address opened another backend");
-    };
+    let (pg, _) = open_pg(&db, Access::ReadOnly);
     let pid = |pg: &crate::store::postgres::Pg| {
         pg.read_reconnecting("asking its pid", |c| {
             c.query_one("SELECT pg_backend_pid()", &[])
@@ -507,12 +493,12 @@ fn a_read_on_a_connection_the_server_closed_runs_again_on_a_new_one() {
         })
         .unwrap()
     };
-    let before = pid(pg);
+    let before = pid(&pg);
     scalar_i64(
         &db,
         &format!("SELECT count(pg_terminate_backend({before}))"),
     );
-    let after = pid(pg);
+    let after = pid(&pg);
     assert_ne!(before, after, "the read ran on a new connection");
     // The new connection is set up as the first: still read-only.
     let write = pg
@@ -570,4 +556,20 @@ fn every_read_comes_back_after_the_server_closed_the_connection() {
     assert!(ledger.count(&query, now).is_ok());
     assert!(ledger.state_counts(now).is_ok());
     assert!(ledger.audit_page(crate::store::Seek::First, 10).is_ok());
+}
+
+/// The PostgreSQL backend itself opened at `db`, as a ledger's open does,
+/// for a test that looks inside it.
+fn open_pg(
+    db: &std::path::Path,
+    access: Access,
+) -> (crate::store::postgres::Pg, crate::store::OpenReport) {
+    let address = crate::store::postgres::Address::parse(db).unwrap();
+    crate::store::postgres::Pg::open_waiting(
+        &address,
+        access,
+        crate::store::BUSY_TIMEOUT,
+        &mut |_| {},
+    )
+    .unwrap()
 }

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::ddl::{COPIED, COPIED_O};
 use super::texts;
-use crate::store::sqlite::read::filter::same_as_ledger;
+use crate::store::sqlite::reads::filter::same_as_ledger;
 
 /// New rows of each kind read per batch.
 const BATCH: i64 = 5_000;

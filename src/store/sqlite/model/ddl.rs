@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::sqlite::read::filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
+use crate::store::sqlite::reads::filter::{STALE_CANDIDATES, instant_sql, queue_candidates_sql};
 
 /// The read model's format: a file of another format is rebuilt.
 pub(crate) const FORMAT: i64 = 5;

@@ -102,8 +102,8 @@ fn a_new_file_gets_its_indexes_after_the_rows_and_ends_as_the_safe_path_leaves_i
 /// a copy keeps the key through its load, and this says so.
 #[test]
 fn the_key_a_copy_lifts_is_the_one_a_new_file_declares() {
-    use crate::store::sqlite::copy::OPERATIONS_KEY;
     use crate::store::sqlite::schema::SERVICE_TABLES;
+    use crate::store::sqlite::transfer::OPERATIONS_KEY;
     assert!(SERVICE_TABLES.contains(&format!("{OPERATIONS_KEY}\n);")));
 }
 
@@ -122,7 +122,7 @@ fn a_key_two_operations_share_ends_the_copy_with_nothing_written() {
             |r| r.get(0),
         )
         .unwrap();
-    let unkeyed = table.replacen(crate::store::sqlite::copy::OPERATIONS_KEY, "", 1);
+    let unkeyed = table.replacen(crate::store::sqlite::transfer::OPERATIONS_KEY, "", 1);
     assert_ne!(
         unkeyed, table,
         "the source is made as settle makes a ledger"

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use super::{Ledger, adopted, insert_attempt, insert_op, now};
 use crate::domain::{Seek, State};
 use crate::query::Query;
-use crate::store::backend::{Reads as _, Session as _};
+use crate::store::backend::{ReadModel as _, Reads as _, Session as _};
 use crate::store::sqlite::model::sidecar;
 use crate::store::{Access, Waiter};
 

@@ -115,8 +115,8 @@ fn counts_read_the_count_table_and_the_lease_index() {
     };
     let stale = explain(&format!(
         "SELECT COUNT(*) FROM rm.settle_ops WHERE {} AND {} <= ?1",
-        super::read::STALE_CANDIDATES,
-        super::read::instant_sql("lease_expires_at")
+        super::reads::STALE_CANDIDATES,
+        super::reads::instant_sql("lease_expires_at")
     ));
     assert!(
         stale.contains("settle_operations_reserved_lease"),

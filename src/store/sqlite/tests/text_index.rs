@@ -11,7 +11,7 @@ use rusqlite::params_from_iter;
 
 use crate::domain::Seek;
 use crate::store::sql::TextTerm;
-use crate::store::sqlite::read::DERIVED;
+use crate::store::sqlite::reads::DERIVED;
 
 /// Every match of `filter`, newest first: through whatever the backend
 /// chooses, and by the walk alone (the dialect with no term indexed).
@@ -43,7 +43,7 @@ fn both_ways(ledger: &Ledger, filter: &str) -> (Vec<i64>, Vec<i64>) {
 }
 
 fn indexed(ledger: &Ledger, filter: &str) -> Vec<(TextTerm, String)> {
-    crate::store::sqlite::read::indexed_terms(ledger, &Query::parse(filter).unwrap()).unwrap()
+    crate::store::sqlite::reads::indexed_terms(ledger, &Query::parse(filter).unwrap()).unwrap()
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The SQLite backend's decisions under the contract: one decision
-//! ([`super::decide`]), or many at once (every row of the triage queue a
+//! ([`super::one_decision`]), or many at once (every row of the triage queue a
 //! filter matches): a batch of drafts in one `BEGIN IMMEDIATE` transaction,
 //! each row still reread at the version its operator saw, judged and
 //! written by the same steps as one decision, each inside its own savepoint
@@ -11,8 +11,8 @@ use chrono::{DateTime, Utc};
 use rusqlite::TransactionBehavior;
 
 use super::conn::Sqlite;
-use super::decide::{decide_in, judge_in, record_one};
 use super::error::sqlite;
+use super::one_decision::{decide_in, judge_in, record_one};
 use crate::domain::{DecisionDraft, DecisionReceipt};
 use crate::error::Result;
 use crate::store::backend::Decisions;

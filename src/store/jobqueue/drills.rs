@@ -1,23 +1,15 @@
-//! Probes and drills' verdicts on a job queue: written to settle's own
-//! schema (`settle.settle_probes`, `settle.settle_drills`) by the
-//! statements a PostgreSQL ledger writes them with, the session's search
-//! path putting `settle` first. The engine's tables are never touched: a
-//! probe or a drill changes no job. Writing one adopts the database as a
+//! Drills' verdicts on a job queue: written to settle's own schema
+//! (`settle.settle_drills`) by the statements a PostgreSQL ledger writes
+//! them with, the session's search path putting `settle` first, as probes
+//! are ([`super::probes`]). The engine's tables are never touched: a
+//! drill changes no job. Writing one adopts the database as a
 //! first decision does; a read-only session refuses, nothing written.
 
 use super::session::JobQueue;
-use crate::domain::{DrillVerdict, NewProbe, OpTypeContract};
+use crate::domain::{DrillVerdict, OpTypeContract};
 use crate::error::Result;
-use crate::store::backend::{Drills, Probes};
-use crate::store::postgres::{insert_drill, insert_probe};
-
-impl Probes for JobQueue {
-    fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
-        self.ensure_writable()?;
-        self.ensure_settle_schema()?;
-        self.with_client("recording a probe", |c| insert_probe(c, probe))
-    }
-}
+use crate::store::backend::Drills;
+use crate::store::postgres::insert_drill;
 
 /// A drill's verdict is read from settle's schema when one is there.
 impl Drills for JobQueue {

@@ -1,4 +1,5 @@
-//! Recording a decision in SQLite: one `BEGIN IMMEDIATE` transaction, so
+//! Recording one decision in SQLite, a single draft (a batch's rows
+//! each take these steps too, [`super::decisions`]): one `BEGIN IMMEDIATE` transaction, so
 //! the version checked is the version changed (no other writer can slip
 //! between), in which [`crate::store::decide`] rereads, judges and writes;
 //! this file only spells each step in SQLite's SQL.
@@ -11,7 +12,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use super::chain;
 use super::conn::Sqlite;
 use super::error::sqlite;
-use super::read::load_detail;
+use super::reads::load_detail;
 use crate::domain::{DecisionDraft, DecisionReceipt, Declarations, OperationDetail, OperationId};
 use crate::error::{Error, Result};
 use crate::store::decide::{self, DecisionRow, DecisionTx, StateChange};

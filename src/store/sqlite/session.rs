@@ -1,7 +1,7 @@
 //! The SQLite backend's session under [`crate::store::backend`]'s
 //! contract. (Every other part of the contract is implemented in the file
-//! of its concern: reads, history, decisions, probes, retries, import,
-//! copy.)
+//! named after its trait: reads, history, decisions, probes, drills,
+//! retries, import, transfer, read model, backend.)
 
 use std::path::Path;
 
@@ -65,10 +65,5 @@ impl Session for Sqlite {
 
     fn why_not_writable(&self) -> Error {
         super::open::not_writable(&self.path)
-    }
-
-    #[cfg(test)]
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }

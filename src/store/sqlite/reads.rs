@@ -13,11 +13,11 @@ use rusqlite::{Connection, params_from_iter};
 
 use super::conn::Sqlite;
 use crate::domain::{
-    CatchUp, Clusters, OperationDetail, OperationId, OperationRow, StateCounts, TextSearch,
+    Clusters, OperationDetail, OperationId, OperationRow, StateCounts, TextSearch,
 };
 use crate::error::Result;
 use crate::query::Query;
-use crate::store::backend::{Reads, Waiter};
+use crate::store::backend::Reads;
 use crate::store::cells::CellRead;
 use crate::store::detail;
 use crate::store::filter::Statement;
@@ -139,23 +139,6 @@ impl Reads for Sqlite {
     /// then every filter is a scan ([`Reads::filters_scan`]).
     fn text_search(&self) -> TextSearch {
         TextSearch::Trigram
-    }
-
-    fn catch_up_in_steps(&self, waiter: Waiter) {
-        if let Some(model) = &self.model {
-            model.catch_up_in_steps(waiter);
-        }
-    }
-
-    fn catching_up(&self) -> Option<CatchUp> {
-        self.model.as_ref().and_then(|m| m.catching_up())
-    }
-
-    fn catch_up(&self) -> Result<Option<CatchUp>> {
-        match &self.model {
-            Some(model) => model.catch_up_step(),
-            None => Ok(None),
-        }
     }
 
     fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
