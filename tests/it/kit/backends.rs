@@ -3,7 +3,6 @@
 //! loudly without server binaries, see `pg.rs`), each holding a service's
 //! tables as the service writes them. [`TestLedger`] runs plain SQL on
 //! either, so a case states rows and checks once.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,6 @@
 //! What the job queue tests ask settle and compare, on both engines: the
 //! queue's ids, a job's detail and attempts, a decision, and that no job
 //! but the decided ones changed.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,6 +1,5 @@
 //! Shared helpers for the integration tests: run the real binary, build
 //! ledgers in temp folders, read them back with plain SQL.
-#![allow(dead_code)]
 
 pub mod backends;
 pub mod jobqueue;

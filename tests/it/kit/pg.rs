@@ -2,7 +2,6 @@
 //! the library's own tests use, included rather than copied. A test takes
 //! `let Some(db) = pg::fresh_database("name") else { return };` and skips
 //! loudly (or fails, with SETTLE_REQUIRE_PG=1) when there is no server.
-#![allow(dead_code)]
 
 #[path = "../../../src/store/postgres/testing.rs"]
 mod testing;

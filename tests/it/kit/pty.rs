@@ -1,6 +1,5 @@
 //! Runs the real `settle` binary in a pseudo-terminal and reads its screen
 //! back through a terminal parser (vt100), as an operator would see it.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::sync::mpsc::{Receiver, channel};

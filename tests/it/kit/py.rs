@@ -3,7 +3,6 @@
 //! `tests/fixtures/jobqueue/requirements.txt`, run against a throwaway
 //! cluster's database. A test without them skips loudly, or fails with
 //! SETTLE_REQUIRE_PG=1 (which `scripts/test` sets once it installed them).
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
