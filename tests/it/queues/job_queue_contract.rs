@@ -2,7 +2,7 @@
 //! database: the engine says nothing of idempotency, so without the file a
 //! same-key retry of a failed Procrastinate job is refused, and with
 //! `idempotent = true` for its task it goes back to the engine's queue
-//! through the engine's own retry. The fixtures are `tests/job_queues.rs`'s.
+//! through the engine's own retry. The fixtures are `job_queues.rs`'s.
 
 use crate::kit::pg;
 
