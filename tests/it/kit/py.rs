@@ -37,6 +37,7 @@ impl Py {
                 "no Python environment at {} that imports {modules}: run scripts/test --install-only",
                 venv.display()
             );
+            super::pg::tally(modules, Some(&why));
             if std::env::var("SETTLE_REQUIRE_PG").is_ok_and(|v| v == "1") {
                 panic!("SETTLE_REQUIRE_PG=1 but {why}");
             }
