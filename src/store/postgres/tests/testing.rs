@@ -2,7 +2,7 @@
 //! from the server binaries installed on the machine (`initdb` + `pg_ctl` on
 //! a Unix socket in a temp dir, no TCP, fsync off), stopped and removed when
 //! the process ends. Hands out a fresh database per call. Test-only, std and
-//! the `postgres` client only, so `tests/common/pg.rs` includes this same
+//! the `postgres` client only, so `tests/it/kit/pg.rs` includes this same
 //! file; it must never be compiled into the binary.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -45,6 +45,8 @@ pub fn connect(db: &Path) -> ::postgres::Client {
 }
 
 pub(crate) fn skip(name_hint: &str) {
+    // The same words as the line on stderr below.
+    tally(name_hint, Some(&format!("{SKIPPED}: {name_hint}")));
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
         panic!(
             "{REQUIRE_ENV}=1 but this machine has no PostgreSQL server binaries (initdb, pg_ctl): install the postgresql package"
@@ -56,6 +58,39 @@ pub(crate) fn skip(name_hint: &str) {
         std::io::stderr(),
         "{SKIPPED}: {name_hint} (PostgreSQL test #{n} skipped in this test binary; {REQUIRE_ENV}=1 fails instead)"
     );
+}
+
+/// A file each PostgreSQL test adds a line to, `ran BINARY TEST` or
+/// `skipped BINARY TEST: why`, when set: `scripts/test` counts them.
+pub const TALLY_ENV: &str = "SETTLE_PG_TALLY";
+
+/// This test's line in [`TALLY_ENV`]'s file: ran, or skipped and why. The
+/// test is its thread's name (libtest names each test's thread), else the
+/// hint; one append per line, so processes and threads do not interleave.
+pub fn tally(name_hint: &str, skipped: Option<&str>) {
+    let Some(path) = std::env::var_os(TALLY_ENV) else {
+        return;
+    };
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let thread = std::thread::current();
+    let test = match thread.name() {
+        Some(name) if name != "main" => name.to_string(),
+        _ => format!("({name_hint})"),
+    };
+    let line = match skipped {
+        None => format!("ran {binary} {test}\n"),
+        Some(why) => format!("skipped {binary} {test}: {why}\n"),
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path);
+    if let Ok(mut file) = file {
+        let _ = file.write_all(line.as_bytes());
+    }
 }
 
 static CLUSTER: OnceLock<Result<Option<Cluster>, String>> = OnceLock::new();
@@ -263,6 +298,7 @@ impl Cluster {
     }
 
     fn create_database(&self, name_hint: &str) -> PathBuf {
+        tally(name_hint, None);
         let n = self.next.fetch_add(1, Ordering::SeqCst);
         let mut name: String = name_hint
             .chars()

@@ -1,6 +1,6 @@
 //! A primary with a streaming standby for the failover tests, started
 //! from the same server binaries as [`super::testing`]'s clusters. Like it,
-//! std and the `postgres` client only: `tests/common/pg.rs` includes this
+//! std and the `postgres` client only: `tests/it/kit/pg.rs` includes this
 //! file too.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -9,7 +9,7 @@ use std::process::{ChildStdin, Command};
 
 use super::testing::{
     connect, initdb, make_dir, run, running_as_root, server_bindir, server_tool, skip,
-    spawn_watchdog,
+    spawn_watchdog, tally,
 };
 
 /// A primary and a streaming standby on one machine, each on its own
@@ -31,6 +31,7 @@ pub fn standby_bed(name_hint: &str) -> Option<Bed> {
         skip(name_hint);
         return None;
     };
+    tally(name_hint, None);
     Some(Bed::start(bin).unwrap_or_else(|e| panic!("the standby test bed did not start: {e}")))
 }
 
