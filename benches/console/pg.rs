@@ -16,8 +16,7 @@ use crate::figures::{
     timed_runs, type_filter,
 };
 
-#[path = "../../src/store/postgres/tests/testing.rs"]
-mod cluster;
+use settle_testkit::testing as cluster;
 
 /// `psql` with the address's connection settings, quiet and unaligned.
 fn psql(address: &str, sql: &str) -> Command {

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::{ratio, settle_bin, waits_line};
 
-#[path = "../../src/store/postgres/tests/testing.rs"]
-mod cluster;
+use settle_testkit::testing as cluster;
 
 /// The service's write path, per operation, as pgbench runs it: the
 /// project's script, so the benchmark and a hand run measure the same.

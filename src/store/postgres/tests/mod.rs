@@ -14,6 +14,6 @@ mod read;
 mod routing;
 mod same_contract;
 mod stop;
-pub(crate) mod testing;
-mod testing_bed;
+pub(crate) use settle_testkit::testing;
+use settle_testkit::testing_bed;
 mod tls;

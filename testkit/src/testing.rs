@@ -44,7 +44,7 @@ pub fn connect(db: &Path) -> ::postgres::Client {
         .unwrap_or_else(|e| panic!("connecting to {}: {e}", db.display()))
 }
 
-pub(crate) fn skip(name_hint: &str) {
+pub fn skip(name_hint: &str) {
     // The same words as the line on stderr below.
     tally(name_hint, Some(&format!("{SKIPPED}: {name_hint}")));
     if std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "1") {
@@ -202,7 +202,7 @@ struct Cluster {
 }
 
 /// Runs one of the server's tools as the server's user (root may not).
-pub(crate) fn server_tool(bin: &Path, as_root: bool, tool: &str) -> Command {
+pub fn server_tool(bin: &Path, as_root: bool, tool: &str) -> Command {
     let mut cmd = if as_root {
         let mut c = Command::new("runuser");
         c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
@@ -322,7 +322,7 @@ impl Cluster {
 
 /// `initdb` of `dir/data`: every local connection trusted, or with
 /// `password`, every one asked for it (SCRAM).
-pub(crate) fn initdb(
+pub fn initdb(
     mut initdb: Command,
     dir: &Path,
     password: Option<&str>,
@@ -376,7 +376,7 @@ fn make_certificate(data: &Path, as_root: bool) -> Result<(), String> {
 /// it) that waits for its stdin to close, which happens when this process
 /// exits, then stops the server at once and removes the directory. Rust
 /// tests have no teardown hook; this is the one that always runs.
-pub(crate) fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String> {
+pub fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStdin, String> {
     let data = dir.join("data");
     pg_ctl
         .arg("-D")
@@ -413,7 +413,7 @@ pub(crate) fn spawn_watchdog(dir: &Path, mut pg_ctl: Command) -> Result<ChildStd
 
 /// Where `initdb` and `pg_ctl` are: `pg_config --bindir`, else the newest
 /// `/usr/lib/postgresql/*/bin`, else `PATH`.
-pub(crate) fn server_bindir() -> Option<PathBuf> {
+pub fn server_bindir() -> Option<PathBuf> {
     let has_server = |dir: &Path| dir.join("initdb").is_file() && dir.join("pg_ctl").is_file();
     if let Ok(out) = Command::new("pg_config").arg("--bindir").output()
         && out.status.success()
@@ -451,7 +451,7 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 
 /// initdb and the server refuse to run as root; `/proc/self` belongs to
 /// the process's effective user.
-pub(crate) fn running_as_root() -> bool {
+pub fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     match std::fs::metadata("/proc/self") {
         Ok(m) => m.uid() == 0,
@@ -464,7 +464,7 @@ pub(crate) fn running_as_root() -> bool {
 
 /// A new directory for the socket and data; short, since a Unix socket path
 /// must fit in about 100 bytes.
-pub(crate) fn make_dir() -> Result<PathBuf, String> {
+pub fn make_dir() -> Result<PathBuf, String> {
     let base = if Path::new("/tmp").is_dir() {
         PathBuf::from("/tmp")
     } else {
@@ -479,7 +479,7 @@ pub(crate) fn make_dir() -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-pub(crate) fn run(cmd: &mut Command) -> Result<(), String> {
+pub fn run(cmd: &mut Command) -> Result<(), String> {
     let out = cmd
         .output()
         .map_err(|e| format!("running {:?}: {e}", cmd.get_program()))?;
