@@ -10,6 +10,15 @@
 - every path (`src/store/mod.rs`) and module (`store::chain`,
   `store::Ledger`) that ARCHITECTURE.md names in backticks exists.
 
+- the tree tells the architecture: at most 8 `.rs` files loose in `src/`,
+  no folder of `src/`, `tests/` or `benches/` with more than 25 `.rs`
+  files directly in it; no import circle in the benches' and the
+  integration tests' crates either (`benches/*/main.rs`, `tests/*/main.rs`);
+- one shape for tests: no `*_tests.rs` file beside the code it tests (a
+  file's tests are its own `mod tests`, a folder's its `tests.rs` or
+  `tests/`), and no `#[path]` in `src/` or `tests/`, so no file is
+  compiled into two crates.
+
 Prints each breach with file:line and exits 1 when there is one.
 
     python3 scripts/check-structure.py [ROOT]
@@ -20,6 +29,8 @@ import re
 import sys
 
 MAX_FILE_LINES = 600
+MAX_LOOSE_IN_SRC = 8
+MAX_FILES_IN_FOLDER = 25
 MAX_FN_LINES = 80
 DOC = os.path.join("docs", "ARCHITECTURE.md")
 # A comment that points at the tracker instead of saying why.
@@ -136,6 +147,12 @@ def resolve(tree, me, path, children):
 
 def file_graph(tree):
     graph = {}
+    # A `#[path]` module of the crate root is a file of another folder: an
+    # edge to it is not an edge to the root.
+    root = tree.files.get(())
+    elsewhere = set()
+    if root:
+        elsewhere = set(re.findall(r"#\[path\s*=[^\]]*\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)", read(root)))
     for parts, path in tree.files.items():
         code = strip_strings(strip_comments(without_tests(read(path))))
         children = set(re.findall(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", code, flags=re.M))
@@ -146,7 +163,7 @@ def file_graph(tree):
         edges = set()
         for p in named:
             target = resolve(tree, parts, p, children)
-            if target is None:
+            if target is None or (target and target[0] in elsewhere):
                 continue
             f = tree.file_for(tuple(target))
             if f and f != path:
@@ -296,14 +313,51 @@ def module_item_exists(tree, parts):
     return False
 
 
+def crate_roots(root):
+    """src/ and every folder crate of benches/ and tests/ (one with a main.rs)."""
+    yield os.path.join(root, "src")
+    for top in ("benches", "tests"):
+        base = os.path.join(root, top)
+        if not os.path.isdir(base):
+            continue
+        for name in sorted(os.listdir(base)):
+            folder = os.path.join(base, name)
+            if os.path.isfile(os.path.join(folder, "main.rs")):
+                yield folder
+
+
+def tree_shape(root):
+    """Loose files in src/, crowded folders, `*_tests.rs` files, `#[path]`."""
+    src = os.path.join(root, "src")
+    loose = sorted(n for n in os.listdir(src) if n.endswith(".rs"))
+    if len(loose) > MAX_LOOSE_IN_SRC:
+        yield f"src/: {len(loose)} files loose (at most {MAX_LOOSE_IN_SRC}; give the rest a folder): {', '.join(loose)}"
+    for top in ("src", "tests", "benches"):
+        for folder, dirs, files in os.walk(os.path.join(root, top)):
+            dirs.sort()
+            n = sum(1 for f in files if f.endswith(".rs"))
+            if n > MAX_FILES_IN_FOLDER:
+                rel = os.path.relpath(folder, root)
+                yield f"{rel}/: {n} files (at most {MAX_FILES_IN_FOLDER}; split it by concern)"
+    for top in ("src", "tests"):
+        for path in rust_files(os.path.join(root, top)):
+            rel = os.path.relpath(path, root)
+            if top == "src" and os.path.basename(path).endswith("_tests.rs"):
+                yield f"{rel}: tests beside the code; put them in its `mod tests` or the folder's tests/"
+            for n, line in enumerate(read(path).split("\n"), 1):
+                if re.match(r"\s*#\[path\s*=", line):
+                    yield f"{rel}:{n}: #[path] compiles a file into a second crate; share it through a crate"
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     src = os.path.join(root, "src")
     tree = Tree(src)
-    breaches = []
-    for component in cycles(file_graph(tree)):
-        names = [os.path.relpath(p, root) for p in component]
-        breaches.append(f"import circle between files: {' <-> '.join(names)}")
+    breaches = list(tree_shape(root))
+    for crate in crate_roots(root):
+        for component in cycles(file_graph(Tree(crate))):
+            names = [os.path.relpath(p, root) for p in component]
+            breaches.append(f"import circle between files: {' <-> '.join(names)}")
     for path in rust_files(src):
         rel = os.path.relpath(path, root)
         lines = read(path).count("\n")

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{ratio, settle_bin, waits_line};
+use crate::report::{ratio, settle_bin, waits_line};
 
 use settle_testkit::testing as cluster;
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, params};
 
 use crate::pg_service::Commits;
-use crate::{median, ratio, settle_bin, waits_line};
+use crate::report::{median, ratio, settle_bin, waits_line};
 
 /// A timestamp in the form the generator writes.
 const NOW: &str = "2026-12-01T12:00:00Z";
