@@ -49,8 +49,8 @@ pub fn run(source: &Path, destination: &Path) -> Result<()> {
         ),
     }
     // A new SQLite file's read model is built now, in bulk, so the copy
-    // opens ready: caught up row by row on its first read, 100k copied
-    // operations held a `settle list` for 6.4 s, and that grows with them.
+    // opens ready: caught up row by row, it would hold the first `settle
+    // list` for seconds, growing with the copy.
     drop(to);
     super::progress::open_writable("building the read model", destination)?;
     Ok(())

@@ -24,7 +24,7 @@ const ASK_ANYWAY_EVERY: Duration = Duration::from_secs(5);
 /// The least time between two change notices. A service committing every
 /// 10 ms moved data_version on every poll, and each notice rereads the
 /// page, the detail and the counts (and on SQLite catches the read model
-/// up): at 1M that was 46 % of a core. A change that comes sooner is told
+/// up): nearly half a core. A change that comes sooner is told
 /// when the gap has passed, so another process's commit still reaches the
 /// screen within a poll, this gap and one reread (under 300 ms).
 const NOTICE_GAP: Duration = Duration::from_millis(150);

@@ -430,9 +430,8 @@ fn write_loop<T: From<Msg>>(
 /// closes its connections as it returns, and the last connection to a
 /// SQLite file checkpoints its WAL and removes it. A console that quit
 /// without closing them left the ledger's and the read model's WAL for
-/// the next process to read back whole (the first `settle decide` after
-/// a console on 1M operations: 12-20 ms against 4 ms), and a server a
-/// broken connection to log. A thread still busy at `by` is left to end
+/// the next process to read back whole, and a server a broken connection
+/// to log. A thread still busy at `by` is left to end
 /// with the process, as a crash would: SQLite and the server recover.
 pub fn finish(threads: impl IntoIterator<Item = JoinHandle<()>>, by: Instant) {
     for thread in threads {

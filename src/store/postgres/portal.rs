@@ -46,8 +46,8 @@ impl Pg {
 
 /// Hands each row of `statement` on `client` to `each` as it arrives. The
 /// server sends rows while the client handles the ones before (a portal
-/// read a batch at a time leaves it idle between batches: a whole list at
-/// 1M took 1.7x psql that way); the client library takes them off the
+/// read a batch at a time leaves it idle between batches, see
+/// docs/benchmarks.md, *Behind the code*); the client library takes them off the
 /// socket only as fast as `each` does, so memory stays bounded. In a
 /// read-only transaction, which never holds a lock a writer waits for.
 pub(crate) fn stream_on(

@@ -94,8 +94,8 @@ impl Transfer for Sqlite {
             // SQLite leaves WAL mode only when no other connection does:
             // it is closed for the load, and dropped after it, whatever
             // became of the load. The empty file's model would catch a
-            // copy up row by row on its first read (100k operations:
-            // 6.4 s); the next open builds it in bulk, as for an adoption.
+            // copy up row by row on its first read; the next open builds
+            // it in bulk, as for an adoption.
             model_closed = self.model.take().is_some();
             // A load of 10M operations through the WAL looked its spilled
             // pages up in a 6 GB log ([`super::journal`]).
@@ -141,9 +141,9 @@ impl Sqlite {
 /// settle's indexes on the loaded tables and the key of `operations` are
 /// taken off first and built again after the rows, so the file ends as
 /// creating it made it. The load keeps SQLite's default page cache: with
-/// nothing but appends to write, 64 MiB made a copy of 10M no faster
-/// (98.3 s against 96.4 s for the rows), and the sorts' runs are the
-/// cache's size, where larger runs cost more than the merges they save.
+/// nothing but appends to write, a larger one made it no faster, and the
+/// sorts' runs are the cache's size, where larger runs cost more than the
+/// merges they save.
 fn load(
     conn: &mut rusqlite::Connection,
     path: &std::path::Path,
@@ -230,10 +230,9 @@ const OPERATIONS_KEY_INDEX: &str = "sqlite_autoindex_operations_1";
 
 /// Takes the key off a new file's empty `operations` for the load: the
 /// table is made again without it, and [`rekey`] sorts it once after the
-/// rows. The rows come in id order, the key's entries in the accounts':
-/// 10M operations took 59 s into the keyed table in the sqlite3 shell
-/// (60 s with a 1 GiB cache: it is the inserts' CPU), 13 s into the
-/// table without the key, whose sort then took 10 s. Returns the table's
+/// rows. The rows come in id order, the key's entries in the accounts',
+/// so one sort after the rows is cheaper than keeping the key as they
+/// come (docs/benchmarks.md, *Behind the code*). Returns the table's
 /// text, or None where it is not the one settle writes: the key then stays
 /// through the load.
 fn unkey(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<Option<String>> {

@@ -212,8 +212,7 @@ fn open(config: &Config, tls: Tls) -> Result<(Client, Role), Failed> {
         .query_one(
             // JIT off for the session, in the same round trip: settle's
             // statements read a page or stream rows, where compiling a
-            // plan the server costs high (any plan over a big ledger)
-            // took longer than running it: 0.9 s of a 1.7 s filter at 1M.
+            // plan the server costs high took longer than running it.
             "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on',
                     set_config('jit', 'off', false)",
             &[],

@@ -107,14 +107,9 @@ pub(crate) fn fill(
     client: &mut Client,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), postgres::Error> {
-    // The fill writes its table as fast as the server takes it, and each
-    // checkpoint (every 17 s at 10M) then synced a gigabyte it had left
-    // dirty, holding a service's commit past 100 ms. Handing the pages to
-    // the kernel as they are written leaves the checkpoints less to sync:
-    // at 10M, with a service committing 100 times a second, 148 commits
-    // over 100 ms (slowest 368 ms) became 81 (slowest 246 ms), for a fill
-    // 15 % longer. Resting between batches as long as each took did less
-    // (92, 227 ms) for a fill 2.3 times as long.
+    // Pages handed to the kernel as they are written leave each checkpoint
+    // less to sync, which would otherwise hold a service's commits
+    // (docs/benchmarks.md, *Behind the code*).
     client.batch_execute("SET backend_flush_after = '1MB'")?;
     loop {
         let mut tx = client.transaction()?;
@@ -138,10 +133,9 @@ pub(crate) fn fill(
         ));
         let to = (from + BATCH).min(last);
         if end.is_some() {
-            // No row of the range is there yet: a plain insert writes a
-            // quarter less WAL than one that looks for each first
-            // (141 MB against 187 MB a million events), and so brings the
-            // checkpoints that hold a service's commits less often.
+            // No row of the range is there yet: a plain insert writes less
+            // WAL than one that looks for each first, so fewer checkpoints
+            // hold a service's commits.
             tx.execute(&format!("{RANGE} {IN_KEY_ORDER}"), &[&from, &to])?;
         } else {
             record(&mut tx, from, to)?;

@@ -24,10 +24,9 @@ pub(crate) const RETIRED_FUNCTION: &str = "settle_notify()";
 /// Indexes schema 1 put on `operations` for the filters (`state:`,
 /// `account:`, `type:`, `key:`, and reserved leases), which adoption now
 /// drops: every one of them is written by each of the service's inserts,
-/// and the one on `state` made its every completion a non-HOT update.
-/// With them, a service's write path ran at 0.88-0.93x of its throughput
-/// with 16 clients; without them, within the measurement's noise. Those
-/// filters now walk the queue's table or the primary key in id order.
+/// and the one on `state` made its every completion a non-HOT update
+/// (their cost to the write path: docs/benchmarks.md, *Behind the code*).
+/// Those filters now walk the queue's table or the primary key in id order.
 /// The partial queue index went for the same reason as the one on
 /// `state`; settle's own table holds the queue ([`super::queue`]). The
 /// one on `events (op_id, id)` was written by every event the service

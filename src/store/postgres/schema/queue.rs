@@ -303,8 +303,8 @@ pub(crate) fn catch_up(
 /// Drops the members with ids in `(from, to]` (the sweep's slice) that
 /// left the queue, unless added in the last minute (see [`add`]). A slice
 /// per round, as the sweep reads: pruning the whole table each round read
-/// every member and its operation (2.4M of each at 10M) once a second in
-/// every writable session. A member that left costs a read until its
+/// every member and its operation once a second in every writable
+/// session. A member that left costs a read until its
 /// slice comes round; it never shows, since reads check the state.
 fn prune(db: &mut impl GenericClient, from: i64, to: i64) -> Result<u64, postgres::Error> {
     db.execute(
@@ -373,8 +373,8 @@ impl Pg {
     /// `sql` with the marks it names ([`OP_MARK`], [`EVENT_MARK`]) read
     /// now and written in as numbers. As subqueries the planner cannot see
     /// them: it took a third of `events` to lie above the event mark and
-    /// hashed it, where the catch-up keeps a few thousand there (a whole
-    /// list at 10M: 147 s as subqueries, 63 s with the numbers). A mark
+    /// hashed it, where the catch-up keeps a few thousand there
+    /// (docs/benchmarks.md, *Behind the code*). A mark
     /// only moves up, so one read before the statement is at or below the
     /// mark it runs with, and every read stays whole: below a mark the
     /// tables hold every member and event, above it the ledger is read

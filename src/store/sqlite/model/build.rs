@@ -67,7 +67,7 @@ pub(super) fn build(
     };
     // Events first: each operation then finds its newest event through
     // the copied index as it is copied, instead of every copied row being
-    // written a second time with it (a third of the build at 1M).
+    // written a second time with it.
     let mut from = events_from;
     let mut n = events_done;
     // A stopped build that had begun the operations: those copied are
@@ -102,9 +102,9 @@ pub(super) fn build(
 /// Syncs what the build wrote, then counts per state and marks the model
 /// complete: a model marked complete is on disk whole. Then empties the
 /// WAL: the build leaves up to 64 MB there, which the next process to
-/// open the file reads back whole when the builder's process ended
-/// without closing it (killed, or a background adoption left behind by a
-/// console that quit), 40 ms of each first frame at 10M. Says it is
+/// open the file reads back whole, in its first frame, when the builder's
+/// process ended without closing it (killed, or a background adoption
+/// left behind by a console that quit). Says it is
 /// built, the last of `total` steps.
 fn complete(
     k: &Connection,
@@ -128,7 +128,7 @@ fn complete(
 
 /// The counts per state, and the mark that the model is complete. The
 /// inner count walks the state index in its order; grouping by the
-/// `coalesce` itself sorted every row again (10M: 5.5 s against 0.9 s).
+/// `coalesce` itself sorted every row again.
 /// The outer one folds a NULL state into `''`.
 const COMPLETE: &str = "BEGIN IMMEDIATE;
      DELETE FROM settle_state_counts;
@@ -227,8 +227,7 @@ fn copy_sql(k: &Connection) -> rusqlite::Result<String> {
 
 /// How a copied operation `o` finds its last attempt `a`: through the
 /// rowid of the primary key's last entry for it, one descent of the key
-/// and one of the table (10M: 30.1 s against 33.1 s for the operations'
-/// copy); or, where `attempts` has no rowid (`WITHOUT ROWID`), by its
+/// and one of the table; or, where `attempts` has no rowid (`WITHOUT ROWID`), by its
 /// number, a second descent of the key.
 fn last_attempt(k: &Connection) -> rusqlite::Result<&'static str> {
     let without_rowid: bool = k.query_row(

@@ -24,9 +24,7 @@ const BUILD_CACHE_KIB: i64 = 65_536;
 
 /// SQLite's default page cache, in KiB: the catch-up's, and the build's
 /// while it sorts its indexes. A `CREATE INDEX` sorts runs the size of
-/// the cache; larger runs cost more than the merges they save (the
-/// account index at 10M: 15.6 s of CPU with the copy's cache, 11.0 s with
-/// this one).
+/// the cache; larger runs cost more than the merges they save.
 const DEFAULT_CACHE_KIB: i64 = 2_000;
 
 /// WAL pages between checkpoints during the build: a page the chunks
@@ -37,9 +35,7 @@ const BUILD_CHECKPOINT_PAGES: i64 = 16_384;
 /// all of it (SQLite caps it at `SQLITE_MAX_MMAP_SIZE`, which
 /// `.cargo/config.toml` raises past SQLite's default 2 GiB). The build reads
 /// the whole ledger once and sorts through the model's file, and a map
-/// spares each page its copy from the kernel: at 10M the build took
-/// 61-68 s, 13-16 s of it system time, through `pread`, and 55.6-58.1 s,
-/// 9-10 s of it system time, through the map. The
+/// spares each page its copy from the kernel (docs/benchmarks.md). The
 /// mapped pages are the page cache's, clean and reclaimable, which reads
 /// fill either way; they count in the process's resident size until the
 /// build ends ([`harden`] unmaps them).
@@ -66,8 +62,8 @@ pub(super) fn torn(began: &str) -> bool {
 
 /// The keeper's settings for the build: no sync where a stopped machine
 /// is told apart ([`torn`]), a larger cache, and a rollback journal
-/// ([`journal`]): at 10M the build took 62.7 s through the WAL and 60.4 s
-/// without it. Through a rollback journal, a [`Flusher`] writes the pages
+/// ([`journal`]), faster than the WAL for a build. Through a rollback
+/// journal, a [`Flusher`] writes the pages
 /// out as the build goes, returned for [`harden`]. Where another
 /// connection has the file open, it stays in WAL, with fewer
 /// checkpoints, and without one.

@@ -168,7 +168,7 @@ impl Model {
     /// The `err:` terms of `asked` the index answers, when they were
     /// judged for the same terms last time; else `judge` decides and is
     /// remembered. A page down asks again for the same filter, and the
-    /// judgement counts up to 20,000 candidates (up to 75 ms at 10M). A
+    /// judgement counts up to 20,000 candidates. A
     /// stale one costs only speed: each term's own `LIKE` decides the rows.
     pub(crate) fn rare_terms(
         &self,
@@ -240,9 +240,8 @@ impl Model {
     /// Reads catch up at most [`CATCH_UP_BUDGET`] at a time; the sweep is
     /// left to the reads nobody waits on.
     pub(crate) fn catch_up_in_steps(&self, waiter: Waiter) {
-        // A slice of the sweep was 5 ms of every page, key and first frame
-        // at 10M (a round there takes thousands of reads), and no answer
-        // needs it first: the console's counts go on with it.
+        // A slice of the sweep delayed every page, key and first frame,
+        // and no answer needs it first: the console's counts go on with it.
         self.waiter.set(Some(waiter));
         // The console's other worker may hold the model's write lock for a
         // batch, and take it again at once: a step waits its budget at

@@ -11,8 +11,8 @@ use rusqlite::{Connection, params};
 /// `(from, to]`: each distinct error becomes a value of the index, mapped
 /// to its operations. Only errors: they repeat, so the index stays small.
 /// Keys and result ids, one per operation, made the index as big as the
-/// rest of the read model and doubled its build (1M: 9.3 s of CPU to
-/// 19.6 s), so free text reads row by row. The caller dropped the
+/// rest of the read model and doubled its build, so free text reads row
+/// by row. The caller dropped the
 /// mappings of an operation it computes again.
 pub(super) fn index_ops(tx: &Connection, from: i64, to: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(

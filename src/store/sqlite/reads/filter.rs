@@ -20,8 +20,7 @@ use crate::store::sql::{Arg, Args, Dialect, TextTerm};
 /// The unary `+` keeps the planner off `settle_operations_state`, which
 /// would read the states one after the other and sort the whole queue.
 /// Spelled as `OR`s, not `IN (…)`: building the index evaluated an `IN`
-/// list several times slower for each of the read model's rows (1M: 0.49 s
-/// against 0.14 s; 10M: 4.1 s of adoption's 64 s).
+/// list several times slower for each of the read model's rows.
 pub(crate) fn queue_candidates_sql(column: &str) -> String {
     let each: Vec<String> = queue_candidate_constants()
         .iter()
