@@ -11,6 +11,28 @@ use crate::domain::{DrillVerdict, OpTypeContract};
 
 pub(super) const TABLE: &str = "settle_drills";
 
+/// The table and its index in `id` and `int`, each backend's words for
+/// an id it assigns and a 64-bit integer; each backend adds the triggers
+/// that keep it append-only in its own language.
+pub(super) fn table_ddl(id: &str, int: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {TABLE} (
+    id             {id} PRIMARY KEY,
+    op_type        TEXT NOT NULL,
+    run            TEXT NOT NULL,
+    drilled_at     TEXT NOT NULL,
+    results        TEXT NOT NULL,
+    duplicate_case TEXT,
+    duplicate_why  TEXT,
+    params_ignored {int} NOT NULL,
+    flaws          TEXT NOT NULL,
+    operator       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS settle_drills_op_type ON {TABLE} (op_type, id);
+"
+    )
+}
+
 /// The columns a new verdict is written with, in `record_drill`'s order.
 pub(super) const INSERT_COLUMNS: &str = "op_type, run, drilled_at, results, duplicate_case, \
     duplicate_why, params_ignored, flaws, operator";

@@ -7,24 +7,10 @@ use super::conn::Pg;
 use crate::domain::{DrillVerdict, OpTypeContract};
 use crate::error::Result;
 use crate::store::backend::Drills;
-use crate::store::drills::{INSERT_COLUMNS, TABLE, contract, latest, present};
+use crate::store::drills::{INSERT_COLUMNS, TABLE, contract, latest, present, table_ddl};
 
-/// The table and its guards, made by the first verdict recorded (or
-/// copied).
-pub(super) const DDL: &str = "
-CREATE TABLE IF NOT EXISTS settle_drills (
-    id             BIGSERIAL PRIMARY KEY,
-    op_type        TEXT NOT NULL,
-    run            TEXT NOT NULL,
-    drilled_at     TEXT NOT NULL,
-    results        TEXT NOT NULL,
-    duplicate_case TEXT,
-    duplicate_why  TEXT,
-    params_ignored BIGINT NOT NULL,
-    flaws          TEXT NOT NULL,
-    operator       TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS settle_drills_op_type ON settle_drills (op_type, id);
+/// The triggers that keep the table append-only.
+const GUARDS: &str = "
 CREATE OR REPLACE FUNCTION settle_drills_refuse() RETURNS trigger LANGUAGE plpgsql AS $f$
 BEGIN
     RAISE EXCEPTION 'settle_drills is append-only: a drill verdict is never changed or deleted';
@@ -34,6 +20,12 @@ CREATE TRIGGER settle_drills_no_change BEFORE UPDATE OR DELETE ON settle_drills
 CREATE TRIGGER settle_drills_no_truncate BEFORE TRUNCATE ON settle_drills
     FOR EACH STATEMENT EXECUTE FUNCTION settle_drills_refuse();
 ";
+
+/// The table and its guards, made by the first verdict recorded (or
+/// copied).
+pub(super) fn ddl() -> String {
+    table_ddl("BIGSERIAL", "BIGINT") + GUARDS
+}
 
 /// Appends one verdict to the `settle_drills` the session's search path
 /// finds first (a ledger's own, or settle's schema beside a job queue's
@@ -45,7 +37,7 @@ pub(crate) fn insert_drill(
 ) -> std::result::Result<i64, postgres::Error> {
     let mut tx = client.transaction()?;
     if !present(&mut &mut tx)? {
-        tx.batch_execute(DDL)?;
+        tx.batch_execute(&ddl())?;
     }
     let id: i64 = tx
         .query_one(

@@ -7,29 +7,21 @@ use super::conn::Sqlite;
 use crate::domain::{DrillVerdict, OpTypeContract};
 use crate::error::Result;
 use crate::store::backend::Drills;
-use crate::store::drills::{INSERT_COLUMNS, TABLE, contract, latest};
+use crate::store::drills::{INSERT_COLUMNS, TABLE, contract, latest, table_ddl};
 
-/// The table and its guards, made by the first verdict recorded (or
-/// copied).
-pub(super) const DDL: &str = "
-CREATE TABLE IF NOT EXISTS settle_drills (
-    id             INTEGER PRIMARY KEY,
-    op_type        TEXT NOT NULL,
-    run            TEXT NOT NULL,
-    drilled_at     TEXT NOT NULL,
-    results        TEXT NOT NULL,
-    duplicate_case TEXT,
-    duplicate_why  TEXT,
-    params_ignored INTEGER NOT NULL,
-    flaws          TEXT NOT NULL,
-    operator       TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS settle_drills_op_type ON settle_drills (op_type, id);
+/// The triggers that keep the table append-only.
+const GUARDS: &str = "
 CREATE TRIGGER IF NOT EXISTS settle_drills_no_update BEFORE UPDATE ON settle_drills
 BEGIN SELECT RAISE(ABORT, 'settle_drills is append-only: a drill verdict is never changed'); END;
 CREATE TRIGGER IF NOT EXISTS settle_drills_no_delete BEFORE DELETE ON settle_drills
 BEGIN SELECT RAISE(ABORT, 'settle_drills is append-only: a drill verdict is never deleted'); END;
 ";
+
+/// The table and its guards, made by the first verdict recorded (or
+/// copied).
+pub(super) fn ddl() -> String {
+    table_ddl("INTEGER", "INTEGER") + GUARDS
+}
 
 impl Drills for Sqlite {
     fn record_drill(&mut self, v: &DrillVerdict) -> Result<i64> {
@@ -41,7 +33,7 @@ impl Drills for Sqlite {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        tx.execute_batch(DDL).map_err(err)?;
+        tx.execute_batch(&ddl()).map_err(err)?;
         tx.execute(
             &format!(
                 "INSERT INTO {TABLE} ({INSERT_COLUMNS})

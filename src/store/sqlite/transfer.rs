@@ -179,7 +179,7 @@ fn load(
                 report.tables.push((table.name, 0));
                 continue;
             }
-            tx.execute_batch(super::drills::DDL)
+            tx.execute_batch(&super::drills::ddl())
                 .map_err(|e| err(&format!("making {}", table.name), e))?;
             held = Some(rows);
         }

@@ -166,7 +166,7 @@ pub(crate) fn copy_small(
     }
     let err = |e| crate::store::postgres::error::pg_error(shown, "making settle_drills", e);
     if !present(&mut &mut *tx).map_err(err)? {
-        tx.batch_execute(crate::store::postgres::drills::DDL)
+        tx.batch_execute(&crate::store::postgres::drills::ddl())
             .map_err(err)?;
     }
     copy_in(tx, shown, table, &mut held.source())
