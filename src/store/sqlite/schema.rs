@@ -13,7 +13,7 @@ use super::derived::{OLD_INDEXES, OLD_TABLES, OLD_TRIGGERS};
 use super::error::{classify_open_error, sqlite};
 use crate::error::{Error, Result};
 use crate::store::open::Progress;
-use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
+use crate::store::tables::{LedgerWords, check_required};
 
 /// The schema version this binary writes and understands.
 pub const SCHEMA_VERSION: i64 = 6;
@@ -214,6 +214,13 @@ pub struct Inspection {
     pub read_model: bool,
 }
 
+/// A file's ledger, in a refusal of its schema.
+const WORDS: LedgerWords = LedgerWords {
+    holder: "file",
+    locator: "path",
+    contract: "see the README",
+};
+
 /// Reads the schema and refuses what this binary cannot use: not SQLite, a
 /// newer `user_version`, a missing service table or column. Writes nothing.
 pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
@@ -229,32 +236,12 @@ pub fn inspect(conn: &Connection, path: &Path) -> Result<Inspection> {
             "use a newer settle; this one will not read or write it",
         ));
     }
-    let mut missing_console_tables = Vec::new();
-    for (table, columns) in REQUIRED_COLUMNS {
-        let present = table_columns(conn, path, table)?;
-        if present.is_empty() {
-            if CONSOLE_TABLE_NAMES.contains(table) {
-                missing_console_tables.push(*table);
-                continue;
-            }
-            return Err(Error::ledger(
-                path,
-                format!("not a ledger-v1 file: table `{table}` is missing"),
-                if *table == "operations" {
-                    "check the path; `settle init LEDGER` creates a new, empty ledger"
-                } else {
-                    "create the table as ledger-v1 describes (see the README), then open it again"
-                },
-            ));
-        }
-        if let Some(col) = columns.iter().find(|c| !present.iter().any(|p| p == *c)) {
-            return Err(Error::ledger(
-                path,
-                format!("table `{table}` has no column `{col}` that ledger-v1 requires"),
-                "add the column as ledger-v1 describes (see the README), then open it again",
-            ));
-        }
-    }
+    let missing_console_tables = check_required(
+        path,
+        &WORDS,
+        |table| table_columns(conn, path, table),
+        |_, _| {},
+    )?;
     let present = settle_objects(conn, path)?;
     let all_objects = console_object_names().iter().all(|n| present.contains(n))
         && !old_object_names().any(|n| present.iter().any(|p| p == n));

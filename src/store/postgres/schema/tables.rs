@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::store::postgres::conn::Pg;
 use crate::store::postgres::error::pg_error;
 use crate::store::postgres::stop_reasons::statement_timeout;
-use crate::store::tables::{CONSOLE_TABLE_NAMES, REQUIRED_COLUMNS};
+use crate::store::tables::{LedgerWords, REQUIRED_COLUMNS, check_required};
 
 /// The schema version this binary writes and understands, kept in
 /// `settle_schema` (PostgreSQL ledgers count their own versions; SQLite's
@@ -233,6 +233,13 @@ pub(crate) const SETTLE_COLUMNS: [(&str, &str, &str); 7] = [
     ("retry_requests", "outcome", "text"),
 ];
 
+/// A server's ledger, in a refusal of its schema.
+const WORDS: LedgerWords = LedgerWords {
+    holder: "database",
+    locator: "address",
+    contract: "docs/ledger-v1.md",
+};
+
 /// Reads the schema and refuses what this binary cannot use: a newer
 /// version, a missing service table or column. Writes nothing.
 pub(crate) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspection> {
@@ -251,39 +258,20 @@ pub(crate) fn inspect(db: &mut impl GenericClient, shown: &Path) -> Result<Inspe
             "use a newer settle; this one will not read or write it",
         ));
     }
-    let mut missing_console_tables = Vec::new();
     let mut missing = Vec::new();
-    for (table, required) in REQUIRED_COLUMNS {
-        let present = columns(db, table).map_err(err)?;
-        if present.is_empty() {
-            if CONSOLE_TABLE_NAMES.contains(table) {
-                missing_console_tables.push(*table);
-                continue;
-            }
-            return Err(Error::ledger(
-                shown,
-                format!("not a ledger-v1 database: table `{table}` is missing"),
-                if *table == "operations" {
-                    "check the address; `settle init LEDGER` creates a new, empty ledger"
-                } else {
-                    "create the table as ledger-v1 describes (docs/ledger-v1.md), then open it again"
-                },
-            ));
-        }
-        if let Some(col) = required.iter().find(|c| !present.iter().any(|p| p == *c)) {
-            return Err(Error::ledger(
-                shown,
-                format!("table `{table}` has no column `{col}` that ledger-v1 requires"),
-                "add the column as ledger-v1 describes (docs/ledger-v1.md), then open it again",
-            ));
-        }
-        missing.extend(
-            SETTLE_COLUMNS
-                .iter()
-                .filter(|(t, c, _)| t == table && !present.iter().any(|p| p == c))
-                .map(|(t, c, _)| format!("column {t}.{c}")),
-        );
-    }
+    let missing_console_tables = check_required(
+        shown,
+        &WORDS,
+        |table| columns(db, table).map_err(err),
+        |table, present| {
+            missing.extend(
+                SETTLE_COLUMNS
+                    .iter()
+                    .filter(|(t, c, _)| *t == table && !present.iter().any(|p| p == c))
+                    .map(|(t, c, _)| format!("column {t}.{c}")),
+            );
+        },
+    )?;
     let present = settle_objects(db).map_err(err)?;
     let is_there = |name: &str| present.iter().any(|(n, valid)| n == name && *valid);
     missing.extend(objects::names().into_iter().filter(|n| !is_there(n)));
