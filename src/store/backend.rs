@@ -154,6 +154,16 @@ pub(crate) trait Session {
     /// permissions, a role's grants), for a command that must write.
     fn why_not_writable(&self) -> crate::error::Error;
 
+    /// Refuses a write on a session opened read-only. [`crate::store::Ledger`]
+    /// asks it before each write it hands on, so no write of the contract
+    /// repeats the check.
+    fn ensure_writable(&self) -> Result<()> {
+        if self.is_read_only() {
+            return Err(self.why_not_writable());
+        }
+        Ok(())
+    }
+
     /// Why a write would not go through now, looked at again: None when it
     /// would, or when the ledger never writes; else why not, in a few
     /// words (a server's ledger whose primary went away). The console asks

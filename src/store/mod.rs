@@ -317,6 +317,7 @@ impl Ledger {
         draft: &DecisionDraft,
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
+        self.backend.ensure_writable()?;
         self.backend.record_decision(draft, now)
     }
 
@@ -325,6 +326,7 @@ impl Ledger {
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
+        self.backend.ensure_writable()?;
         self.backend.record_decisions(drafts, now)
     }
 
@@ -333,10 +335,12 @@ impl Ledger {
     }
 
     pub fn record_probe(&mut self, probe: &NewProbe) -> Result<i64> {
+        self.backend.ensure_writable()?;
         self.backend.record_probe(probe)
     }
 
     pub fn record_drill(&mut self, verdict: &crate::domain::DrillVerdict) -> Result<i64> {
+        self.backend.ensure_writable()?;
         self.backend.record_drill(verdict)
     }
 
@@ -353,8 +357,10 @@ impl Ledger {
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
+        // Asked first, said only where the backend imports at all.
+        let writable = self.backend.ensure_writable();
         match self.backend.importer() {
-            Some(importer) => importer.import(operations, contracts),
+            Some(importer) => writable.and_then(|()| importer.import(operations, contracts)),
             None => Err(self.backend.refusal(Capability::Import)),
         }
     }
@@ -366,8 +372,9 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
         // A backend whose retries settle does not run has none to claim.
+        let writable = self.backend.ensure_writable();
         match self.backend.retries() {
-            Some(retries) => retries.claim_retry(worker, lease, now),
+            Some(retries) => writable.and_then(|()| retries.claim_retry(worker, lease, now)),
             None => Ok(None),
         }
     }
@@ -378,8 +385,9 @@ impl Ledger {
         run: &RetryRun,
         now: DateTime<Utc>,
     ) -> Result<Finish> {
+        let writable = self.backend.ensure_writable();
         match self.backend.retries() {
-            Some(retries) => retries.finish_retry(claim, run, now),
+            Some(retries) => writable.and_then(|()| retries.finish_retry(claim, run, now)),
             None => Err(self.backend.refusal(Capability::Retries)),
         }
     }
@@ -397,9 +405,11 @@ impl Ledger {
         progress: &mut dyn FnMut(&str, u64),
     ) -> Result<CopyReport> {
         let source = &self.backend;
+        let writable = destination.backend.ensure_writable();
         let Some(into) = destination.backend.transfer_mut() else {
             return Err(destination.backend.refusal(Capability::Transfer));
         };
+        writable?;
         into.copy_from(&mut |table, each| {
             // Asked as each table is read, as the source was before.
             let Some(out) = source.transfer() else {

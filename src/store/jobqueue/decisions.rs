@@ -59,7 +59,6 @@ impl JobQueue {
         now: DateTime<Utc>,
         many: bool,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
-        self.ensure_writable()?;
         let Some(writes) = self.sql.writes else {
             return Err(self.refusal("decide on"));
         };

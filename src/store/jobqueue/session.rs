@@ -131,13 +131,6 @@ impl JobQueue {
         f(&mut *self.client()?).map_err(|e| self.err(doing, e))
     }
 
-    pub(super) fn ensure_writable(&self) -> Result<()> {
-        if self.read_only {
-            return Err(self.why_not_writable());
-        }
-        Ok(())
-    }
-
     pub(super) fn shown(&self) -> &Path {
         &self.shown
     }

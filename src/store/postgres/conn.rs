@@ -141,17 +141,6 @@ impl Pg {
     pub(super) fn err(&self, doing: &str, e: postgres::Error) -> Error {
         pg_error_asked(&self.shown, doing, e, &self.asked)
     }
-
-    pub(super) fn ensure_writable(&self) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ledger(
-                &self.shown,
-                "opened read-only",
-                "open it without --read-only, as a role that may write the ledger",
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// The server's cancel request, sent over a connection of its own.

@@ -70,7 +70,6 @@ impl Decisions for Pg {
         draft: &DecisionDraft,
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
-        self.ensure_writable()?;
         let outcomes = self.decide(std::slice::from_ref(draft), now, Batch::One)?;
         decide::only_outcome(outcomes, &self.shown, draft)
     }
@@ -82,7 +81,6 @@ impl Decisions for Pg {
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
-        self.ensure_writable()?;
         self.decide(drafts, now, Batch::Many)
     }
 

@@ -33,7 +33,6 @@ impl Retries for Pg {
         lease: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
-        self.ensure_writable()?;
         let (tables, declared) = (self.tables, self.declared.clone());
         let client = self.writer()?;
         let claimed = (|| {
@@ -64,7 +63,6 @@ impl Retries for Pg {
         run: &RetryRun,
         now: DateTime<Utc>,
     ) -> Result<Finish> {
-        self.ensure_writable()?;
         let tables = self.tables;
         let client = self.writer()?;
         let finish = (|| {

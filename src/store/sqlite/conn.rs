@@ -68,17 +68,6 @@ impl Sqlite {
             None => Ok(()),
         }
     }
-
-    pub(super) fn ensure_writable(&self) -> Result<()> {
-        if self.read_only {
-            return Err(Error::ledger(
-                &self.path,
-                "opened read-only",
-                "open it without --read-only, from an account that may write the file",
-            ));
-        }
-        Ok(())
-    }
 }
 
 impl Interrupt for rusqlite::InterruptHandle {

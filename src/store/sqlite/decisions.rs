@@ -34,7 +34,6 @@ impl Decisions for Sqlite {
         drafts: &[DecisionDraft],
         now: DateTime<Utc>,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
-        self.ensure_writable()?;
         let wait = self.wait;
         let path = self.path.clone();
         let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e);

@@ -21,7 +21,6 @@ impl Import for Sqlite {
         operations: &[NewOperation],
         contracts: &[OpTypeContract],
     ) -> Result<ImportReport> {
-        self.ensure_writable()?;
         let path = self.path.clone();
         let tx = self
             .conn

@@ -25,7 +25,6 @@ pub(super) fn record_one(
     draft: &DecisionDraft,
     now: DateTime<Utc>,
 ) -> Result<DecisionReceipt> {
-    db.ensure_writable()?;
     let wait = db.wait;
     let path = db.path.clone();
     let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e);

@@ -11,7 +11,6 @@ use crate::store::backend::Probes;
 
 impl Probes for Sqlite {
     fn record_probe(&mut self, p: &NewProbe) -> Result<i64> {
-        self.ensure_writable()?;
         let wait = self.wait;
         self.conn
             .prepare_cached(

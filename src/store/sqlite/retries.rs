@@ -29,7 +29,6 @@ impl Retries for Sqlite {
         lease: Duration,
         now: DateTime<Utc>,
     ) -> Result<Option<Claimed>> {
-        self.ensure_writable()?;
         let (wait, path) = (self.wait, self.path.clone());
         let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e).busy_after(wait);
         let tx = self
@@ -50,7 +49,6 @@ impl Retries for Sqlite {
         run: &RetryRun,
         now: DateTime<Utc>,
     ) -> Result<Finish> {
-        self.ensure_writable()?;
         let (wait, path) = (self.wait, self.path.clone());
         let err = |doing: &str, e: rusqlite::Error| sqlite(&path, doing, e).busy_after(wait);
         let tx = self

@@ -66,4 +66,17 @@ impl Session for Sqlite {
     fn why_not_writable(&self) -> Error {
         super::open::not_writable(&self.path)
     }
+
+    /// Not [`Self::why_not_writable`]: a file opened `--read-only` may well
+    /// be writable, so the refusal names both ways out.
+    fn ensure_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ledger(
+                &self.path,
+                "opened read-only",
+                "open it without --read-only, from an account that may write the file",
+            ));
+        }
+        Ok(())
+    }
 }

@@ -84,7 +84,6 @@ impl Transfer for Pg {
     /// there already, in one transaction with every key in place, as a
     /// service may be using it.
     fn copy_from(&mut self, source: &mut RowSource) -> Result<CopyReport> {
-        self.ensure_writable()?;
         let fresh = self.created_here;
         let copied = if fresh && self.may_stage()? {
             self.copy_staged(source)
