@@ -60,6 +60,7 @@ mod postgres {
 
 /// settle on a job queue's own database (Procrastinate, River).
 mod queues {
+    mod drill_ledger;
     mod job_queue_contract;
     mod job_queues;
     mod procrastinate_real;
