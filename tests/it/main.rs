@@ -50,6 +50,7 @@ mod console {
 
 /// The CLI and console on a throwaway PostgreSQL cluster.
 mod postgres {
+    mod adopt_log;
     mod cli;
     mod console;
     mod decide;
