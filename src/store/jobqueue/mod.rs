@@ -1,5 +1,5 @@
-//! Job queues read as ledgers: a PostgreSQL database holding Procrastinate's
-//! or River's tables and none of settle's is opened in place, its jobs
+//! Job queues read as ledgers: a PostgreSQL database holding Procrastinate's,
+//! River's or Oban's tables and none of settle's is opened in place, its jobs
 //! listed, filtered, counted and shown through the same contract as a
 //! ledger-v1 ledger ([`crate::store::backend`]), nothing copied, and a
 //! decision on a Procrastinate job is carried out by the engine's own
@@ -13,6 +13,7 @@ mod decisions;
 mod drills;
 mod engine;
 mod history;
+mod oban;
 mod probes;
 mod procrastinate;
 mod reads;
@@ -33,7 +34,7 @@ use engine::EngineSql;
 use session::JobQueue;
 
 /// Every engine settle reads, asked in order.
-const ENGINES: [&EngineSql; 2] = [&procrastinate::SQL, &river::SQL];
+const ENGINES: [&EngineSql; 3] = [&procrastinate::SQL, &river::SQL, &oban::SQL];
 
 /// A PostgreSQL address whose database holds a job queue's tables; any
 /// other address opens as [`postgres::KIND`] does, and creating is
