@@ -31,8 +31,8 @@ use crate::store::backend::{Kind, Opened, Session};
 use crate::store::open::{Access, OpenReport, Progress};
 use crate::store::postgres::{self, foreign_session, is_address, pg_error};
 use engine::EngineSql;
-use session::JobQueue;
 pub use mapped::use_mapping;
+use session::JobQueue;
 
 /// Every engine settle reads, asked in order.
 const ENGINES: [&EngineSql; 2] = [&procrastinate::SQL, &river::SQL];

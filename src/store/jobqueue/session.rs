@@ -47,7 +47,7 @@ pub(crate) struct JobQueue {
     /// The contracts the receivers file declares.
     pub(super) declared: Declarations,
     /// The team's table this is, when opened by a mapping file.
-    pub(super) mapped: Option<&'static super::mapped::Mapping>,
+    pub(super) mapped: Option<&'static super::mapped::file::Mapping>,
 }
 
 impl std::fmt::Debug for JobQueue {

@@ -11,7 +11,7 @@ use postgres::GenericClient;
 use postgres::types::ToSql;
 
 use super::file::{Field, Mapping};
-use super::sql::server_words;
+use super::sql::{PARAMS, server_words};
 use crate::domain::rules::Rule;
 use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId, State};
 use crate::error::{Error, Result};
@@ -161,17 +161,23 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         let args: [&(dyn ToSql + Sync); 3] = [&change.op.0, &change.version, &change.result_id];
         let prepared = self
             .tx
-            .prepare(&field.text)
+            .prepare_typed(&field.text, &PARAMS)
             .map_err(|e| self.statement_failed(field, &e))?;
-        let bound = &args[..prepared.params().len().min(args.len())];
         let changed = self
             .tx
-            .execute(&prepared, bound)
+            .execute(&prepared, &args)
             .map_err(|e| self.statement_failed(field, &e))?;
-        if changed != 1 {
-            // The row is not at the version the operator saw (or the
-            // statement reaches other rows): the caller rolls back.
+        if changed == 0 {
+            // The row is not at the version the operator saw: the caller
+            // refuses it as a conflict and rolls back.
             return Ok(None);
+        }
+        if changed > 1 {
+            return Err(self.mapping.refused(
+                field,
+                &format!("changed {changed} rows, not the one decided on, so nothing was written"),
+                "make the statement's WHERE name the one row: WHERE id = $1 AND <version> = $2",
+            ));
         }
         let Some(writes) = self.sql.writes else {
             return Ok(None);

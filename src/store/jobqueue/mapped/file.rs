@@ -11,7 +11,8 @@ use toml::Spanned;
 use crate::error::{Error, Result};
 
 const HINT: &str = "the mapping names: table, id, key, account, op_type, params, created, \
-     last_attempt, locked, stuck, and optionally done, version, last_error, and a [decisions] \
+     last_attempt, locked, stuck, and optionally done, failed, version, last_error, and a \
+     [decisions] \
      table with applied, not_applied, retry_same_key; see docs/mapped-tables.md";
 
 #[derive(Deserialize)]
@@ -28,6 +29,7 @@ struct Shape {
     locked: Spanned<String>,
     stuck: Spanned<String>,
     done: Option<Spanned<String>>,
+    failed: Option<Spanned<String>>,
     version: Option<Spanned<String>>,
     last_error: Option<Spanned<String>>,
     #[serde(default)]
@@ -66,6 +68,8 @@ pub(crate) struct Mapping {
     pub locked: Field,
     pub stuck: Field,
     pub done: Option<Field>,
+    /// Of a done row: its effect did not happen (finished with an error).
+    pub failed: Option<Field>,
     /// A number that moves whenever the row changes; `xmin` unless said.
     pub version: Field,
     pub last_error: Option<Field>,
@@ -131,12 +135,17 @@ impl Mapping {
             locked: field("locked", shape.locked),
             stuck: field("stuck", shape.stuck),
             done: opt("done", shape.done),
+            failed: opt("failed", shape.failed),
             last_error: opt("last_error", shape.last_error),
             applied: opt("decisions.applied", shape.decisions.applied),
             not_applied: opt("decisions.not_applied", shape.decisions.not_applied),
             retry_same_key: opt("decisions.retry_same_key", shape.decisions.retry_same_key),
         };
-        if let Some(empty) = mapping.fields().into_iter().find(|f| f.text.trim().is_empty()) {
+        if let Some(empty) = mapping
+            .fields()
+            .into_iter()
+            .find(|f| f.text.trim().is_empty())
+        {
             return Err(mapping.refused(empty, "is empty", "write the column or SQL expression"));
         }
         Ok(mapping)
@@ -157,6 +166,7 @@ impl Mapping {
             &self.version,
         ];
         all.extend(self.done.iter());
+        all.extend(self.failed.iter());
         all.extend(self.last_error.iter());
         all
     }
@@ -223,11 +233,7 @@ mod tests {
     fn the_sample_parses_with_each_field_on_its_line() {
         let m = Mapping::parse(Path::new("m.toml"), ROCKET).unwrap();
         assert_eq!(m.table.text, "idempotency_keys");
-        let line = ROCKET
-            .lines()
-            .position(|l| l.starts_with("stuck"))
-            .unwrap()
-            + 1;
+        let line = ROCKET.lines().position(|l| l.starts_with("stuck")).unwrap() + 1;
         assert_eq!(m.stuck.line, line);
         assert_eq!(m.version.text, XMIN);
         assert!(m.applied.is_some() && m.not_applied.is_some() && m.retry_same_key.is_some());

@@ -7,7 +7,7 @@
 //! receivers file. Its format is written in `docs/mapped-tables.md`.
 
 mod decide;
-mod file;
+pub(super) mod file;
 mod sql;
 
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 pub(crate) use decide::decide;
-pub(crate) use file::Mapping;
+use file::Mapping;
 
 use super::session::JobQueue;
 use crate::error::Result;

@@ -6,6 +6,7 @@
 //! mapping once or a few times (the console's reconnects reuse it).
 
 use postgres::Client;
+use postgres::types::Type;
 
 use super::file::{Field, Mapping};
 use crate::error::Result;
@@ -22,21 +23,21 @@ fn term(f: &Field) -> String {
 }
 
 /// The view over the table: a stuck row is `unknown` (nobody knows its
-/// outcome), a done one `completed`, one locked and not yet stuck
+/// outcome), a done one `completed` (`not_applied` where the mapping's
+/// `failed` says its effect did not happen), one locked and not yet stuck
 /// `reserved` (its lease is the stuck condition, not a time), any other
 /// `retry_pending` (waiting for the team's completer).
 fn view(m: &Mapping) -> String {
     let done = m.done.as_ref().map_or("false".to_string(), term);
+    let failed = m.failed.as_ref().map_or("false".to_string(), term);
     let (stuck, locked) = (term(&m.stuck), term(&m.locked));
-    let last_error = m
-        .last_error
-        .as_ref()
-        .map_or("NULL".to_string(), term);
+    let last_error = m.last_error.as_ref().map_or("NULL".to_string(), term);
     format!(
         "(SELECT {id}::bigint AS id,
             CASE WHEN {locked} IS NOT NULL AND NOT coalesce({done}, false)
                 THEN 'locked' ELSE 'idle' END AS engine_state,
-            CASE WHEN coalesce({done}, false) THEN 'completed'
+            CASE WHEN coalesce({done}, false) AND coalesce({failed}, false) THEN 'not_applied'
+                WHEN coalesce({done}, false) THEN 'completed'
                 WHEN coalesce({stuck}, false) THEN 'unknown'
                 WHEN {locked} IS NOT NULL THEN 'reserved' ELSE 'retry_pending' END AS state,
             coalesce({stuck}, false) AS stuck,
@@ -77,9 +78,7 @@ pub(super) fn engine(m: &Mapping) -> &'static EngineSql {
     let (table, id, version) = (&m.table.text, term(&m.id), term(&m.version));
     let (last, locked) = (term(&m.last_attempt), term(&m.locked));
     let done = m.done.as_ref().map_or("false".to_string(), term);
-    let lock = leak(format!(
-        "SELECT 1 FROM {table} WHERE {id} = $1 FOR UPDATE"
-    ));
+    let lock = leak(format!("SELECT 1 FROM {table} WHERE {id} = $1 FOR UPDATE"));
     let after = leak(format!(
         "SELECT 'mapped', {version}::bigint FROM {table} WHERE {id} = $1"
     ));
@@ -142,7 +141,10 @@ pub(super) fn engine(m: &Mapping) -> &'static EngineSql {
 }
 
 /// Whether the database has the mapping's table (`to_regclass`).
-pub(super) fn has_table(client: &mut Client, m: &Mapping) -> std::result::Result<bool, postgres::Error> {
+pub(super) fn has_table(
+    client: &mut Client,
+    m: &Mapping,
+) -> std::result::Result<bool, postgres::Error> {
     client
         .query_one("SELECT to_regclass($1) IS NOT NULL", &[&m.table.text])?
         .try_get(0)
@@ -168,7 +170,7 @@ pub(super) fn validate(client: &mut Client, m: &Mapping) -> Result<()> {
     for field in m.expressions() {
         let typed = match field.name {
             "id" | "version" => "::bigint",
-            "stuck" | "done" => "::boolean",
+            "stuck" | "done" | "failed" => "::boolean",
             "created" | "last_attempt" | "locked" => "::timestamptz",
             _ => "::text",
         };
@@ -179,7 +181,7 @@ pub(super) fn validate(client: &mut Client, m: &Mapping) -> Result<()> {
         )?;
     }
     for field in m.statements() {
-        let prepared = client.prepare(&field.text).map_err(|e| {
+        let prepared = client.prepare_typed(&field.text, &PARAMS).map_err(|e| {
             m.refused(
                 field,
                 &format!("is refused by the server: {}", server_words(&e)),
@@ -196,6 +198,11 @@ pub(super) fn validate(client: &mut Client, m: &Mapping) -> Result<()> {
     }
     Ok(())
 }
+
+/// The types of what a decision statement is given: the row's id, the
+/// version settle read, the operator's result id. Said, not inferred, so
+/// `$1` compares with an `int` key and an unused `$3` is no error.
+pub(super) const PARAMS: [Type; 3] = [Type::INT8, Type::INT8, Type::TEXT];
 
 /// What the server said, in its own words.
 pub(super) fn server_words(e: &postgres::Error) -> String {
