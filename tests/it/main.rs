@@ -62,6 +62,7 @@ mod postgres {
 mod queues {
     mod job_queue_contract;
     mod job_queues;
+    mod mapped;
     mod procrastinate_real;
     mod river_real;
 }
