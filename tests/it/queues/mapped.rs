@@ -50,11 +50,7 @@ fn rides(hint: &str, mapping: &str) -> Option<Rides> {
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("rocket-rides.toml");
     std::fs::write(&map, mapping).unwrap();
-    Some(Rides {
-        db,
-        map,
-        _dir: dir,
-    })
+    Some(Rides { db, map, _dir: dir })
 }
 
 impl Rides {
@@ -114,10 +110,11 @@ impl Rides {
 
     /// One row's columns as text, `|` between them.
     fn row(&self, id: i64, columns: &str) -> String {
-        let sql = format!(
-            "SELECT concat_ws('|', {columns}) FROM idempotency_keys WHERE id = $1"
-        );
-        pg::connect(&self.db).query_one(&sql, &[&id]).unwrap().get(0)
+        let sql = format!("SELECT concat_ws('|', {columns}) FROM idempotency_keys WHERE id = $1");
+        pg::connect(&self.db)
+            .query_one(&sql, &[&id])
+            .unwrap()
+            .get(0)
     }
 
     /// The columns no statement of the sample writes, as one text.
@@ -149,7 +146,11 @@ impl Rides {
 }
 
 /// Only `decided` rows differ between the two, and each of them did.
-fn only_changed(mut before: BTreeMap<i64, String>, mut after: BTreeMap<i64, String>, decided: &[i64]) {
+fn only_changed(
+    mut before: BTreeMap<i64, String>,
+    mut after: BTreeMap<i64, String>,
+    decided: &[i64],
+) {
     for id in decided {
         assert_ne!(before.remove(id), after.remove(id), "row {id} was decided");
     }
@@ -183,20 +184,40 @@ fn the_stuck_rows_are_the_queue_and_each_decision_writes_what_the_mapping_says()
         .get(0);
     let before = r.rows();
     let (applied, not_applied, retried) = (stuck[0], stuck[1], stuck[2]);
-    let kept: Vec<String> = [applied, not_applied, retried].map(|id| r.kept(id)).to_vec();
+    let kept: Vec<String> = [applied, not_applied, retried]
+        .map(|id| r.kept(id))
+        .to_vec();
     let recovery_point = r.row(retried, "recovery_point");
 
-    let out = r.decide(applied, &["--applied", "--result-id", "ch_1", "--evidence", "seen at Stripe"]);
+    let out = r.decide(
+        applied,
+        &[
+            "--applied",
+            "--result-id",
+            "ch_1",
+            "--evidence",
+            "seen at Stripe",
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
-        r.row(applied, "recovery_point, locked_at IS NULL, response_code, response_body::text"),
+        r.row(
+            applied,
+            "recovery_point, locked_at IS NULL, response_code, response_body::text"
+        ),
         r#"finished|t|201|{"message": "Payment accepted. Your pilot is on their way!", "result_id": "ch_1"}"#
     );
 
-    let out = r.decide(not_applied, &["--not-applied", "--evidence", "no charge at Stripe"]);
+    let out = r.decide(
+        not_applied,
+        &["--not-applied", "--evidence", "no charge at Stripe"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
-        r.row(not_applied, "recovery_point, locked_at IS NULL, response_code, response_body ->> 'error'"),
+        r.row(
+            not_applied,
+            "recovery_point, locked_at IS NULL, response_code, response_body ->> 'error'"
+        ),
         "finished|t|422|This request was not carried out. Please retry it with a new Idempotency-Key."
     );
 
@@ -208,16 +229,24 @@ fn the_stuck_rows_are_the_queue_and_each_decision_writes_what_the_mapping_says()
             &[],
         )
         .unwrap();
-    let out = r.decide(retried, &["--retry-same-key", "--evidence", "Stripe dedupes"]);
+    let out = r.decide(
+        retried,
+        &["--retry-same-key", "--evidence", "Stripe dedupes"],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
-        r.row(retried, "recovery_point, locked_at IS NULL, response_code IS NULL, response_body IS NULL"),
+        r.row(
+            retried,
+            "recovery_point, locked_at IS NULL, response_code IS NULL, response_body IS NULL"
+        ),
         format!("{recovery_point}|t|t|t")
     );
 
     // Each decided row kept every column its statement does not set, and
     // no other row moved at all.
-    let now: Vec<String> = [applied, not_applied, retried].map(|id| r.kept(id)).to_vec();
+    let now: Vec<String> = [applied, not_applied, retried]
+        .map(|id| r.kept(id))
+        .to_vec();
     assert_eq!(kept, now);
     only_changed(before, r.rows(), &[applied, not_applied, retried]);
     assert_eq!(r.decisions(), 3);
@@ -266,7 +295,13 @@ fn a_stale_version_is_refused_with_exit_4_and_nothing_is_written() {
     let version = seen.to_string();
     let out = r.decide(
         stuck,
-        &["--applied", "--result-id", "ch_1", "--expect-version", &version],
+        &[
+            "--applied",
+            "--result-id",
+            "ch_1",
+            "--expect-version",
+            &version,
+        ],
     );
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert_eq!(r.rows(), before);
@@ -276,7 +311,10 @@ fn a_stale_version_is_refused_with_exit_4_and_nothing_is_written() {
     let now = r.listed(&["--queue"]);
     let now = now.iter().find(|o| o["id"] == stuck).unwrap()["version"].to_string();
     assert_ne!(now, version);
-    let out = r.decide(stuck, &["--applied", "--result-id", "ch_1", "--expect-version", &now]);
+    let out = r.decide(
+        stuck,
+        &["--applied", "--result-id", "ch_1", "--expect-version", &now],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     only_changed(before, r.rows(), &[stuck]);
 }
@@ -293,7 +331,16 @@ fn a_decision_the_mapping_has_no_statement_for_is_recorded_in_settle_s_schema_on
     };
     let stuck = r.ids(STUCK)[0];
     let before = r.rows();
-    let out = r.decide(stuck, &["--applied", "--result-id", "ch_1", "--evidence", "seen at Stripe"]);
+    let out = r.decide(
+        stuck,
+        &[
+            "--applied",
+            "--result-id",
+            "ch_1",
+            "--evidence",
+            "seen at Stripe",
+        ],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         stderr(&out).contains("applied is recorded in settle's schema only"),
@@ -303,7 +350,10 @@ fn a_decision_the_mapping_has_no_statement_for_is_recorded_in_settle_s_schema_on
     assert_eq!(r.rows(), before);
     assert_eq!(r.decisions(), 1);
     let decided: String = pg::connect(&r.db)
-        .query_one("SELECT decision || ' ' || result_id FROM settle.decisions", &[])
+        .query_one(
+            "SELECT decision || ' ' || result_id FROM settle.decisions",
+            &[],
+        )
         .unwrap()
         .get(0);
     assert_eq!(decided, "applied ch_1");
@@ -314,8 +364,16 @@ fn a_decision_the_mapping_has_no_statement_for_is_recorded_in_settle_s_schema_on
 #[test]
 fn a_mapping_naming_a_missing_table_or_column_is_refused_at_its_line() {
     for (from, to, said) in [
-        ("locked = \"locked_at\"", "locked = \"locked_until\"", "column \"locked_until\" does not exist"),
-        ("table = \"idempotency_keys\"", "table = \"idempotency_key\"", "names a table"),
+        (
+            "locked = \"locked_at\"",
+            "locked = \"locked_until\"",
+            "column \"locked_until\" does not exist",
+        ),
+        (
+            "table = \"idempotency_keys\"",
+            "table = \"idempotency_key\"",
+            "names a table",
+        ),
     ] {
         let mapping = MAPPING.replace(from, to);
         let line = line_of(&mapping, to);
@@ -365,11 +423,17 @@ fn a_statement_that_fails_is_refused_at_its_line_and_nothing_is_written() {
         };
         let stuck = r.ids(STUCK)[0];
         let before = r.rows();
-        let out = r.decide(stuck, &["--applied", "--result-id", "ch_1", "--evidence", "seen"]);
+        let out = r.decide(
+            stuck,
+            &["--applied", "--result-id", "ch_1", "--evidence", "seen"],
+        );
         let err = stderr(&out);
         assert_ne!(code(&out), 0, "{err}");
         assert!(err.contains(&r.map.display().to_string()), "{err}");
-        assert!(err.contains(&format!("line {line} (decisions.applied")), "{err}");
+        assert!(
+            err.contains(&format!("line {line} (decisions.applied")),
+            "{err}"
+        );
         assert!(err.contains(said), "{err}");
         assert_eq!(r.rows(), before);
         assert_eq!(r.decisions(), 0);
@@ -380,7 +444,10 @@ fn a_statement_that_fails_is_refused_at_its_line_and_nothing_is_written() {
 #[test]
 fn the_docs_show_the_sample_mapping() {
     let docs = include_str!("../../../docs/mapped-tables.md");
-    for line in MAPPING.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+    for line in MAPPING
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
         assert!(docs.contains(line), "docs/mapped-tables.md lacks: {line}");
     }
 }
