@@ -451,3 +451,46 @@ fn the_docs_show_the_sample_mapping() {
         assert!(docs.contains(line), "docs/mapped-tables.md lacks: {line}");
     }
 }
+
+#[test]
+fn mapping_toml_beside_the_receivers_file_opens_only_a_database_that_has_its_table() {
+    let Some(r) = rides("mapped beside receivers", MAPPING) else {
+        return;
+    };
+    let config = tempfile::tempdir().unwrap();
+    let settle_dir = config.path().join("settle");
+    std::fs::create_dir(&settle_dir).unwrap();
+    std::fs::write(settle_dir.join("receivers.toml"), "").unwrap();
+    std::fs::write(settle_dir.join("mapping.toml"), MAPPING).unwrap();
+    let list = |db: &std::path::Path| {
+        let out = bin()
+            .env("XDG_CONFIG_HOME", config.path())
+            .args([
+                "list",
+                db.to_str().unwrap(),
+                "--queue",
+                "--all",
+                "--format",
+                "jsonl",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let mut ids = jsonl_ids(&out);
+        ids.sort();
+        ids
+    };
+    assert_eq!(list(&r.db), r.ids(STUCK));
+    // A job queue's database beside it opens as that engine, not refused.
+    let Some(river) = pg::fresh_database("mapped beside river") else {
+        return;
+    };
+    let mut client = pg::connect(&river);
+    client
+        .batch_execute(include_str!("../../fixtures/jobqueue/river.sql"))
+        .unwrap();
+    client
+        .batch_execute(include_str!("../../fixtures/jobqueue/river-jobs.sql"))
+        .unwrap();
+    assert!(!list(&river).is_empty());
+}

@@ -204,10 +204,11 @@ pub(super) fn validate(client: &mut Client, m: &Mapping) -> Result<()> {
 /// `$1` compares with an `int` key and an unused `$3` is no error.
 pub(super) const PARAMS: [Type; 3] = [Type::INT8, Type::INT8, Type::TEXT];
 
-/// What the server said, in its own words.
+/// What the server said, in its own words (which may quote the row).
 pub(super) fn server_words(e: &postgres::Error) -> String {
-    match e.as_db_error() {
+    let words = match e.as_db_error() {
         Some(db) => db.message().to_string(),
         None => e.to_string(),
-    }
+    };
+    crate::text::sanitize(&words).into_owned()
 }
