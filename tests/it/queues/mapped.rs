@@ -96,21 +96,22 @@ impl Rides {
     }
 
     fn ids(&self, condition: &str) -> Vec<i64> {
-        let sql = format!("SELECT id FROM idempotency_keys WHERE {condition} ORDER BY id");
+        let sql = format!("SELECT id::bigint FROM idempotency_keys WHERE {condition} ORDER BY id");
         let rows = pg::connect(&self.db).query(&sql, &[]).unwrap();
         rows.iter().map(|r| r.get(0)).collect()
     }
 
     /// Every row's bytes and its `xmin`, which moves on any update.
     fn rows(&self) -> BTreeMap<i64, String> {
-        let sql = "SELECT id, md5(t::text) || ' ' || xmin::text FROM idempotency_keys t";
+        let sql = "SELECT id::bigint, md5(t::text) || ' ' || xmin::text FROM idempotency_keys t";
         let rows = pg::connect(&self.db).query(sql, &[]).unwrap();
         rows.iter().map(|r| (r.get(0), r.get(1))).collect()
     }
 
     /// One row's columns as text, `|` between them.
     fn row(&self, id: i64, columns: &str) -> String {
-        let sql = format!("SELECT concat_ws('|', {columns}) FROM idempotency_keys WHERE id = $1");
+        let sql =
+            format!("SELECT concat_ws('|', {columns}) FROM idempotency_keys WHERE id = $1::bigint");
         pg::connect(&self.db)
             .query_one(&sql, &[&id])
             .unwrap()
@@ -493,4 +494,33 @@ fn mapping_toml_beside_the_receivers_file_opens_only_a_database_that_has_its_tab
         .batch_execute(include_str!("../../fixtures/jobqueue/river-jobs.sql"))
         .unwrap();
     assert!(!list(&river).is_empty());
+}
+
+#[test]
+fn a_table_whose_id_is_an_int_is_read_and_decided_on() {
+    let Some(db) = pg::fresh_database("mapped int id") else {
+        return;
+    };
+    let mut client = pg::connect(&db);
+    client
+        .batch_execute(&DDL.replace("BIGSERIAL", "SERIAL"))
+        .unwrap();
+    client.batch_execute(SEED).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("rocket-rides.toml");
+    std::fs::write(&map, MAPPING).unwrap();
+    let r = Rides { db, map, _dir: dir };
+    let stuck = r.ids(STUCK);
+    assert_eq!(r.queue(), stuck);
+    let before = r.rows();
+    let out = r.decide(
+        stuck[0],
+        &["--not-applied", "--evidence", "no charge at Stripe"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        r.row(stuck[0], "recovery_point, response_code"),
+        "finished|422"
+    );
+    only_changed(before, r.rows(), &[stuck[0]]);
 }

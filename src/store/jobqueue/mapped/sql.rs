@@ -78,9 +78,11 @@ pub(super) fn engine(m: &Mapping) -> &'static EngineSql {
     let (table, id, version) = (&m.table.text, term(&m.id), term(&m.version));
     let (last, locked) = (term(&m.last_attempt), term(&m.locked));
     let done = m.done.as_ref().map_or("false".to_string(), term);
-    let lock = leak(format!("SELECT 1 FROM {table} WHERE {id} = $1 FOR UPDATE"));
+    let lock = leak(format!(
+        "SELECT 1 FROM {table} WHERE {id} = $1::bigint FOR UPDATE"
+    ));
     let after = leak(format!(
-        "SELECT 'mapped', {version}::bigint FROM {table} WHERE {id} = $1"
+        "SELECT 'mapped', {version}::bigint FROM {table} WHERE {id} = $1::bigint"
     ));
     // The statements the engines run are empty here: a mapped table's
     // decisions take the row's version as well ([`super::decide`]).
@@ -115,7 +117,7 @@ pub(super) fn engine(m: &Mapping) -> &'static EngineSql {
                 CASE WHEN coalesce({done}, false) THEN {last}::timestamptz END,
                 CASE WHEN coalesce({done}, false) THEN 'success' ELSE 'in_flight' END,
                 NULL::text, NULL::text
-             FROM {table} WHERE {id} = $1 AND {last} IS NOT NULL"
+             FROM {table} WHERE {id} = $1::bigint AND {last} IS NOT NULL"
         )),
         events: leak(format!(
             "SELECT row_number() OVER (ORDER BY t.at, t.ord), $1::bigint, t.attempt, t.at,
@@ -123,10 +125,10 @@ pub(super) fn engine(m: &Mapping) -> &'static EngineSql {
              FROM (
                 SELECT 0 AS ord, NULL::bigint AS attempt, {created}::timestamptz AS at,
                     'inserted' AS event, NULL::text AS detail
-                FROM {table} WHERE {id} = $1
+                FROM {table} WHERE {id} = $1::bigint
                 UNION ALL
                 SELECT 1, 1::bigint, {locked}::timestamptz, 'locked', NULL
-                FROM {table} WHERE {id} = $1 AND {locked} IS NOT NULL
+                FROM {table} WHERE {id} = $1::bigint AND {locked} IS NOT NULL
              ) t ORDER BY 1",
             created = term(&m.created)
         )),
