@@ -156,7 +156,7 @@ pub(super) fn has_table(
 /// the line it is on: the table, each expression in a `SELECT ... LIMIT
 /// 0` (the id and version as bigints, the stuck and done conditions as
 /// booleans), and each decision statement prepared (never run), with
-/// at most the three parameters settle gives.
+/// at most the three parameters settle gives, except on a standby.
 pub(super) fn validate(client: &mut Client, m: &Mapping) -> Result<()> {
     let table = &m.table.text;
     let ask = |client: &mut Client, field: &Field, sql: String| {
@@ -182,7 +182,19 @@ pub(super) fn validate(client: &mut Client, m: &Mapping) -> Result<()> {
             format!("SELECT ({}){typed} FROM {table} LIMIT 0", field.text),
         )?;
     }
-    for field in m.statements() {
+    // A standby refuses the write lock preparing an UPDATE takes; the
+    // primary, where decisions go, checks them when they run.
+    let standby: bool = client
+        .query_one("SELECT pg_is_in_recovery()", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| {
+            m.refused(
+                &m.table,
+                &format!("cannot be checked: {}", server_words(&e)),
+                "try again",
+            )
+        })?;
+    for field in m.statements().into_iter().filter(|_| !standby) {
         let prepared = client.prepare_typed(&field.text, &PARAMS).map_err(|e| {
             m.refused(
                 field,
