@@ -53,6 +53,10 @@ pub struct Cli {
     /// Where a PostgreSQL ledger's reads go when its address lists a primary and its standbys: auto (a standby when one answers, else the primary), standby, or primary. Writes always go to the primary.
     #[arg(long, global = true, value_name = "WHERE", value_parser = clap::builder::TypedValueParser::map(clap::builder::PossibleValuesParser::new(["primary", "standby", "auto"]), |s| s.parse::<Reads>().unwrap_or_default()))]
     pub reads: Option<Reads>,
+
+    /// A mapping file that opens a team's own operations table (e.g. idempotency_keys) in a PostgreSQL database [default: mapping.toml beside the receivers file, where the database has its table].
+    #[arg(long = "map", global = true, value_name = "FILE")]
+    pub map: Option<std::path::PathBuf>,
 }
 
 /// Opening the console: `settle LEDGER [...]`.

@@ -37,6 +37,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
     let now = Utc::now();
     named::resolve(&mut cli)?;
     let config = Config::from_process(cli.flags());
+    crate::store::use_mapping(cli.map.clone(), config.receivers.as_deref());
     match cli.command {
         Some(Command::Init { ledger }) => init::run(&ledger),
         Some(Command::Adopt { ledger }) => adopt::run(&ledger),

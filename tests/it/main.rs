@@ -64,6 +64,7 @@ mod queues {
     mod drill_ledger;
     mod job_queue_contract;
     mod job_queues;
+    mod mapped;
     mod oban;
     mod procrastinate_real;
     mod river_real;

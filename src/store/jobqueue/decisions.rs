@@ -59,6 +59,9 @@ impl JobQueue {
         now: DateTime<Utc>,
         many: bool,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
+        if let Some(mapping) = self.mapped {
+            return super::mapped::decide(self, mapping, drafts, now, many);
+        }
         let Some(writes) = self.sql.writes else {
             return Err(self.refusal("decide on"));
         };

@@ -13,6 +13,7 @@ mod decisions;
 mod drills;
 mod engine;
 mod history;
+mod mapped;
 mod oban;
 mod probes;
 mod procrastinate;
@@ -31,6 +32,7 @@ use crate::store::backend::{Kind, Opened, Session};
 use crate::store::open::{Access, OpenReport, Progress};
 use crate::store::postgres::{self, foreign_session, is_address, pg_error};
 use engine::EngineSql;
+pub use mapped::use_mapping;
 use session::JobQueue;
 
 /// Every engine settle reads, asked in order.
@@ -56,6 +58,9 @@ fn open(
 ) -> Result<Opened> {
     let read_only = access == Access::ReadOnly;
     let mut session = foreign_session(path, read_only, wait)?;
+    if let Some(mapping) = mapped::applies(&mut session)? {
+        return mapped::open(path, session, mapping, read_only, wait);
+    }
     let Some(sql) = recognise(&mut session.client, &session.shown)? else {
         drop(session);
         return (postgres::KIND.open)(path, access, wait, progress);

@@ -46,6 +46,8 @@ pub(crate) struct JobQueue {
     tables: Cell<Tables>,
     /// The contracts the receivers file declares.
     pub(super) declared: Declarations,
+    /// The team's table this is, when opened by a mapping file.
+    pub(super) mapped: Option<&'static super::mapped::file::Mapping>,
 }
 
 impl std::fmt::Debug for JobQueue {
@@ -80,6 +82,7 @@ impl JobQueue {
                 worker: false,
             }),
             declared: Declarations::default(),
+            mapped: None,
         };
         settle_first(queue.client.get_mut(), &queue.shown)?;
         if queue.read_only && !read_only {
