@@ -14,6 +14,7 @@ use postgres::types::ToSql;
 
 use super::engine::{EngineSql, EngineWrites};
 use super::history::load_job;
+use super::mapped::{self, file::Mapping};
 use super::session::JobQueue;
 use crate::domain::rules::Rule;
 use crate::domain::{DecisionDraft, DecisionReceipt, OperationDetail, OperationId, State};
@@ -59,15 +60,13 @@ impl JobQueue {
         now: DateTime<Utc>,
         many: bool,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
-        if let Some(mapping) = self.mapped {
-            return super::mapped::decide(self, mapping, drafts, now, many);
-        }
         let Some(writes) = self.sql.writes else {
             return Err(self.refusal("decide on"));
         };
         self.ensure_settle_schema()?;
         let (shown, declared) = (self.shown().to_path_buf(), self.declared.clone());
-        let (sql, wait_ms) = (self.sql, self.wait.as_millis().clamp(1, i32::MAX as u128));
+        let (sql, mapping) = (self.sql, self.mapped);
+        let wait_ms = self.wait.as_millis().clamp(1, i32::MAX as u128);
         let failed = |doing: &str| {
             let shown = shown.clone();
             let doing = doing.to_string();
@@ -93,6 +92,7 @@ impl JobQueue {
                 tx: &mut row,
                 sql,
                 writes,
+                mapping,
                 shown: &shown,
             };
             match decide::decide(&mut job, &shown, &declared, draft, now) {
@@ -113,11 +113,14 @@ impl JobQueue {
     }
 }
 
-/// One decision's steps inside the transaction, in the engine's terms.
+/// One decision's steps inside the transaction, in the engine's terms or
+/// a mapping's.
 struct Tx<'a, C: GenericClient> {
     tx: &'a mut C,
     sql: &'static EngineSql,
     writes: &'static EngineWrites,
+    /// The team's statements, where a mapping file opened the table.
+    mapping: Option<&'static Mapping>,
     shown: &'a std::path::Path,
 }
 
@@ -174,6 +177,9 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     /// Runs the engine's functions for the new state, then checks the job
     /// is where they were to leave it; its new version.
     fn change_state(&mut self, change: &StateChange) -> Result<Option<i64>> {
+        if let Some(mapping) = self.mapping {
+            return mapped::decide::change_state(self.tx, self.writes, mapping, change, self.shown);
+        }
         let (steps, word) = match change.to_state {
             State::Completed => (self.writes.completed, self.writes.completed_word),
             State::NotApplied => (self.writes.not_applied, self.writes.not_applied_word),
@@ -216,7 +222,10 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
     fn queue_retry(&mut self, row: &DecisionRow, idem_key: &str) -> Result<i64> {
         let failed = self.err("recording the retry request");
         let id = queue_retry(self.tx, row, idem_key).map_err(&failed)?;
-        let holder = format!("{}'s worker", self.sql.name);
+        let holder = match self.mapping {
+            Some(_) => "the team's completer".to_string(),
+            None => format!("{}'s worker", self.sql.name),
+        };
         self.tx
             .execute(
                 "UPDATE retry_requests SET status = 'claimed', claimed_by = $2 WHERE id = $1",

@@ -6,7 +6,7 @@
 //! [`decide`]. The file is `--map FILE`, else `mapping.toml` beside the
 //! receivers file. Its format is written in `docs/mapped-tables.md`.
 
-mod decide;
+pub(super) mod decide;
 pub(super) mod file;
 mod sql;
 
@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-pub(crate) use decide::decide;
 use file::Mapping;
 
 use super::session::JobQueue;
