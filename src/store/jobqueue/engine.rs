@@ -8,6 +8,34 @@ use crate::domain::SortColumn;
 use crate::store::postgres::PgSql;
 use crate::store::sql::Dialect;
 
+/// A list row's columns over a view `o` that carries settle's columns,
+/// `attempts` and `max_attempts` among them.
+macro_rules! row_source {
+    ($view:expr) => {
+        concat!(
+            "SELECT o.id, o.state, o.account, o.op_type, o.idem_key, o.attempts, o.max_attempts,
+                o.last_event, o.last_error, o.result_id, o.lease_expires_at, o.created_at,
+                o.updated_at, o.version, NULL::text FROM ",
+            $view
+        )
+    };
+}
+pub(super) use row_source;
+
+/// One job's operation columns over such a view, the job being `$1`.
+macro_rules! operation {
+    ($view:expr) => {
+        concat!(
+            "SELECT o.id, o.account, o.op_type, o.idem_key, o.fingerprint, o.params, o.state,
+                o.result_id, o.max_attempts, NULL::timestamptz, o.lease_expires_at,
+                NULL::timestamptz, o.created_at, o.updated_at, o.version FROM ",
+            $view,
+            " WHERE o.id = $1"
+        )
+    };
+}
+pub(super) use operation;
+
 /// One engine's tables read as operations: each statement names the view
 /// `o` (one job per row, with settle's columns) or a job by `$1`.
 #[derive(Debug)]

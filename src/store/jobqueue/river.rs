@@ -4,7 +4,7 @@
 //! `attempted_by`, `errors`). What each column means is written in
 //! `docs/job-queues.md`.
 
-use super::engine::{EngineSql, EngineWrites};
+use super::engine::{EngineSql, EngineWrites, operation, row_source};
 use crate::store::postgres::WAL_POSITION;
 
 /// One job as an operation, column by column (a column the outer query
@@ -84,19 +84,8 @@ pub(super) static SQL: EngineSql = EngineSql {
     name: "River",
     jobs: "river_job",
     from: view!(),
-    row_source: concat!(
-        "SELECT o.id, o.state, o.account, o.op_type, o.idem_key, o.attempts, o.max_attempts,
-            o.last_event, o.last_error, o.result_id, o.lease_expires_at, o.created_at,
-            o.updated_at, o.version, NULL::text FROM ",
-        view!()
-    ),
-    operation: concat!(
-        "SELECT o.id, o.account, o.op_type, o.idem_key, o.fingerprint, o.params, o.state,
-            o.result_id, o.max_attempts, NULL::timestamptz, o.lease_expires_at,
-            NULL::timestamptz, o.created_at, o.updated_at, o.version FROM ",
-        view!(),
-        " WHERE o.id = $1"
-    ),
+    row_source: row_source!(view!()),
+    operation: operation!(view!()),
     attempts: ATTEMPTS,
     events: EVENTS,
     attempt_errors: "(SELECT j.id AS op_id, x ->> 'error' AS error
