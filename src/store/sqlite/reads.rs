@@ -32,6 +32,7 @@ mod history;
 mod text_index;
 use cells::Cells;
 pub(super) use filter::{DERIVED, SqliteSql, UNDERIVED};
+use filter::{LAST_EVENT_GATHERED, LAST_EVENT_SCAN, LAST_EVENTS};
 pub(super) use filter::{STALE_CANDIDATES, instant_sql};
 #[cfg(test)]
 pub(super) use text_index::indexed_terms;
@@ -67,6 +68,38 @@ impl Sqlite {
             each(&mut Cells::new(row))?;
         }
         Ok(())
+    }
+}
+
+impl Sqlite {
+    /// Every row of a ledger shown without adopting it: each operation's
+    /// newest event gathered first in one pass ([`LAST_EVENTS`], a
+    /// temporary table, so a read-only file stays untouched), in one
+    /// savepoint so the rows and their events are one snapshot.
+    fn stream_unadopted(
+        &self,
+        list: &Statement,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+    ) -> Result<()> {
+        let gathering = |e| self.err("gathering each operation's newest event", e);
+        self.conn
+            .execute_batch(&format!("SAVEPOINT settle_list; {LAST_EVENTS}"))
+            .map_err(gathering)?;
+        let whole = Statement {
+            sql: list.sql.replace(LAST_EVENT_SCAN, LAST_EVENT_GATHERED),
+            args: list.args.clone(),
+        };
+        let streamed = self.stream(
+            &whole,
+            "preparing the list query",
+            "listing operations",
+            |c| each(rows::operation_row(c).map_err(|e| self.err("listing operations", e))?),
+        );
+        let ended = self
+            .conn
+            .execute_batch("DROP TABLE temp.settle_last_events; RELEASE settle_list")
+            .map_err(gathering);
+        streamed.and(ended)
     }
 }
 
@@ -114,6 +147,9 @@ impl Reads for Sqlite {
         each: &mut dyn FnMut(OperationRow) -> Result<()>,
     ) -> Result<()> {
         self.fresh()?;
+        if !self.derived() && list.sql.contains(LAST_EVENT_SCAN) {
+            return self.stream_unadopted(list, each);
+        }
         self.stream(
             list,
             "preparing the list query",

@@ -498,3 +498,77 @@ fn list_sorts_by_a_column_with_ties_in_id_order() {
         stderr(&out)
     );
 }
+
+/// Every row of a service's ledger shown without adopting it, past the
+/// first page: each operation's newest event is the one its `events` hold
+/// (gathered once for the whole list, not scanned per row), the file stays
+/// as it was, and the rows are those the adopted ledger lists.
+#[test]
+fn listing_every_row_of_an_unadopted_ledger_gives_each_its_newest_event_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let l = dir.path().join("service.db");
+    let conn = sql(&l);
+    conn.execute_batch(SERVICE_SCHEMA).unwrap();
+    conn.execute_batch(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+         INSERT INTO operations SELECT i, 'acct-' || (i % 7), 'pay', 'k-' || i, 'sha256:00',
+             NULL, CASE i % 3 WHEN 0 THEN 'unknown' ELSE 'exhausted' END, NULL, 3, NULL, NULL,
+             NULL, '2026-11-06T10:15:00Z', '2026-11-06T10:16:00Z', 1 FROM n;
+         -- Events interleaved across operations, so an old one's newest
+         -- event sits far from the table's end.
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 9000)
+         INSERT INTO events (op_id, attempt, at, event, detail)
+             SELECT 1 + (i * 7) % 3000, 1, '2026-11-06T10:15:01Z', 'event-' || i, NULL FROM n;",
+    )
+    .unwrap();
+    drop(conn);
+    let bytes = std::fs::read(&l).unwrap();
+    let newest: std::collections::BTreeMap<i64, String> = {
+        let conn = sql(&l);
+        let mut stmt = conn
+            .prepare(
+                "SELECT op_id, event FROM events WHERE id IN (SELECT max(id) FROM events GROUP BY op_id)",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let listed = |path: &Path| -> Vec<serde_json::Value> {
+        let out = settle(&[
+            "list",
+            path.to_str().unwrap(),
+            "--all",
+            "--format",
+            "jsonl",
+            "--read-only",
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let rows = listed(&l);
+    assert_eq!(rows.len(), 3000);
+    for row in &rows {
+        let id = row["id"].as_i64().unwrap();
+        assert_eq!(
+            row["last_event"].as_str(),
+            Some(newest[&id].as_str()),
+            "{row}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(&l).unwrap(),
+        bytes,
+        "a look wrote to the file"
+    );
+
+    let adopted = dir.path().join("adopted.db");
+    std::fs::copy(&l, &adopted).unwrap();
+    let out = settle(&["adopt", adopted.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(listed(&adopted), rows);
+}

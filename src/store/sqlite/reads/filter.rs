@@ -101,16 +101,41 @@ const EVENTS_OF: &str = "id IN (SELECT event_id FROM rm.settle_events WHERE op_i
     UNION SELECT id FROM main.events
         WHERE id > (SELECT events FROM rm.settle_marks) AND op_id = {key})";
 
+/// An operation's newest event without an index on the service's
+/// `events`: a scan back from the newest event, quick for a page of new
+/// operations, but as long as the table for an old one.
+macro_rules! last_event_scan {
+    () => {
+        "(SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1)"
+    };
+}
+pub(in crate::store::sqlite) const LAST_EVENT_SCAN: &str = last_event_scan!();
+
+/// Each operation's newest event id, gathered once (one pass over
+/// `events`) for a list of every row, which would otherwise scan `events`
+/// once per old operation.
+pub(in crate::store::sqlite) const LAST_EVENTS: &str =
+    "CREATE TEMP TABLE settle_last_events AS SELECT op_id, max(id) AS id FROM main.events
+         GROUP BY op_id;
+     CREATE INDEX temp.settle_last_events_op ON settle_last_events (op_id)";
+
+/// [`LAST_EVENT_SCAN`] through [`LAST_EVENTS`].
+pub(in crate::store::sqlite) const LAST_EVENT_GATHERED: &str = "(SELECT e.event FROM events e
+    WHERE e.id = (SELECT m.id FROM temp.settle_last_events m WHERE m.op_id = o.id))";
+
 /// The same row for a ledger shown read-only without adopting it (no
 /// summary table): three subqueries per row, still bounded by the page.
-const ROW_SOURCE_UNADOPTED: &str = "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
+const ROW_SOURCE_UNADOPTED: &str = concat!(
+    "SELECT o.id, o.state, o.account, o.op_type, o.idem_key,
     (SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id),
-    o.max_attempts,
-    (SELECT e.event FROM events e WHERE e.op_id = o.id ORDER BY e.id DESC LIMIT 1),
+    o.max_attempts, ",
+    last_event_scan!(),
+    ",
     (SELECT a.error FROM attempts a WHERE a.op_id = o.id ORDER BY a.attempt DESC LIMIT 1),
     o.result_id, CAST(o.lease_expires_at AS TEXT), o.created_at, o.updated_at, o.version,
     NULL
-    FROM operations o";
+    FROM operations o"
+);
 
 const ATTEMPTS: &str = "(SELECT COUNT(*) FROM attempts a WHERE a.op_id = o.id)";
 
