@@ -5,7 +5,34 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::kit::{code, jsonl_ids, settle, stderr, stdout};
+use crate::kit::{code, jsonl_ids, pg, settle, stderr, stdout};
+
+/// Procrastinate's schema and one job in each status (`tests/fixtures/jobqueue/`).
+pub const PROCRASTINATE: [&str; 2] = [
+    include_str!("../../fixtures/jobqueue/procrastinate.sql"),
+    include_str!("../../fixtures/jobqueue/procrastinate-jobs.sql"),
+];
+/// River's schema and one job in each state.
+pub const RIVER: [&str; 2] = [
+    include_str!("../../fixtures/jobqueue/river.sql"),
+    include_str!("../../fixtures/jobqueue/river-jobs.sql"),
+];
+/// Oban's schema as its migrations define it, and jobs moved as its engine moves them.
+pub const OBAN: [&str; 2] = [
+    include_str!("../../fixtures/jobqueue/oban.sql"),
+    include_str!("../../fixtures/jobqueue/oban-jobs.sql"),
+];
+
+/// A throwaway database holding an engine's tables: `scripts` run in
+/// order. None where no PostgreSQL is at hand.
+pub fn engine(hint: &str, scripts: [&str; 2]) -> Option<std::path::PathBuf> {
+    let db = pg::fresh_database(hint)?;
+    let mut client = pg::connect(&db);
+    for script in scripts {
+        client.batch_execute(script).unwrap();
+    }
+    Some(db)
+}
 
 /// The ids `settle list --queue --all` prints, sorted.
 pub fn queue(db: &Path) -> Vec<i64> {

@@ -5,6 +5,7 @@
 //! settle's own. The receiver is the reference one, forgetting keys after
 //! 2 s behind the 90 days the receivers file declares.
 
+use crate::kit::jobqueue::{PROCRASTINATE, engine};
 use crate::kit::pg;
 
 use std::path::Path;
@@ -13,11 +14,6 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::kit::*;
-
-const PROCRASTINATE: [&str; 2] = [
-    include_str!("../../fixtures/jobqueue/procrastinate.sql"),
-    include_str!("../../fixtures/jobqueue/procrastinate-jobs.sql"),
-];
 
 /// 90 days, as the receivers file declares the task's keys to live.
 const NINETY_DAYS_S: i64 = 90 * 24 * 3600;
@@ -63,13 +59,9 @@ fn receivers(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn a_drill_run_with_a_procrastinate_ledger_records_its_verdict_in_settle_s_schema_and_guards_a_retry()
  {
-    let Some(db) = pg::fresh_database("drill run procrastinate") else {
+    let Some(db) = engine("drill run procrastinate", PROCRASTINATE) else {
         return;
     };
-    let mut client = pg::connect(&db);
-    for script in PROCRASTINATE {
-        client.batch_execute(script).unwrap();
-    }
     let address = db.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = receivers(dir.path());

@@ -4,24 +4,17 @@
 //! `idempotent = true` for its task it goes back to the engine's queue
 //! through the engine's own retry. The fixtures are `job_queues.rs`'s.
 
+use crate::kit::jobqueue::{PROCRASTINATE, engine};
 use crate::kit::pg;
 
 use crate::kit::*;
 
-const PROCRASTINATE: [&str; 2] = [
-    include_str!("../../fixtures/jobqueue/procrastinate.sql"),
-    include_str!("../../fixtures/jobqueue/procrastinate-jobs.sql"),
-];
-
 #[test]
 fn a_procrastinate_task_declared_idempotent_in_the_file_may_be_retried() {
-    let Some(db) = pg::fresh_database("contract file procrastinate") else {
+    let Some(db) = engine("contract file procrastinate", PROCRASTINATE) else {
         return;
     };
     let mut client = pg::connect(&db);
-    for script in PROCRASTINATE {
-        client.batch_execute(script).unwrap();
-    }
     let address = db.to_str().unwrap();
     let job = "payments/charge/charge-1";
     let status = |client: &mut postgres::Client| -> String {

@@ -6,32 +6,14 @@
 //! schema (River's through its own updates), and the console says which
 //! engine it reads.
 
+use crate::kit::jobqueue::{PROCRASTINATE, RIVER, engine};
 use crate::kit::pg;
 use crate::kit::pty;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::kit::*;
 use pty::Screen;
-
-const PROCRASTINATE: [&str; 2] = [
-    include_str!("../../fixtures/jobqueue/procrastinate.sql"),
-    include_str!("../../fixtures/jobqueue/procrastinate-jobs.sql"),
-];
-const RIVER: [&str; 2] = [
-    include_str!("../../fixtures/jobqueue/river.sql"),
-    include_str!("../../fixtures/jobqueue/river-jobs.sql"),
-];
-
-fn engine(hint: &str, sql: [&str; 2]) -> Option<PathBuf> {
-    let db = pg::fresh_database(hint)?;
-    let mut client = pg::connect(&db);
-    for script in sql {
-        client.batch_execute(script).unwrap();
-    }
-    Some(db)
-}
 
 /// What `settle list --format jsonl` printed: one object per line.
 fn listed(db: &std::path::Path, extra: &[&str]) -> Vec<serde_json::Value> {

@@ -10,25 +10,11 @@ use crate::kit::jobqueue;
 use crate::kit::pg;
 
 use postgres::fallible_iterator::FallibleIterator;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::kit::*;
 use jobqueue::*;
-
-const OBAN: [&str; 2] = [
-    include_str!("../../fixtures/jobqueue/oban.sql"),
-    include_str!("../../fixtures/jobqueue/oban-jobs.sql"),
-];
-
-fn oban(hint: &str) -> Option<PathBuf> {
-    let db = pg::fresh_database(hint)?;
-    let mut client = pg::connect(&db);
-    for script in OBAN {
-        client.batch_execute(script).unwrap();
-    }
-    Some(db)
-}
 
 fn one(db: &Path, sql: &str) -> String {
     pg::connect(db).query_one(sql, &[]).unwrap().get(0)
@@ -43,7 +29,7 @@ const STUCK: &str = "SELECT id FROM oban_jobs
 
 #[test]
 fn the_queue_is_what_oban_cannot_settle_and_each_job_reads_as_an_operation() {
-    let Some(db) = oban("oban queue") else {
+    let Some(db) = engine("oban queue", OBAN) else {
         return;
     };
     let stuck: Vec<i64> = pg::connect(&db)
@@ -96,7 +82,7 @@ fn the_queue_is_what_oban_cannot_settle_and_each_job_reads_as_an_operation() {
 
 #[test]
 fn decisions_on_oban_jobs_are_made_as_its_engine_makes_them_and_move_nothing_else() {
-    let Some(db) = oban("oban decide") else {
+    let Some(db) = engine("oban decide", OBAN) else {
         return;
     };
     let address = db.to_str().unwrap();
