@@ -27,7 +27,7 @@ pub enum Error {
     /// sanitised where it may quote ledger text; `fault` says what kind of
     /// failure it is, so a caller decides whether to wait and try again
     /// without knowing which database said it.
-    #[error("{path}: {doing}: {problem}", path = path.display())]
+    #[error("{path}: {doing}: {problem}{hint}", path = path.display(), hint = lost_hint(*fault, doing))]
     Database {
         path: PathBuf,
         doing: String,
@@ -264,6 +264,22 @@ pub enum Fault {
     Cancelled,
     /// Anything else: a malformed database, a bug, a full disk.
     Other,
+}
+
+/// What an operator does about a connection that broke or could not be
+/// made; nothing for any other failure. Before a connection there is
+/// nothing written to doubt; a commit cut short is
+/// [`Error::ConnectionLost`]'s to tell.
+fn lost_hint(fault: Fault, doing: &str) -> &'static str {
+    match (fault, doing) {
+        (Fault::Lost, "connecting") => {
+            "; nothing was written\n  what to do: the server is down, starting or out of reach: run the command again once it answers (`pg_isready`)"
+        }
+        (Fault::Lost, _) => {
+            "\n  what to do: the server is down, starting or out of reach: run the command again once it answers (`pg_isready`)"
+        }
+        _ => "",
+    }
 }
 
 /// What a busy ledger means, in the ledger's words; the CLI's error and the

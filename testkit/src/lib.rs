@@ -7,3 +7,4 @@
 
 pub mod testing;
 pub mod testing_bed;
+pub mod testing_crash;

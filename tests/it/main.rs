@@ -53,6 +53,7 @@ mod postgres {
     mod adopt_log;
     mod cli;
     mod console;
+    mod crash;
     mod decide;
     mod failover;
     mod first_contact;

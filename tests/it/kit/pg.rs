@@ -7,3 +7,5 @@
 pub use settle_testkit::testing::*;
 #[allow(unused_imports)]
 pub use settle_testkit::testing_bed::*;
+#[allow(unused_imports)]
+pub use settle_testkit::testing_crash::*;
