@@ -27,7 +27,7 @@ pub enum Error {
     /// sanitised where it may quote ledger text; `fault` says what kind of
     /// failure it is, so a caller decides whether to wait and try again
     /// without knowing which database said it.
-    #[error("{path}: {doing}: {problem}{hint}", path = path.display(), hint = lost_hint(*fault, doing))]
+    #[error("{path}: {doing}: {problem}{hint}", path = path.display(), hint = lost_hint(*fault, doing, problem))]
     Database {
         path: PathBuf,
         doing: String,
@@ -269,8 +269,12 @@ pub enum Fault {
 /// What an operator does about a connection that broke or could not be
 /// made; nothing for any other failure. Before a connection there is
 /// nothing written to doubt; a commit cut short is
-/// [`Error::ConnectionLost`]'s to tell.
-fn lost_hint(fault: Fault, doing: &str) -> &'static str {
+/// [`Error::ConnectionLost`]'s to tell. Said once, where one error wraps
+/// another.
+fn lost_hint(fault: Fault, doing: &str, problem: &str) -> &'static str {
+    if problem.contains("what to do:") {
+        return "";
+    }
     match (fault, doing) {
         (Fault::Lost, "connecting") => {
             "; nothing was written\n  what to do: the server is down, starting or out of reach: run the command again once it answers (`pg_isready`)"

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::kit::pty::Screen;
 use crate::kit::*;
 
 /// Operations decided on, one `settle decide` process each.
@@ -150,4 +151,46 @@ fn a_server_killed_mid_decisions_loses_no_acknowledged_one_and_doubles_none() {
         "{}",
         stdout(&audit)
     );
+}
+
+/// The console on the server when it is killed: it says the connection
+/// dropped, naming the server, and once the server is back it is live on
+/// it again and decides there, without a restart.
+#[test]
+fn the_console_says_the_server_dropped_and_goes_on_once_it_is_back() {
+    let Some(server) = pg::crash_server("crash console") else {
+        return;
+    };
+    let address = server.address("ledger");
+    let dir = tempfile::tempdir().unwrap();
+    let sample = demo_ledger(dir.path());
+    let copied = settle(&["copy", sample.to_str().unwrap(), &address]);
+    assert_eq!(code(&copied), 0, "{}", stderr(&copied));
+    let wait = Duration::from_secs(20);
+    let mut screen = Screen::console(std::path::Path::new(&address), dir.path(), &[], (120, 32));
+    screen.wait_for("Queue 11 operations", wait);
+    screen.wait_for("● live", wait);
+
+    server.kill();
+    let down = screen.wait_for("✕ not live", wait);
+    let said = down.replace(['│', '\n'], "");
+    assert!(said.contains("live updates stopped"), "{down}");
+    assert!(said.contains(server.dir.to_str().unwrap()), "{down}");
+    assert_eq!(said.matches("what to do:").count(), 1, "{down}");
+    server.start_again().unwrap();
+    screen.send("\x1b");
+    screen.wait_for("● live", Duration::from_secs(30));
+    let other = settle(&[
+        "decide",
+        &address,
+        "2",
+        "--retry-same-key",
+        "--operator",
+        "someone-else",
+    ]);
+    assert_eq!(code(&other), 0, "{}", stderr(&other));
+    let after = screen.wait_for("Queue 10 operations", wait);
+    println!("after:\n{after}");
+    screen.send("q");
+    assert!(screen.wait_exit(wait));
 }
