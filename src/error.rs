@@ -262,7 +262,11 @@ pub enum Fault {
     Refused,
     /// The statement was stopped before it finished (a statement timeout).
     Cancelled,
-    /// Anything else: a malformed database, a bug, a full disk.
+    /// The file is not a database, or its pages are malformed.
+    Damaged,
+    /// The disk holding the file is full.
+    Full,
+    /// Anything else: a bug.
     Other,
 }
 

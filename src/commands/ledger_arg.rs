@@ -12,6 +12,7 @@ use crate::store::{Access, Ledger};
 /// read as it is, and stderr says how to adopt it.
 pub fn open_for_reading(path: &Path) -> Result<Ledger> {
     let (ledger, report) = Ledger::open(path, Access::ReadOnly)?;
+    aside(&ledger, report.model_aside);
     if let Some(why) = report.not_adopted {
         // The ledger's own name: a PostgreSQL address may hold a password.
         let shown = ledger.path().display();
@@ -34,6 +35,7 @@ pub fn open_for_writing(path: &Path, wait: std::time::Duration) -> Result<Ledger
     if let Some(line) = report.upgraded {
         eprintln!("{line}");
     }
+    aside(&ledger, report.model_aside);
     if ledger.is_read_only() {
         return Err(ledger.why_not_writable());
     }
@@ -59,6 +61,7 @@ pub fn open(path: &Path, read_only: bool) -> Result<Ledger> {
     for line in [report.upgraded, report.not_adopted].into_iter().flatten() {
         eprintln!("{line}");
     }
+    aside(&ledger, report.model_aside);
     if let Some(why) = report.read_only_reason {
         eprintln!(
             "settle: {}: opened read-only: {why}",
@@ -66,4 +69,11 @@ pub fn open(path: &Path, read_only: bool) -> Result<Ledger> {
         );
     }
     Ok(ledger)
+}
+
+/// Says on stderr why reads go without settle's read model, if they do.
+fn aside(ledger: &Ledger, why: Option<String>) {
+    if let Some(why) = why {
+        eprintln!("settle: {}: {why}", ledger.path().display());
+    }
 }

@@ -90,6 +90,7 @@ pub fn open_notices(adopting: bool, report: OpenReport, config: &Config) -> Vec<
             .read_only_reason
             .map(|r| Msg::Notice(format!("read-only: {r}"))),
         report.not_adopted.map(Msg::Notice),
+        report.model_aside.map(Msg::Notice),
         config.read_only_reason.clone().map(Msg::Notice),
     ]
     .into_iter()

@@ -396,6 +396,12 @@ pub(crate) trait ReadModel {
     /// One bounded step of catching up (tens of milliseconds); where it
     /// then stands.
     fn catch_up(&self) -> Result<Option<CatchUp>>;
+
+    /// A read failed with `failed`: when the read model is to blame (its
+    /// file damaged, deleted or replaced, or its catch-up failing, as on a
+    /// full disk), it is set aside, reads go to the ledger's own tables
+    /// until it is ready again, and the read is worth asking once more.
+    fn set_aside(&self, failed: &crate::error::Error) -> bool;
 }
 
 /// One operation's history and the audit trail.

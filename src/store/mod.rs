@@ -159,6 +159,36 @@ impl Ledger {
         self.backend.read_from()
     }
 
+    /// Runs `read`, and once more when the backend's read model failed it
+    /// and was set aside ([`backend::ReadModel::set_aside`]).
+    fn read<T>(&self, read: impl Fn(&dyn Backend) -> Result<T>) -> Result<T> {
+        read(&*self.backend).or_else(|e| match self.backend.read_model() {
+            Some(model) if model.set_aside(&e) => read(&*self.backend),
+            _ => Err(e),
+        })
+    }
+
+    /// [`Ledger::read`] for a read that hands out rows as it goes: asked
+    /// once more only when it failed before its first row.
+    fn stream(
+        &self,
+        each: &mut dyn FnMut(OperationRow) -> Result<()>,
+        read: impl Fn(&dyn Backend, &mut dyn FnMut(OperationRow) -> Result<()>) -> Result<u64>,
+    ) -> Result<u64> {
+        let mut given = false;
+        let mut counted = |row| {
+            given = true;
+            each(row)
+        };
+        match read(&*self.backend, &mut counted) {
+            Err(e) if !given => match self.backend.read_model() {
+                Some(model) if model.set_aside(&e) => read(&*self.backend, each),
+                _ => Err(e),
+            },
+            done => done,
+        }
+    }
+
     pub fn reinspect(&mut self) -> Result<()> {
         self.backend.reinspect()
     }
@@ -174,7 +204,7 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        self.backend.page(query, seek, limit, now)
+        self.read(|b| b.page(query, seek, limit, now))
     }
 
     pub fn sorted_page(
@@ -185,7 +215,7 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        self.backend.sorted_page(query, sort, seek, limit, now)
+        self.read(|b| b.sorted_page(query, sort, seek.clone(), limit, now))
     }
 
     pub fn for_each_row(
@@ -194,7 +224,7 @@ impl Ledger {
         now: DateTime<Utc>,
         mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        self.backend.for_each_row(query, now, &mut each)
+        self.stream(&mut each, |b, each| b.for_each_row(query, now, each))
     }
 
     pub fn for_each_sorted_row(
@@ -205,12 +235,13 @@ impl Ledger {
         now: DateTime<Utc>,
         mut each: impl FnMut(OperationRow) -> Result<()>,
     ) -> Result<u64> {
-        self.backend
-            .for_each_sorted_row(query, sort, after, now, &mut each)
+        self.stream(&mut each, |b, each| {
+            b.for_each_sorted_row(query, sort, after.clone(), now, each)
+        })
     }
 
     pub fn count(&self, query: &Query, now: DateTime<Utc>) -> Result<i64> {
-        self.backend.count(query, now)
+        self.read(|b| b.count(query, now))
     }
 
     pub fn filters_scan(&self) -> bool {
@@ -247,7 +278,7 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
-        self.backend.range_page(query, range, limit, now)
+        self.read(|b| b.range_page(query, range, limit, now))
     }
 
     /// The next slice of a scan of `query` (see [`scan`]).
@@ -258,11 +289,11 @@ impl Ledger {
         limit: usize,
         now: DateTime<Utc>,
     ) -> Result<ScanStep> {
-        scan::step(&*self.backend, query, from, limit, now)
+        self.read(|b| scan::step(b, query, from, limit, now))
     }
 
     pub fn state_counts(&self, now: DateTime<Utc>) -> Result<StateCounts> {
-        self.backend.state_counts(now)
+        self.read(|b| b.state_counts(now))
     }
 
     pub fn resolve(&self, spec: &str) -> Result<OperationId> {
@@ -279,13 +310,13 @@ impl Ledger {
     }
 
     pub fn clusters(&self, query: &Query, now: DateTime<Utc>, top: usize) -> Result<Clusters> {
-        self.backend.clusters(query, now, top)
+        self.read(|b| b.clusters(query, now, top))
     }
 
     /// The operation with what the receivers file declares of its type
     /// ([`Ledger::declare`]).
     pub fn detail(&self, id: OperationId) -> Result<OperationDetail> {
-        let mut detail = self.backend.detail(id)?;
+        let mut detail = self.read(|b| b.detail(id))?;
         detail.declare(self.backend.declarations());
         Ok(detail)
     }

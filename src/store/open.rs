@@ -26,6 +26,9 @@ pub struct OpenReport {
     pub read_only_reason: Option<String>,
     /// Why a read-only ledger is shown without adopting it.
     pub not_adopted: Option<String>,
+    /// Why reads go to the ledger's own tables without settle's read
+    /// model, for now (it could not be opened: a full disk).
+    pub model_aside: Option<String>,
 }
 
 /// One step of a migration, for a progress line: `done` of `total` steps

@@ -35,16 +35,18 @@ pub(crate) fn sqlite(path: &Path, doing: &str, source: rusqlite::Error) -> Error
         };
     }
     let mut problem = source.to_string();
+    let mut fault = fault(code);
     if disk_full(path, code) {
         problem.push_str(
             "; the disk holding it is full: nothing was written, free space there and try again",
         );
+        fault = Fault::Full;
     }
     Error::Database {
         path: path.to_path_buf(),
         doing: doing.to_string(),
         problem,
-        fault: fault(code),
+        fault,
     }
 }
 
@@ -78,6 +80,7 @@ fn fault(code: Option<ErrorCode>) -> Fault {
             | ErrorCode::ReadOnly
             | ErrorCode::AuthorizationForStatementDenied,
         ) => Fault::Refused,
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => Fault::Damaged,
         _ => Fault::Other,
     }
 }

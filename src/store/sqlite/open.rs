@@ -1,17 +1,19 @@
 //! Creating and opening a SQLite ledger file: the connection's settings,
 //! then the schema's creation, adoption or migration ([`super::schema`]).
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::conn::Away;
 use super::conn::Sqlite;
 use super::error::{classify_open_error, sqlite};
 use super::model::Model;
 use super::schema;
 use crate::domain::Declarations;
-use crate::error::{Error, Result};
+use crate::error::{Error, Fault, Result};
 use crate::store::open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 use crate::store::tables::Tables;
 
@@ -40,7 +42,8 @@ impl Sqlite {
             path: path.to_path_buf(),
             read_only: false,
             tables: Tables::ALL,
-            model: Some(model),
+            model: RefCell::new(Some(model)),
+            away: RefCell::default(),
             wait: BUSY_TIMEOUT,
             declared: Declarations::default(),
             created_here: true,
@@ -123,7 +126,7 @@ impl Sqlite {
             if found.needs_upgrade {
                 tables = Tables::ALL;
             }
-            model = Some(adopt(&mut conn, path, wait, &found, &mut report, progress)?);
+            model = adopt(&mut conn, path, wait, &found, &mut report, progress)?;
         }
         Ok((
             Sqlite {
@@ -131,7 +134,8 @@ impl Sqlite {
                 path: path.to_path_buf(),
                 read_only,
                 tables,
-                model,
+                away: RefCell::new((!read_only && model.is_none()).then(Away::default)),
+                model: RefCell::new(model),
                 wait,
                 declared: Declarations::default(),
                 created_here: false,
@@ -151,7 +155,7 @@ fn adopt(
     found: &schema::Inspection,
     report: &mut OpenReport,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Model> {
+) -> Result<Option<Model>> {
     let mut upgrade_steps = 0;
     if found.needs_upgrade {
         let mut counted = |p: Progress| {
@@ -168,7 +172,23 @@ fn adopt(
             ..p
         });
     };
-    writable_model(conn, path, wait, &mut after_upgrade)
+    match writable_model(conn, path, wait, &mut after_upgrade) {
+        Ok(model) => Ok(Some(model)),
+        // The ledger may still take a decision the model cannot: read
+        // without it, and it comes back by itself once space is freed.
+        Err(
+            e @ Error::Database {
+                fault: Fault::Full, ..
+            },
+        ) => {
+            report.model_aside = Some(format!(
+                "settle's read model could not be opened ({e}); reads go to the ledger's \
+                 own tables, slower, until it can, by itself once space is freed"
+            ));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// The read model of a writable ledger at schema 6, built when missing or

@@ -45,7 +45,7 @@ impl Session for Sqlite {
     fn reinspect(&mut self) -> Result<()> {
         let found = super::schema::inspect(&self.conn, &self.path)?;
         self.tables = found.tables();
-        if self.model.is_none() && found.read_model {
+        if self.model.get_mut().is_none() && self.away.get_mut().is_none() && found.read_model {
             // Another connection adopted the ledger or built its read
             // model: reads go through it from now on.
             let id = super::schema::ledger_id(&self.conn, &self.path)?;
@@ -53,7 +53,7 @@ impl Session for Sqlite {
                 id.and_then(|id| super::model::Model::ready(&self.path, &id, self.wait))
             {
                 model.attach(&self.conn)?;
-                self.model = Some(model);
+                *self.model.get_mut() = Some(model);
             }
         }
         Ok(())

@@ -111,6 +111,7 @@ fn by(column: SortColumn, descending: bool) -> Sort {
     Sort { column, descending }
 }
 
+mod aside;
 mod clusters;
 mod copy;
 mod counts;

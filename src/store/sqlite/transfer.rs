@@ -95,7 +95,7 @@ impl Transfer for Sqlite {
             // became of the load. The empty file's model would catch a
             // copy up row by row on its first read; the next open builds
             // it in bulk, as for an adoption.
-            model_closed = self.model.take().is_some();
+            model_closed = self.model.get_mut().take().is_some();
             // A load of 10M operations through the WAL looked its spilled
             // pages up in a 6 GB log ([`super::journal`]).
             left_wal = match super::journal::leave_wal(&self.conn) {

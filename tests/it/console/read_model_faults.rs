@@ -1,7 +1,8 @@
-//! The read model (`LEDGER-settle`) deleted while a console has it open,
-//! in the real binary: the console keeps working and shows what a service
-//! writes meanwhile, the ledger's own tables do not change, and the next
-//! console rebuilds the model without a manual step.
+//! The read model (`LEDGER-settle`) deleted or overwritten while a console
+//! has it open, in the real binary: the console keeps working and shows
+//! what a service writes meanwhile, the model is built again while it
+//! runs, the ledger's own tables do not change, and the next console
+//! finds the model without a manual step.
 
 use crate::kit::pty::Screen;
 use crate::kit::*;
@@ -92,6 +93,24 @@ fn keeps_working(ledger: &Path, screen: &mut Screen) {
     screen.send("account:acct-005\r");
     let filtered = screen.wait_for("Queue 3 operations", WAIT);
     assert!(filtered.contains("k-000105"), "{filtered}");
+    // The model is built again while the console runs, off its reading
+    // thread: the service's rows made a read meet the fault.
+    let model = PathBuf::from(format!("{}-settle", ledger.display()));
+    let rebuilt = || {
+        rusqlite::Connection::open_with_flags(&model, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0)))
+            .is_ok_and(|v| v == "ok")
+    };
+    let started = std::time::Instant::now();
+    while !rebuilt() {
+        assert!(
+            started.elapsed() < WAIT,
+            "no read model rebuilt under the console"
+        );
+        // A key reads, and a read looks at the model's file.
+        screen.send("g");
+        std::thread::sleep(Duration::from_millis(300));
+    }
     screen.send("q");
     assert!(screen.wait_exit(Duration::from_secs(10)));
     assert_eq!(service_rows(ledger), before, "the ledger changed");
@@ -112,7 +131,6 @@ fn keeps_working(ledger: &Path, screen: &mut Screen) {
     again.wait_for("Queue 105", WAIT);
     again.send("q");
     assert!(again.wait_exit(Duration::from_secs(10)));
-    assert!(!model_files(ledger).is_empty(), "no read model rebuilt");
     assert_eq!(
         service_rows(ledger),
         before,
@@ -126,5 +144,21 @@ fn a_read_model_deleted_under_an_open_console_is_rebuilt_and_the_ledger_untouche
     for file in model_files(&ledger) {
         std::fs::remove_file(file).unwrap();
     }
+    keeps_working(&ledger, &mut screen);
+}
+
+#[test]
+fn a_read_model_overwritten_in_place_under_an_open_console_is_rebuilt_and_the_ledger_untouched() {
+    use std::io::Write as _;
+    let (_dir, ledger, mut screen) = console_on_adopted();
+    let model = model_files(&ledger)[0].clone();
+    let len = std::fs::metadata(&model).unwrap().len() as usize;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&model)
+        .unwrap();
+    file.write_all(&vec![0x5A; len]).unwrap();
+    file.sync_all().unwrap();
+    drop(file);
     keeps_working(&ledger, &mut screen);
 }

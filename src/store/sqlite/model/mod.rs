@@ -25,13 +25,17 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension};
 
 use super::error::sqlite;
 use crate::domain::CatchUp;
-use crate::error::Result;
+use crate::error::{Error, Fault, Result};
 use crate::store::backend::Waiter;
 use crate::store::open::Progress;
 
 pub(crate) use ddl::sidecar;
 #[cfg(test)]
 pub(crate) use lock::lock_path;
+
+/// How often a read looks whether the model's file is still the one it
+/// reads (deleted, or replaced by another connection's rebuild).
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 /// How long one read may spend on the sweep before it reads.
 const SWEEP_BUDGET: Duration = Duration::from_millis(5);
@@ -67,6 +71,26 @@ pub(crate) struct Model {
     behind: Cell<Option<CatchUp>>,
     /// The `err:` terms last asked, and those of them the index answers.
     rare: RefCell<Option<(Vec<String>, Vec<String>)>>,
+    /// The file the keeper opened, and when a read last looked that the
+    /// path still names it.
+    file: Option<FileId>,
+    looked_at: Cell<Instant>,
+    /// The model failed at its own work (a catch-up, a sweep, its file
+    /// gone): reads set it aside ([`crate::store::backend::ReadModel::set_aside`]).
+    broken: Cell<bool>,
+}
+
+/// Which file a path names: its device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileId(u64, u64);
+
+impl FileId {
+    pub(crate) fn of(path: &Path) -> Option<FileId> {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| FileId(m.dev(), m.ino()))
+    }
 }
 
 /// What the read model's file holds for a ledger.
@@ -138,6 +162,28 @@ impl Model {
         Ok(model)
     }
 
+    /// A model set aside made ready again, off the reading thread: a file
+    /// found damaged (still the one `damaged` names, and unreadable to a
+    /// connection of its own) is discarded under the build lock, then the
+    /// model is opened, and built when missing, as [`Model::ensure`] does.
+    /// A file deleted or replaced is not touched: it is another's now.
+    pub(crate) fn rebuild(
+        ledger: &Path,
+        ledger_id: &str,
+        wait: Duration,
+        damaged: Option<FileId>,
+    ) -> Result<Model> {
+        if let Some(old) = damaged {
+            let scratch = Connection::open_in_memory()
+                .map_err(|e| sqlite(&sidecar(ledger), "rebuilding the read model", e))?;
+            let _lock = lock::BuildLock::take(ledger, &scratch, &mut |_| {})?;
+            if FileId::of(&sidecar(ledger)) == Some(old) && !intact(ledger) {
+                discard(ledger);
+            }
+        }
+        Model::ensure(ledger, ledger_id, wait, &mut |_| {})
+    }
+
     /// The read model of a ledger opened only to read, when it is there
     /// and built for this ledger; None otherwise (nothing is created).
     pub(crate) fn ready(ledger: &Path, ledger_id: &str, wait: Duration) -> Option<Model> {
@@ -154,6 +200,9 @@ impl Model {
 
     fn new(keeper: Connection, ledger: &Path) -> Model {
         Model {
+            file: FileId::of(&sidecar(ledger)),
+            looked_at: Cell::new(Instant::now()),
+            broken: Cell::new(false),
             keeper,
             ledger: ledger.to_path_buf(),
             seen: Cell::new(None),
@@ -199,6 +248,42 @@ impl Model {
     /// can see, when someone committed since the last time; then, unless
     /// the operator waits on these reads, one bounded slice of the sweep.
     pub(crate) fn fresh(&self, conn: &Connection) -> Result<()> {
+        if self.looked_at.get().elapsed() >= LOOK_EVERY {
+            self.looked_at.set(Instant::now());
+            if FileId::of(&sidecar(&self.ledger)) != self.file {
+                self.broken.set(true);
+                return Err(Error::Database {
+                    path: sidecar(&self.ledger),
+                    doing: "reading the read model".to_string(),
+                    problem: "the file was deleted or replaced".to_string(),
+                    fault: Fault::Damaged,
+                });
+            }
+        }
+        self.keep(conn).inspect_err(|e| {
+            if !matches!(e, Error::Interrupted { .. }) && !e.is_transient() {
+                self.broken.set(true);
+            }
+        })
+    }
+
+    /// Whether the model failed at its own work since it was opened.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.get()
+    }
+
+    /// Who waits on this connection's reads, when they catch up in steps.
+    pub(crate) fn waiter(&self) -> Option<Waiter> {
+        self.waiter.get()
+    }
+
+    /// The file the model was opened on.
+    pub(crate) fn file(&self) -> Option<FileId> {
+        self.file
+    }
+
+    /// [`Model::fresh`]'s catch-up and sweep.
+    fn keep(&self, conn: &Connection) -> Result<()> {
         let version: i64 = conn
             .query_row("PRAGMA data_version", [], |r| r.get(0))
             .map_err(|e| sqlite(&self.ledger, "reading data_version", e))?;
@@ -400,6 +485,18 @@ pub(crate) fn discard(ledger: &Path) {
         name.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(name));
     }
+}
+
+/// Whether a connection of its own reads the model's file through
+/// without a fault (`PRAGMA quick_check`): the read that failed may have
+/// met a damaged ledger, not a damaged model.
+fn intact(ledger: &Path) -> bool {
+    Connection::open_with_flags(
+        sidecar(ledger),
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .and_then(|c| c.query_row("PRAGMA quick_check(1)", [], |r| r.get::<_, String>(0)))
+    .is_ok_and(|verdict| verdict == "ok")
 }
 
 /// Whether `e` says another connection holds the lock.

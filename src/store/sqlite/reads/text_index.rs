@@ -25,7 +25,7 @@ pub(in crate::store::sqlite) fn indexed_terms(
     query: &Query,
 ) -> Result<Vec<(TextTerm, String)>> {
     let judge = || rare_terms(db, query);
-    let rare = match &db.model {
+    let rare = match &*db.model.borrow() {
         Some(model) => model.rare_terms(&query.errors, judge)?,
         None => judge()?,
     };

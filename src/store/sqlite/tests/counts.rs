@@ -21,7 +21,7 @@ fn counts_and_summaries_follow_plain_sql_writes() {
         .unwrap();
     // An update and a delete that wrote no event: the read model's sweep
     // finds them (a round at most every 30 s; here at once).
-    let sweep = || ledger.model.as_ref().unwrap().sweep_all().unwrap();
+    let sweep = || ledger.model.borrow().as_ref().unwrap().sweep_all().unwrap();
     sweep();
     let after = ledger.state_counts(now()).unwrap();
     assert_eq!(after.total, 10);

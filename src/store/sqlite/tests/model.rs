@@ -150,7 +150,7 @@ fn a_missing_foreign_or_unreadable_read_model_is_built_again() {
     std::fs::remove_file(sidecar(&path)).unwrap();
     let (look, report) = Ledger::open(&path, Access::ReadOnly).unwrap();
     assert!(report.not_adopted.is_some(), "a look shows it without one");
-    assert!(look.model.is_none());
+    assert!(look.model.borrow().is_none());
     assert_eq!(
         look.page(&Query::default(), Seek::First, 20, now())
             .unwrap(),
@@ -180,10 +180,10 @@ fn a_missing_foreign_or_unreadable_read_model_is_built_again() {
         }
         replace(&path, &foreign, &model);
         let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
-        assert!(look.model.is_none(), "never trusted");
+        assert!(look.model.borrow().is_none(), "never trusted");
         drop(look);
         let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
-        assert!(ledger.model.is_some());
+        assert!(ledger.model.borrow().is_some());
         assert_eq!(
             ledger
                 .page(&Query::default(), Seek::First, 20, now())
@@ -199,7 +199,7 @@ fn a_missing_foreign_or_unreadable_read_model_is_built_again() {
 fn a_service_write_never_waits_for_the_read_model() {
     let (_dir, ledger, service) = adopted(10);
     service.busy_timeout(Duration::ZERO).unwrap();
-    ledger.model.as_ref().unwrap().holding_a_batch(|| {
+    ledger.model.borrow().as_ref().unwrap().holding_a_batch(|| {
         insert_op(&service, 20, "acct-busy", "k-busy", "unknown", None);
         event(&service, 20, "sent");
     });
@@ -259,11 +259,14 @@ fn a_stopped_build_goes_on_where_it_left_off() {
         )
         .unwrap();
     let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
-    assert!(look.model.is_none(), "a stopped build is not trusted");
+    assert!(
+        look.model.borrow().is_none(),
+        "a stopped build is not trusted"
+    );
     drop(look);
 
     let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
-    assert!(ledger.model.is_some());
+    assert!(ledger.model.borrow().is_some());
     let (kept, copied, complete): (String, i64, i64) = model
         .query_row(
             "SELECT (SELECT last_event FROM settle_ops WHERE id = 1),
@@ -303,11 +306,11 @@ fn a_stopped_build_from_another_boot_starts_over() {
         .unwrap();
     drop(model);
     let (look, _) = Ledger::open(&path, Access::ReadOnly).unwrap();
-    assert!(look.model.is_none(), "a torn build is not trusted");
+    assert!(look.model.borrow().is_none(), "a torn build is not trusted");
     drop(look);
 
     let (ledger, _) = Ledger::open(&path, Access::ReadWrite).unwrap();
-    assert!(ledger.model.is_some());
+    assert!(ledger.model.borrow().is_some());
     let model = Connection::open(sidecar(&path)).unwrap();
     let (kept, copied, complete, boot): (Option<String>, i64, i64, String) = model
         .query_row(
@@ -335,7 +338,7 @@ fn a_second_process_waits_for_the_build_under_way_instead_of_starting_over() {
     let opening = {
         let path = path.clone();
         std::thread::spawn(move || {
-            Ledger::open(&path, Access::ReadWrite).map(|(l, _)| l.model.is_some())
+            Ledger::open(&path, Access::ReadWrite).map(|(l, _)| l.model.borrow().is_some())
         })
     };
     std::thread::sleep(Duration::from_millis(300));

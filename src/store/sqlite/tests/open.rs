@@ -138,7 +138,7 @@ fn a_ledger_adopted_earlier_loses_the_triggers_and_indexes_on_the_service_tables
     service
         .execute("UPDATE operations SET state = 'unknown' WHERE id = 1", [])
         .unwrap();
-    ledger.model.as_ref().unwrap().sweep_all().unwrap();
+    ledger.model.borrow().as_ref().unwrap().sweep_all().unwrap();
     let counts = ledger.state_counts(now()).unwrap();
     assert_eq!(counts.total, 6);
     assert_eq!(counts.get(&State::Unrecognized(String::new())), 1);
