@@ -1,7 +1,8 @@
-//! A SQLite ledger on a disk that fills up (a 4 MiB tmpfs the test mounts):
+//! A SQLite ledger on a disk that fills up (a small tmpfs the test mounts):
 //! a decision that cannot be written says so and writes nothing, and once
 //! space is freed the same decision goes through with no manual step, its
-//! audit trail intact. Needs root to mount; elsewhere it says why it did
+//! audit trail intact; a read model that cannot grow is read around, and
+//! catches up once space is freed. Needs root to mount; elsewhere it says why it did
 //! not run.
 use crate::kit::*;
 use std::io::Write;
@@ -112,4 +113,94 @@ fn a_decision_on_a_full_disk_says_so_writes_nothing_and_goes_through_once_space_
     assert_eq!(query_i64(&ledger, "SELECT count(*) FROM decisions"), 1);
     let verified = settle(&["audit", ledger.to_str().unwrap(), "--verify"]);
     assert_eq!(code(&verified), 0, "{}", stderr(&verified));
+}
+
+/// `n` operations from id `from`, each with a failed attempt, as a
+/// service writes them.
+fn write_ops(ledger: &Path, from: i64, n: i64) {
+    let to = from + n - 1;
+    sql(ledger)
+        .execute_batch(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM n WHERE i < {to})
+             INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at)
+             SELECT i, 'acme', 'place_order', printf('k-%06d', i), 'sha256:00', 'unknown', 3,
+                 '2026-12-01T10:00:00Z', '2026-12-01T10:00:00Z' FROM n;
+             INSERT INTO attempts (op_id, attempt, started_at, outcome, error)
+             SELECT id, 1, '2026-12-01T10:00:00Z', 'error', 'timeout after 30s'
+             FROM operations WHERE id >= {from};"
+        ))
+        .unwrap();
+}
+
+fn queue_rows(ledger: &Path) -> (i32, usize, String) {
+    let out = settle(&[
+        "list",
+        ledger.to_str().unwrap(),
+        "--queue",
+        "--all",
+        "--format",
+        "jsonl",
+    ]);
+    (code(&out), stdout(&out).lines().count(), stderr(&out))
+}
+
+#[test]
+fn a_read_model_that_cannot_grow_on_a_full_disk_leaves_the_ledger_readable_and_catches_up_once_space_is_freed()
+ {
+    let Some(disk) = SmallDisk::mount("8m") else {
+        return;
+    };
+    let ledger = disk.path("ledger.db");
+    let out = settle(&["init", ledger.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    write_ops(&ledger, 1, 50);
+    assert_eq!(queue_rows(&ledger).1, 50);
+    // What the service wrote since: the model has yet to read it, and
+    // reading it grows the model.
+    write_ops(&ledger, 51, 2000);
+    let before = std::fs::read(&ledger).unwrap();
+    // Other connections keep both files' WAL open, as a running service
+    // and console do, so a read needs no new file.
+    let holder = sql(&ledger);
+    let model = disk.path("ledger.db-settle");
+    let model_holder = sql(&model);
+    for conn in [&holder, &model_holder] {
+        let _: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .unwrap();
+    }
+    let filler = disk.fill();
+
+    let (status, rows, said) = queue_rows(&ledger);
+    assert_eq!(status, 0, "{said}");
+    assert_eq!(
+        rows, 2050,
+        "every queue row, read from the ledger itself: {said}"
+    );
+    assert_eq!(
+        std::fs::read(&ledger).unwrap(),
+        before,
+        "the ledger changed"
+    );
+    let caught_up = || query_i64(&model, "SELECT count(*) FROM settle_ops");
+    assert_eq!(caught_up(), 50, "the model could not have grown");
+
+    std::fs::remove_file(filler).unwrap();
+    drop((holder, model_holder));
+    let (status, rows, said) = queue_rows(&ledger);
+    assert_eq!((status, rows), (0, 2050), "{said}");
+    assert_eq!(
+        caught_up(),
+        2050,
+        "the model caught up once space was freed"
+    );
+    assert_eq!(
+        std::fs::read(&ledger).unwrap(),
+        before,
+        "the ledger changed"
+    );
+    assert_eq!(query_i64(&ledger, "SELECT count(*) FROM operations"), 2050);
+    assert_eq!(query_i64(&ledger, "SELECT count(*) FROM attempts"), 2050);
+    assert_eq!(query_i64(&ledger, "SELECT count(*) FROM decisions"), 0);
 }
