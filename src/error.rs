@@ -233,6 +233,18 @@ impl Error {
         }
     }
 
+    /// Whether the connection to a server broke under the call (not a
+    /// commit cut short: that is [`Error::ConnectionLost`]).
+    pub(crate) fn is_lost_connection(&self) -> bool {
+        matches!(
+            self,
+            Error::Database {
+                fault: Fault::Lost,
+                ..
+            }
+        )
+    }
+
     pub(crate) fn ledger(
         path: &std::path::Path,
         problem: impl Into<String>,

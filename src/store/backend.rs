@@ -143,6 +143,14 @@ pub(crate) trait Session {
     /// adopted or migrated it, so reads use them from now on.
     fn reinspect(&mut self) -> Result<()>;
 
+    /// A read failed with `failed`: when it was the connection to a server
+    /// that the server had closed (a restart, a failover), a new one is
+    /// made, and the read is worth asking once more. Reads only: a write
+    /// cut off may have committed. None to make for a file.
+    fn reconnect_after(&self, _failed: &crate::error::Error) -> bool {
+        false
+    }
+
     /// A handle another thread may use to stop the read running on this
     /// ledger (the console cancels a page when the filter changes). The
     /// stopped read returns [`crate::error::Error::Interrupted`]; a handle

@@ -159,13 +159,26 @@ impl Ledger {
         self.backend.read_from()
     }
 
-    /// Runs `read`, and once more when the backend's read model failed it
-    /// and was set aside ([`backend::ReadModel::set_aside`]).
+    /// Runs `read`, and once more when [`Ledger::worth_again`] says so.
     fn read<T>(&self, read: impl Fn(&dyn Backend) -> Result<T>) -> Result<T> {
-        read(&*self.backend).or_else(|e| match self.backend.read_model() {
-            Some(model) if model.set_aside(&e) => read(&*self.backend),
-            _ => Err(e),
+        read(&*self.backend).or_else(|e| {
+            if self.worth_again(&e) {
+                read(&*self.backend)
+            } else {
+                Err(e)
+            }
         })
+    }
+
+    /// Whether a read that failed with `e` is worth asking once more: the
+    /// backend's read model was to blame and is set aside, or the server
+    /// had closed the connection and a new one is made.
+    fn worth_again(&self, e: &crate::error::Error) -> bool {
+        self.backend.reconnect_after(e)
+            || self
+                .backend
+                .read_model()
+                .is_some_and(|model| model.set_aside(e))
     }
 
     /// [`Ledger::read`] for a read that hands out rows as it goes: asked
@@ -181,10 +194,7 @@ impl Ledger {
             each(row)
         };
         match read(&*self.backend, &mut counted) {
-            Err(e) if !given => match self.backend.read_model() {
-                Some(model) if model.set_aside(&e) => read(&*self.backend, each),
-                _ => Err(e),
-            },
+            Err(e) if !given && self.worth_again(&e) => read(&*self.backend, each),
             done => done,
         }
     }

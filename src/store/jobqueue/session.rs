@@ -280,6 +280,10 @@ impl Session for JobQueue {
         InterruptHandle::new(Shared(self.cancel.borrow().clone()))
     }
 
+    fn reconnect_after(&self, failed: &Error) -> bool {
+        failed.is_lost_connection() && self.client.borrow().is_closed() && self.fresh().is_ok()
+    }
+
     fn why_not_writable(&self) -> Error {
         if self.sql.writes.is_none() {
             return self.refusal("decide on");

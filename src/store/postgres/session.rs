@@ -63,4 +63,8 @@ impl Session for Pg {
             "open it without --read-only, as a role that may write the ledger",
         )
     }
+
+    fn reconnect_after(&self, failed: &Error) -> bool {
+        failed.is_lost_connection() && self.client.borrow().is_closed() && self.reconnect().is_ok()
+    }
 }

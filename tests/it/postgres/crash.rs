@@ -155,7 +155,8 @@ fn a_server_killed_mid_decisions_loses_no_acknowledged_one_and_doubles_none() {
 
 /// The console on the server when it is killed: it says the connection
 /// dropped, naming the server, and once the server is back it is live on
-/// it again and decides there, without a restart.
+/// it again and decides there, without a restart, and no read shows the
+/// connections that died with it.
 #[test]
 fn the_console_says_the_server_dropped_and_goes_on_once_it_is_back() {
     let Some(server) = pg::crash_server("crash console") else {
@@ -191,6 +192,16 @@ fn the_console_says_the_server_dropped_and_goes_on_once_it_is_back() {
     assert_eq!(code(&other), 0, "{}", stderr(&other));
     let after = screen.wait_for("Queue 10 operations", wait);
     println!("after:\n{after}");
+    // The reader's and the counter's connections died with the server:
+    // each read that met one made a new one and asked again, unseen.
+    for failed in [
+        "Broken pipe",
+        "listing operations",
+        "counting states",
+        "connection closed",
+    ] {
+        assert!(!after.contains(failed), "{after}");
+    }
     screen.send("q");
     assert!(screen.wait_exit(wait));
 }
