@@ -115,24 +115,6 @@ fn a_decision_on_a_full_disk_says_so_writes_nothing_and_goes_through_once_space_
     assert_eq!(code(&verified), 0, "{}", stderr(&verified));
 }
 
-/// `n` operations from id `from`, each with a failed attempt, as a
-/// service writes them.
-fn write_ops(ledger: &Path, from: i64, n: i64) {
-    let to = from + n - 1;
-    sql(ledger)
-        .execute_batch(&format!(
-            "WITH RECURSIVE n(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM n WHERE i < {to})
-             INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
-                 max_attempts, created_at, updated_at)
-             SELECT i, 'acme', 'place_order', printf('k-%06d', i), 'sha256:00', 'unknown', 3,
-                 '2026-12-01T10:00:00Z', '2026-12-01T10:00:00Z' FROM n;
-             INSERT INTO attempts (op_id, attempt, started_at, outcome, error)
-             SELECT id, 1, '2026-12-01T10:00:00Z', 'error', 'timeout after 30s'
-             FROM operations WHERE id >= {from};"
-        ))
-        .unwrap();
-}
-
 fn queue_rows(ledger: &Path) -> (i32, usize, String) {
     let out = settle(&[
         "list",
@@ -154,11 +136,11 @@ fn a_read_model_that_cannot_grow_on_a_full_disk_leaves_the_ledger_readable_and_c
     let ledger = disk.path("ledger.db");
     let out = settle(&["init", ledger.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    write_ops(&ledger, 1, 50);
+    write_failed_ops(&ledger, 1, 50);
     assert_eq!(queue_rows(&ledger).1, 50);
     // What the service wrote since: the model has yet to read it, and
     // reading it grows the model.
-    write_ops(&ledger, 51, 2000);
+    write_failed_ops(&ledger, 51, 2000);
     let before = std::fs::read(&ledger).unwrap();
     // Other connections keep both files' WAL open, as a running service
     // and console do, so a read needs no new file.

@@ -11,25 +11,6 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// `n` operations from id `from`, each with one failed attempt, as a
-/// service writes them.
-fn write_ops(path: &Path, from: i64, n: i64) {
-    let to = from + n - 1;
-    sql(path)
-        .execute_batch(&format!(
-            "WITH RECURSIVE n(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM n WHERE i < {to})
-             INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
-                 max_attempts, created_at, updated_at, version)
-             SELECT i, printf('acct-%03d', i % 50), 'charge', printf('k-%06d', i),
-                 'sha256:00', 'unknown', 3, '2026-11-06T10:00:00Z', '2026-11-06T10:00:00Z', 1
-             FROM n;
-             INSERT INTO attempts (op_id, attempt, started_at, outcome, error)
-             SELECT id, 1, '2026-11-06T10:00:00Z', 'error', 'timeout'
-             FROM operations WHERE id >= {from};"
-        ))
-        .unwrap();
-}
-
 /// Every row of the service's tables, as text: what must not change.
 fn service_rows(path: &Path) -> String {
     let conn = sql(path);
@@ -64,7 +45,7 @@ fn console_on_adopted() -> (tempfile::TempDir, PathBuf, Screen) {
     let dir = tempfile::tempdir().unwrap();
     let ledger = dir.path().join("ledger.db");
     sql(&ledger).execute_batch(SERVICE_SCHEMA).unwrap();
-    write_ops(&ledger, 1, 100);
+    write_failed_ops(&ledger, 1, 100);
     let adopted = settle(&["adopt", ledger.to_str().unwrap()]);
     assert!(adopted.status.success(), "{adopted:?}");
     assert!(
@@ -81,7 +62,7 @@ fn console_on_adopted() -> (tempfile::TempDir, PathBuf, Screen) {
 /// After the fault: the service writes, the console shows it, the ledger
 /// is what the service wrote, and a new process lists every operation.
 fn keeps_working(ledger: &Path, screen: &mut Screen) {
-    write_ops(ledger, 101, 5);
+    write_failed_ops(ledger, 101, 5);
     let before = service_rows(ledger);
     // The live count says the service's rows arrived; the list keeps the
     // operator's row in place, so the newest are at its top.

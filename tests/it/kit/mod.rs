@@ -67,6 +67,25 @@ pub fn sql(path: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
 }
 
+/// `n` operations from id `from`, each with one failed attempt, as a
+/// service writes them.
+pub fn write_failed_ops(path: &Path, from: i64, n: i64) {
+    let to = from + n - 1;
+    sql(path)
+        .execute_batch(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT {from} UNION ALL SELECT i + 1 FROM n WHERE i < {to})
+             INSERT INTO operations (id, account, op_type, idem_key, fingerprint, state,
+                 max_attempts, created_at, updated_at, version)
+             SELECT i, printf('acct-%03d', i % 50), 'charge', printf('k-%06d', i),
+                 'sha256:00', 'unknown', 3, '2026-11-06T10:00:00Z', '2026-11-06T10:00:00Z', 1
+             FROM n;
+             INSERT INTO attempts (op_id, attempt, started_at, outcome, error)
+             SELECT id, 1, '2026-11-06T10:00:00Z', 'error', 'timeout'
+             FROM operations WHERE id >= {from};"
+        ))
+        .unwrap();
+}
+
 pub fn query_i64(path: &Path, q: &str) -> i64 {
     sql(path).query_row(q, [], |r| r.get(0)).unwrap()
 }
