@@ -57,6 +57,17 @@ pub struct Cli {
     /// A mapping file that opens a team's own operations table (e.g. idempotency_keys) in a PostgreSQL database [default: mapping.toml beside the receivers file, where the database has its table].
     #[arg(long = "map", global = true, value_name = "FILE")]
     pub map: Option<std::path::PathBuf>,
+
+    /// How long a Graphile Worker job may stay locked by its worker before it is in the queue as its dead worker's: 90s, 30m, 4h, 1h30m, 2d [default: 4h, Graphile's own lock timeout].
+    #[arg(long, global = true, value_name = "DURATION", value_parser = span)]
+    pub locked_after: Option<std::time::Duration>,
+}
+
+/// A span as `--locked-after` reads it ([`crate::domain::parse_span`]).
+fn span(text: &str) -> Result<std::time::Duration, String> {
+    crate::domain::parse_span(text).ok_or_else(|| {
+        format!("'{text}' is not a span: write a number and a unit, e.g. 90s, 30m, 4h, 1h30m, 2d")
+    })
 }
 
 /// Opening the console: `settle LEDGER [...]`.

@@ -39,4 +39,4 @@ pub use probe::{NewProbe, Probe, ProbeOutcome};
 pub use sort::{Sort, SortColumn, SortKey, SortValue};
 pub use state::{State, StateCounts, stale_reservation};
 pub use text_search::{CatchUp, TRIGRAM, TextSearch};
-pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_time};
+pub use time::{TIME_FORMATS, age, format_time, human_duration, parse_span, parse_time};

@@ -55,3 +55,57 @@ pub fn age(time: &str, now: DateTime<Utc>) -> String {
         None => "?".to_string(),
     }
 }
+
+/// Reads a span as an operator writes one: a whole number and a unit,
+/// `90s`, `30m`, `4h`, `2d`, or several in a row (`1h30m`). `None` for
+/// anything else, a span of zero among them.
+pub fn parse_span(text: &str) -> Option<std::time::Duration> {
+    let mut total: u64 = 0;
+    let mut digits = String::new();
+    for c in text.trim().chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1,
+            'm' => 60,
+            'h' => 3600,
+            'd' => 86_400,
+            _ => return None,
+        };
+        let n: u64 = digits.parse().ok()?;
+        total = total.checked_add(n.checked_mul(unit)?)?;
+        digits.clear();
+    }
+    (digits.is_empty() && total > 0).then(|| std::time::Duration::from_secs(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_span;
+    use std::time::Duration;
+
+    #[test]
+    fn a_span_is_numbers_with_units_and_nothing_else() {
+        let secs = |t: &str| parse_span(t).map(|d| d.as_secs());
+        assert_eq!(secs("90s"), Some(90));
+        assert_eq!(secs("4h"), Some(4 * 3600));
+        assert_eq!(secs(" 1h30m "), Some(5400));
+        assert_eq!(secs("2d"), Some(172_800));
+        for bad in [
+            "",
+            "4",
+            "h",
+            "0s",
+            "1.5h",
+            "-1h",
+            "1w",
+            "4 h",
+            "99999999999999999999d",
+        ] {
+            assert_eq!(parse_span(bad), None, "{bad:?}");
+        }
+        assert_eq!(parse_span("1s"), Some(Duration::from_secs(1)));
+    }
+}

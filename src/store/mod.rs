@@ -56,7 +56,7 @@ pub use import_report::ImportReport;
 #[cfg(test)]
 pub(crate) use interrupt::Interrupt;
 pub use interrupt::InterruptHandle;
-pub use jobqueue::use_mapping;
+pub use jobqueue::{use_locked_after, use_mapping};
 pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 pub use scan::{STEP_IDS, ScanPlace, ScanStep};
 pub use sqlite::schema;

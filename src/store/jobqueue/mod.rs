@@ -1,5 +1,5 @@
 //! Job queues read as ledgers: a PostgreSQL database holding Procrastinate's,
-//! River's or Oban's tables and none of settle's is opened in place, its jobs
+//! River's, Oban's or Graphile Worker's tables and none of settle's is opened in place, its jobs
 //! listed, filtered, counted and shown through the same contract as a
 //! ledger-v1 ledger ([`crate::store::backend`]), nothing copied, and a
 //! decision on a Procrastinate job is carried out by the engine's own
@@ -12,6 +12,7 @@ mod backend;
 mod decisions;
 mod drills;
 mod engine;
+mod graphile;
 mod history;
 mod mapped;
 mod oban;
@@ -34,9 +35,10 @@ use crate::store::postgres::{self, foreign_session, is_address, pg_error};
 use engine::EngineSql;
 pub use mapped::use_mapping;
 use session::JobQueue;
+pub use session::use_locked_after;
 
 /// Every engine settle reads, asked in order.
-const ENGINES: [&EngineSql; 3] = [&procrastinate::SQL, &river::SQL, &oban::SQL];
+const ENGINES: [&EngineSql; 4] = [&procrastinate::SQL, &river::SQL, &oban::SQL, &graphile::SQL];
 
 /// A PostgreSQL address whose database holds a job queue's tables; any
 /// other address opens as [`postgres::KIND`] does, and creating is

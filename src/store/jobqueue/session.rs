@@ -6,7 +6,7 @@
 
 use std::cell::{Cell, RefCell, RefMut};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use postgres::Client;
@@ -215,16 +215,36 @@ impl JobQueue {
     }
 }
 
+/// How long a job may stay locked by its worker before it is stuck, for
+/// this process (`--locked-after`); unset, each engine's own default.
+static LOCKED_AFTER: OnceLock<Duration> = OnceLock::new();
+
+/// Sets how long a locked job stays its worker's (`--locked-after`) for
+/// the job queues this process opens. The first call wins.
+pub fn use_locked_after(bound: Option<Duration>) {
+    if let Some(bound) = bound {
+        let _ = LOCKED_AFTER.set(bound);
+    }
+}
+
 /// Puts settle's own schema first on the session's search path, the
 /// engine's tables staying where the path found them: the shared
 /// statements that name `decisions`, `retry_requests` and `op_types` then
 /// read and write settle's, never a table of the application's that has
-/// the same name.
+/// the same name. The `--locked-after` bound goes in the session's
+/// `settle.locked_after`, which the views read, so every statement over
+/// them means the same bound without a parameter of its own.
 fn settle_first(client: &mut Client, shown: &Path) -> Result<()> {
+    let locked_after = LOCKED_AFTER
+        .get()
+        .map_or(String::new(), |d| format!("{} seconds", d.as_secs()));
     client
-        .batch_execute(
-            "SELECT set_config('search_path', 'settle, ' || current_setting('search_path'), false)",
+        .execute(
+            "SELECT set_config('search_path', 'settle, ' || current_setting('search_path'), false),
+                set_config('settle.locked_after', $1, false)",
+            &[&locked_after],
         )
+        .map(|_| ())
         .map_err(|e| pg_error(shown, "setting up the session", e))
 }
 
