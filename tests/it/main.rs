@@ -63,6 +63,7 @@ mod postgres {
 /// settle on a job queue's own database (Procrastinate, River).
 mod queues {
     mod drill_ledger;
+    mod graphile_real;
     mod job_queue_contract;
     mod job_queues;
     mod mapped;

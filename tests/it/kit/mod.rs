@@ -3,6 +3,7 @@
 
 pub mod backends;
 pub mod jobqueue;
+pub mod node;
 pub mod pg;
 pub mod pty;
 pub mod py;
