@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::cli::Cli;
 use crate::cli::config::Environment;
-use crate::cli::named::Ledgers;
+use crate::cli::named::{Ledgers, NamedLedger};
+use crate::cli::{Cli, Command};
 use crate::error::{Error, Result};
-use crate::store::postgres::with_reads;
+use crate::store::postgres::{Reads, with_reads};
 
 /// The config file: `$XDG_CONFIG_HOME/settle/config.toml`, else under
 /// `~/.config`.
@@ -32,8 +32,8 @@ fn config_file() -> Result<PathBuf> {
 /// address, where the store reads it.
 pub fn resolve(cli: &mut Cli) -> Result<()> {
     let mut ledgers: Option<Ledgers> = None;
-    let mut defaults = None;
     let flag = cli.reads;
+    let mut defaults = resolve_set(cli, &mut ledgers)?;
     for arg in cli.ledger_args() {
         let Some(name) = arg.value.to_str().and_then(|v| v.strip_prefix('@')) else {
             if let Some(reads) = flag {
@@ -41,24 +41,10 @@ pub fn resolve(cli: &mut Cli) -> Result<()> {
             }
             continue;
         };
-        let loaded = match ledgers.take() {
-            Some(l) => l,
-            None => Ledgers::load(&config_file()?)?,
-        };
+        let loaded = loaded(&mut ledgers)?;
         let named = loaded.get(name)?.clone();
-        ledgers = Some(loaded);
-        if named.read_only && arg.writes {
-            return Err(Error::Usage(format!(
-                "@{name} is read-only in {} (read_only = true); this command writes to it",
-                ledgers
-                    .as_ref()
-                    .map_or(String::new(), |l| l.path.display().to_string())
-            )));
-        }
-        *arg.value = match flag.or(named.reads) {
-            Some(reads) => with_reads(&named.address, reads),
-            None => named.address.clone(),
-        };
+        refuse_read_only(&named, arg.writes, loaded)?;
+        *arg.value = address_of(&named, flag);
         defaults = Some(named);
     }
     if let Some(named) = defaults {
@@ -74,6 +60,73 @@ pub fn resolve(cli: &mut Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The config file's ledgers, read the first time a name needs them.
+fn loaded(ledgers: &mut Option<Ledgers>) -> Result<&Ledgers> {
+    if ledgers.is_none() {
+        *ledgers = Some(Ledgers::load(&config_file()?)?);
+    }
+    ledgers
+        .as_ref()
+        .ok_or_else(|| Error::Usage("the named ledgers could not be read".to_string()))
+}
+
+/// A named ledger's address, with `--reads` (else its own `reads`) in it.
+fn address_of(named: &NamedLedger, flag: Option<Reads>) -> PathBuf {
+    match flag.or(named.reads) {
+        Some(reads) => with_reads(&named.address, reads),
+        None => named.address.clone(),
+    }
+}
+
+fn refuse_read_only(named: &NamedLedger, writes: bool, ledgers: &Ledgers) -> Result<()> {
+    if named.read_only && writes {
+        return Err(Error::Usage(format!(
+            "@{} is read-only in {} (read_only = true); this command writes to it",
+            named.name,
+            ledgers.path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The ledger set of a command that takes several LEDGERs (or a group):
+/// each `@NAME` expanded, each member named. A single named ledger is
+/// returned, to lend its receivers and drill folder as before.
+fn resolve_set(cli: &mut Cli, ledgers: &mut Option<Ledgers>) -> Result<Option<NamedLedger>> {
+    let flag = cli.reads;
+    let Some((raw, set, writes)) = cli.ledger_set_args() else {
+        return Ok(None);
+    };
+    let mut single = None;
+    for value in raw {
+        let Some(name) = value.to_str().and_then(|v| v.strip_prefix('@')) else {
+            let address = match flag {
+                Some(reads) => with_reads(value, reads),
+                None => value.clone(),
+            };
+            set.push(None, address, None);
+            continue;
+        };
+        let loaded = loaded(ledgers)?;
+        let expanded = loaded.expand(name)?;
+        for named in &expanded {
+            refuse_read_only(named, writes, loaded)?;
+            let address = address_of(named, flag);
+            set.push(Some(&named.name), address, named.receivers.clone());
+        }
+        single = match expanded[..] {
+            [one] if raw.len() == 1 => Some(one.clone()),
+            _ => None,
+        };
+    }
+    if let Some(Command::Decide(args)) = &mut cli.command
+        && let [one] = &args.set.members[..]
+    {
+        args.ledger = one.address.clone();
+    }
+    Ok(single)
 }
 
 /// `settle ledgers`: one line per name, `@NAME  ADDRESS`, the address as a
