@@ -15,7 +15,8 @@ const AFTER_HELP: &str = "\
 LEDGER is a SQLite file, or a PostgreSQL address: postgres://USER@HOST/DB,
 postgresql://… or libpq's key=value form ('host=db1 dbname=ledger'), filled
 from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE as psql does.
-@NAME is a ledger named in $XDG_CONFIG_HOME/settle/config.toml (`settle ledgers`).
+@NAME is a ledger named in $XDG_CONFIG_HOME/settle/config.toml (`settle ledgers`),
+or a [groups.NAME] of them: list, count and show read several ledgers merged.
 
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
@@ -31,6 +32,8 @@ Examples:
   settle ledger.db                              open the console on a ledger
   settle list ledger.db --queue                 what needs a person
   settle list ledger.db --filter 'type:create_report attempts>2'
+  settle list @incident --queue                 several ledgers, merged, rows named
+  settle count pay.db ship.db --queue           each ledger's count and the total
   settle show ledger.db acme/create_report/k-42
   settle decide ledger.db 42 --applied --result-id report-1 --expect-version 3
   settle decide ledger.db 42 --not-applied --evidence 'provider says no such order'
@@ -220,7 +223,7 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// The named ledgers of $XDG_CONFIG_HOME/settle/config.toml ([ledgers.NAME] tables), each with what it points at (never a password): `settle @NAME` and every LEDGER take them.
+    /// The named ledgers of $XDG_CONFIG_HOME/settle/config.toml ([ledgers.NAME] tables), each with what it points at (never a password), then the [groups.NAME] of them: `settle @NAME` and every LEDGER take them.
     Ledgers,
     /// Print the man page (roff): `settle man > ~/.local/share/man/man1/settle.1`.
     Man,

@@ -189,7 +189,11 @@ impl Ledgers {
     /// file and the names it has.
     pub fn get(&self, name: &str) -> Result<&NamedLedger> {
         self.named.iter().find(|l| l.name == name).ok_or_else(|| {
-            let known: Vec<String> = self.named.iter().map(|l| format!("@{}", l.name)).collect();
+            let groups = self.groups.iter().map(|(g, _)| g);
+            let known: Vec<String> = (self.named.iter().map(|l| &l.name))
+                .chain(groups)
+                .map(|n| format!("@{n}"))
+                .collect();
             let (problem, hint) = if known.is_empty() {
                 (
                     format!("no ledger is named @{name}: the file names none"),

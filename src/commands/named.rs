@@ -139,12 +139,9 @@ pub fn list() -> Result<()> {
             ledgers.path.display()
         );
     }
-    let width = ledgers
-        .named
-        .iter()
-        .map(|l| l.name.len())
-        .max()
-        .unwrap_or(0);
+    let names = ledgers.named.iter().map(|l| l.name.len());
+    let groups = ledgers.groups.iter().map(|(g, _)| g.len());
+    let width = names.chain(groups).max().unwrap_or(0);
     for ledger in &ledgers.named {
         let reads = if ledger.read_only {
             "  (read-only)"
@@ -155,6 +152,13 @@ pub fn list() -> Result<()> {
             "@{:<width$}  {}{reads}",
             crate::text::sanitize(&ledger.name),
             crate::text::sanitize(&ledger.shown())
+        );
+    }
+    for (group, members) in &ledgers.groups {
+        println!(
+            "@{:<width$}  group: {}",
+            crate::text::sanitize(group),
+            crate::text::sanitize(&members.join(", "))
         );
     }
     Ok(())
