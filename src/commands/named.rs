@@ -42,6 +42,13 @@ pub fn resolve(cli: &mut Cli) -> Result<()> {
             continue;
         };
         let loaded = loaded(&mut ledgers)?;
+        if let Some((_, members)) = loaded.groups.iter().find(|(g, _)| g == name) {
+            return Err(Error::Usage(format!(
+                "@{name} is a group of ledgers ({}) in {}; this command takes one ledger: name one of them",
+                members.join(", "),
+                loaded.path.display()
+            )));
+        }
         let named = loaded.get(name)?.clone();
         refuse_read_only(&named, arg.writes, loaded)?;
         *arg.value = address_of(&named, flag);

@@ -225,6 +225,14 @@ fn name_colon_id_shows_that_ledgers_operation_and_a_bare_id_is_refused() {
         e.contains("NAME:ID") && e.contains("pay:600, ship:600") && !e.contains("bill:600"),
         "{e}"
     );
+    // A command that takes one ledger says so of a group.
+    let out = incident.run(&["audit", "@incident"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("@incident is a group of ledgers (pay, ship"),
+        "{}",
+        stderr(&out)
+    );
     // Plain paths work too, named by their file's stem.
     let (pay, ship) = (
         incident.pay.to_str().unwrap(),
