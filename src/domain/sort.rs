@@ -165,6 +165,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn compare_orders_by_value_then_id_in_the_sorts_direction() {
+        let key = |t: &str, id| SortKey {
+            value: SortValue::Text(t.to_string()),
+            id: OperationId(id),
+        };
+        let asc = Sort::parse("account:asc").unwrap();
+        // Bytes, as COLLATE "C": upper case before lower, 'é' after 'z'.
+        let mut keys = vec![
+            key("é", 1),
+            key("b", 2),
+            key("a", 9),
+            key("B", 3),
+            key("a", 4),
+        ];
+        keys.sort_by(|a, b| asc.compare(a, b));
+        let ids: Vec<i64> = keys.iter().map(|k| k.id.0).collect();
+        assert_eq!(ids, [3, 4, 9, 2, 1]);
+        let desc = Sort::parse("account").unwrap();
+        keys.sort_by(|a, b| desc.compare(a, b));
+        let ids: Vec<i64> = keys.iter().map(|k| k.id.0).collect();
+        assert_eq!(ids, [1, 2, 9, 4, 3]);
+    }
+
+    #[test]
     fn sort_words_read_back_and_reject_typos() {
         let s = Sort::parse("attempts:asc").unwrap();
         assert_eq!(
