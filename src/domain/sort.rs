@@ -172,7 +172,7 @@ mod tests {
         };
         let asc = Sort::parse("account:asc").unwrap();
         // Bytes, as COLLATE "C": upper case before lower, 'é' after 'z'.
-        let mut keys = vec![
+        let mut keys = [
             key("é", 1),
             key("b", 2),
             key("a", 9),
