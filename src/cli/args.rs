@@ -421,8 +421,11 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = PROBE_AFTER_HELP)]
 pub struct ProbeArgs {
-    /// The ledger (a SQLite file or a PostgreSQL address); each probe is recorded in it, so it must be writable.
+    /// The ledger (a SQLite file or a PostgreSQL address), or @GROUP with every OP as NAME:ID of one of its ledgers; each probe is recorded in it, so it must be writable.
     pub ledger: PathBuf,
+    /// The ledgers LEDGER stands for (a group's several), resolved.
+    #[arg(skip)]
+    pub set: LedgerSet,
     /// The operations: ids, or account/op_type/key (or --filter instead).
     #[arg(
         value_name = "OP",

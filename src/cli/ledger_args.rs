@@ -29,7 +29,6 @@ impl Cli {
             None => self.console.ledger.iter_mut().map(reads).collect(),
             Some(Command::Audit(a)) => vec![reads(&mut a.ledger)],
             Some(Command::Init { ledger } | Command::Adopt { ledger }) => vec![writes(ledger)],
-            Some(Command::Probe(a)) => vec![writes(&mut a.ledger)],
             Some(Command::Worker(a)) => vec![writes(&mut a.ledger)],
             Some(Command::Copy {
                 source,
@@ -47,6 +46,7 @@ impl Cli {
                 | Command::Count(_)
                 | Command::Show(_)
                 | Command::Decide(_)
+                | Command::Probe(_)
                 | Command::Drill { .. }
                 | Command::Receiver { .. }
                 | Command::Completions { .. }
@@ -64,6 +64,7 @@ impl Cli {
             Some(Command::Count(a)) => Some((&a.ledgers, &mut a.set, false)),
             Some(Command::Show(a)) => Some((&a.ledgers, &mut a.set, false)),
             Some(Command::Decide(a)) => Some((std::slice::from_ref(&a.ledger), &mut a.set, true)),
+            Some(Command::Probe(a)) => Some((std::slice::from_ref(&a.ledger), &mut a.set, true)),
             _ => None,
         }
     }

@@ -129,3 +129,27 @@ pub fn locate<'s>(
         }
     }
 }
+
+/// The one ledger a command that writes several operations (`probe`)
+/// records in, and the ids to resolve there: one ledger takes the specs as
+/// they are; of several, every spec is `NAME:ID` of the same NAME.
+pub fn one_ledger_for<'s>(
+    set: &'s LedgerSet,
+    specs: &'s [String],
+) -> Result<(&'s Member, Vec<&'s str>)> {
+    if let [one] = &set.members[..] {
+        return Ok((one, specs.iter().map(String::as_str).collect()));
+    }
+    let split: Option<Vec<(&Member, &str)>> = specs.iter().map(|s| set.split(s)).collect();
+    if let Some(split) = split
+        && let Some((first, _)) = split.first()
+        && split.iter().all(|(m, _)| m.name == first.name)
+    {
+        return Ok((first, split.iter().map(|(_, id)| *id).collect()));
+    }
+    Err(Error::Usage(format!(
+        "this command writes to one ledger at a time and {} are read ({}): write each OP as NAME:ID, all of one ledger (--filter takes one LEDGER)",
+        set.members.len(),
+        set.names()
+    )))
+}

@@ -128,12 +128,20 @@ fn resolve_set(cli: &mut Cli, ledgers: &mut Option<Ledgers>) -> Result<Option<Na
             _ => None,
         };
     }
-    if let Some(Command::Decide(args)) = &mut cli.command
-        && let [one] = &args.set.members[..]
-    {
-        args.ledger = one.address.clone();
+    // The commands that write take their one ledger where they always did.
+    match &mut cli.command {
+        Some(Command::Decide(a)) => one_address(&a.set, &mut a.ledger),
+        Some(Command::Probe(a)) => one_address(&a.set, &mut a.ledger),
+        _ => {}
     }
     Ok(single)
+}
+
+/// Puts a one-ledger set's address in `ledger`.
+fn one_address(set: &crate::cli::ledger_set::LedgerSet, ledger: &mut PathBuf) {
+    if let [one] = &set.members[..] {
+        *ledger = one.address.clone();
+    }
 }
 
 /// `settle ledgers`: one line per name, `@NAME  ADDRESS`, the address as a

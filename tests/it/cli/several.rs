@@ -225,6 +225,21 @@ fn name_colon_id_shows_that_ledgers_operation_and_a_bare_id_is_refused() {
         e.contains("NAME:ID") && e.contains("pay:600, ship:600") && !e.contains("bill:600"),
         "{e}"
     );
+    // probe records in one ledger: its OPs are NAME:ID of one of them.
+    let out = incident.run(&[
+        "probe",
+        "@incident",
+        "pay:1",
+        "ship:600",
+        "--operator",
+        "op",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("all of one ledger"),
+        "{}",
+        stderr(&out)
+    );
     // A command that takes one ledger says so of a group.
     let out = incident.run(&["audit", "@incident"]);
     assert_eq!(code(&out), 2);
