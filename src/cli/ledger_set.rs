@@ -15,6 +15,19 @@ pub struct Member {
     pub address: PathBuf,
     /// The named ledger's receivers file, if it names one.
     pub receivers: Option<PathBuf>,
+    /// Why a command may not write to it (a ledger named `read_only =
+    /// true`), said when a writing command picks it out of a group.
+    pub writes_refused: Option<String>,
+}
+
+impl Member {
+    /// Refuses a write to a ledger named read-only.
+    pub fn writable(&self) -> crate::error::Result<()> {
+        match &self.writes_refused {
+            Some(why) => Err(crate::error::Error::Usage(why.clone())),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The ledgers a command reads, in the order the command line gave them
@@ -30,6 +43,17 @@ impl LedgerSet {
     /// address). The same named ledger twice (`@a` and a group holding
     /// `a`) is read once.
     pub fn push(&mut self, name: Option<&str>, address: PathBuf, receivers: Option<PathBuf>) {
+        self.push_member(name, address, receivers, None);
+    }
+
+    /// [`LedgerSet::push`] of a ledger that refuses writes, and why.
+    pub fn push_member(
+        &mut self,
+        name: Option<&str>,
+        address: PathBuf,
+        receivers: Option<PathBuf>,
+        writes_refused: Option<String>,
+    ) {
         if let Some(name) = name
             && self.members.iter().any(|m| m.name == name)
         {
@@ -48,6 +72,7 @@ impl LedgerSet {
             name,
             address,
             receivers,
+            writes_refused,
         });
     }
 

@@ -10,6 +10,7 @@ use super::ledger_arg::open_for_writing;
 use super::output::emit;
 use crate::cli::DecideArgs;
 use crate::cli::config::Config;
+use crate::cli::ledger_set::Member;
 use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
 use crate::error::{Error, Result};
 
@@ -31,7 +32,11 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         return super::decide_bulk::run(args, kind, receivers, operator, now);
     };
     let wait = std::time::Duration::from_secs(args.wait);
-    let found = super::ledger_arg::locate(&args.set, op, |a| open_for_writing(a, wait))?;
+    let open = |m: &Member| {
+        m.writable()
+            .and_then(|()| open_for_writing(&m.address, wait))
+    };
+    let found = super::ledger_arg::locate(&args.set, op, open)?;
     let receivers = args.receivers.receivers.as_deref();
     let receivers = receivers.or(found.member.receivers.as_deref());
     let (mut ledger, id) = (found.ledger, found.id);

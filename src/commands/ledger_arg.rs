@@ -95,10 +95,10 @@ pub struct Located<'s> {
 pub fn locate<'s>(
     set: &'s LedgerSet,
     spec: &str,
-    open: impl Fn(&Path) -> Result<Ledger>,
+    open: impl Fn(&Member) -> Result<Ledger>,
 ) -> Result<Located<'s>> {
     let in_member = |member: &'s Member, spec: &str| -> Result<Located<'s>> {
-        let ledger = open(&member.address)?;
+        let ledger = open(member)?;
         let id = ledger.resolve(spec)?;
         Ok(Located { ledger, id, member })
     };

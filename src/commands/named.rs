@@ -88,14 +88,21 @@ fn address_of(named: &NamedLedger, flag: Option<Reads>) -> PathBuf {
 }
 
 fn refuse_read_only(named: &NamedLedger, writes: bool, ledgers: &Ledgers) -> Result<()> {
-    if named.read_only && writes {
-        return Err(Error::Usage(format!(
+    match read_only_refusal(named, ledgers) {
+        Some(why) if writes => Err(Error::Usage(why)),
+        _ => Ok(()),
+    }
+}
+
+/// Why a command may not write to `named`, if it is named read-only.
+fn read_only_refusal(named: &NamedLedger, ledgers: &Ledgers) -> Option<String> {
+    named.read_only.then(|| {
+        format!(
             "@{} is read-only in {} (read_only = true); this command writes to it",
             named.name,
             ledgers.path.display()
-        )));
-    }
-    Ok(())
+        )
+    })
 }
 
 /// The ledger set of a command that takes several LEDGERs (or a group):
@@ -119,9 +126,13 @@ fn resolve_set(cli: &mut Cli, ledgers: &mut Option<Ledgers>) -> Result<Option<Na
         let loaded = loaded(ledgers)?;
         let expanded = loaded.expand(name)?;
         for named in &expanded {
-            refuse_read_only(named, writes, loaded)?;
+            // Of a group, only the ledger a write picks out must take it.
+            if expanded.len() == 1 {
+                refuse_read_only(named, writes, loaded)?;
+            }
             let address = address_of(named, flag);
-            set.push(Some(&named.name), address, named.receivers.clone());
+            let refused = read_only_refusal(named, loaded);
+            set.push_member(Some(&named.name), address, named.receivers.clone(), refused);
         }
         single = match expanded[..] {
             [one] if raw.len() == 1 => Some(one.clone()),

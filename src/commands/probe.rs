@@ -32,6 +32,7 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
         .clone()
         .map_err(|why| Error::Usage(format!("who is probing? {why}")))?;
     let (member, specs) = super::ledger_arg::one_ledger_for(&args.set, &args.ops)?;
+    member.writable()?;
     let receivers = probing::receivers_for_probing(config.receivers.as_deref())?;
     // A probe is recorded: a ledger that cannot be written is refused
     // before any receiver is asked (`open_for_writing` says why and what

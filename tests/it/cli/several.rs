@@ -20,7 +20,7 @@ struct Incident {
 }
 
 impl Incident {
-    /// pay: 1,500 queue rows (ids 1..=1500, more than one page) and 20
+    /// pay (named read-only): 1,500 queue rows (ids 1..=1500, more than one page) and 20
     /// completed ones; ship: queue rows 500..=700, its 600 under its own
     /// account; bill (PostgreSQL): queue rows 1000..=1100.
     fn new() -> Incident {
@@ -49,7 +49,7 @@ impl Incident {
             );
         }
         let mut toml = format!(
-            "[ledgers.pay]\naddress = {:?}\n[ledgers.ship]\naddress = {:?}\n",
+            "[ledgers.pay]\naddress = {:?}\nread_only = true\n[ledgers.ship]\naddress = {:?}\n",
             pay.display().to_string(),
             ship.display().to_string()
         );
@@ -268,6 +268,25 @@ fn name_colon_id_shows_that_ledgers_operation_and_a_bare_id_is_refused() {
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(state(&incident.ship, 600), "not_applied");
+    assert_eq!(state(&incident.pay, 600), "unknown");
+    // A group's read-only ledger (pay) refuses the write picked out of it,
+    // and only it.
+    let out = incident.run(&[
+        "decide",
+        "@incident",
+        "pay:600",
+        "--not-applied",
+        "--evidence",
+        "x",
+        "--operator",
+        "op",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("@pay is read-only"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(state(&incident.pay, 600), "unknown");
 }
 
