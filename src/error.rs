@@ -169,6 +169,21 @@ pub enum Error {
     #[error("{message}")]
     ReceiverAnswer { code: i32, message: String },
 
+    /// One of several ledgers a command read failed; `name` is its name in
+    /// the set (see [`crate::cli::ledger_set`]).
+    #[error("{name}: {source}")]
+    InLedger {
+        name: String,
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// Some of several ledgers could not be opened or read; each one's
+    /// reason was said on stderr as it happened, and the others' rows
+    /// were printed.
+    #[error("{} of {of} ledgers could not be read: {} (each says why above); the others' rows were printed", failed.len(), failed.join(", "))]
+    LedgersUnread { failed: Vec<String>, of: usize },
+
     /// Operator input that does not make sense (a bad filter, a bad flag
     /// combination the parser could not catch).
     #[error("{0}")]
@@ -192,6 +207,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Usage(_) => 2,
+            Error::InLedger { source, .. } => source.exit_code(),
             Error::Refused { .. } => 3,
             // A refused row stays refused when tried again; only a
             // conflicted one is worth looking at again and retrying.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cli::config::Flags;
+use crate::cli::ledger_set::LedgerSet;
 pub use crate::reference_receiver::args::{ReceiverCommand, RetentionArg};
 use crate::store::postgres::Reads;
 
@@ -14,7 +15,8 @@ const AFTER_HELP: &str = "\
 LEDGER is a SQLite file, or a PostgreSQL address: postgres://USER@HOST/DB,
 postgresql://… or libpq's key=value form ('host=db1 dbname=ledger'), filled
 from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE and PGSSLMODE as psql does.
-@NAME is a ledger named in $XDG_CONFIG_HOME/settle/config.toml (`settle ledgers`).
+@NAME is a ledger named in $XDG_CONFIG_HOME/settle/config.toml (`settle ledgers`),
+or a [groups.NAME] of them: list, count and show read several ledgers merged.
 
 Exit status: 0 ok, 1 error (`audit --verify`: the chain is broken), 2 usage,
 3 refused by a rule of the contract, 4 version conflict (another writer
@@ -30,6 +32,8 @@ Examples:
   settle ledger.db                              open the console on a ledger
   settle list ledger.db --queue                 what needs a person
   settle list ledger.db --filter 'type:create_report attempts>2'
+  settle list @incident --queue                 several ledgers, merged, rows named
+  settle count pay.db ship.db --queue           each ledger's count and the total
   settle show ledger.db acme/create_report/k-42
   settle decide ledger.db 42 --applied --result-id report-1 --expect-version 3
   settle decide ledger.db 42 --not-applied --evidence 'provider says no such order'
@@ -172,8 +176,10 @@ pub enum Command {
         /// The ledger (a SQLite file or a PostgreSQL address).
         ledger: PathBuf,
     },
-    /// List operations, newest first.
+    /// List operations, newest first, of one ledger or several merged into one order.
     List(ListArgs),
+    /// How many operations match, per ledger and in total.
+    Count(CountArgs),
     /// Show one operation: fields, attempts, events, decisions, what may be decided.
     Show(ShowArgs),
     /// Record a decision about an operation (atomic, audited, version-guarded).
@@ -228,16 +234,21 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// The named ledgers of $XDG_CONFIG_HOME/settle/config.toml ([ledgers.NAME] tables), each with what it points at (never a password): `settle @NAME` and every LEDGER take them.
+    /// The named ledgers of $XDG_CONFIG_HOME/settle/config.toml ([ledgers.NAME] tables), each with what it points at (never a password), then the [groups.NAME] of them: `settle @NAME` and every LEDGER take them.
     Ledgers,
     /// Print the man page (roff): `settle man > ~/.local/share/man/man1/settle.1`.
     Man,
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = SEVERAL_HELP)]
 pub struct ListArgs {
-    /// The ledger (a SQLite file or a PostgreSQL address).
-    pub ledger: PathBuf,
+    /// The ledgers (SQLite files, PostgreSQL addresses, @NAME or @GROUP): several are merged into one order, each row naming its ledger.
+    #[arg(value_name = "LEDGER", required = true, num_args = 1..)]
+    pub ledgers: Vec<PathBuf>,
+    /// The ledgers, resolved (names given, groups expanded).
+    #[arg(skip)]
+    pub set: LedgerSet,
     /// Only the triage queue: unknown, exhausted, conflict, stale reserved.
     #[arg(long)]
     pub queue: bool,
@@ -264,6 +275,42 @@ pub struct ListArgs {
     pub read_only: bool,
 }
 
+/// The after-help of the commands that read several ledgers.
+const SEVERAL_HELP: &str = "\
+Several ledgers (LEDGER LEDGER …, or @GROUP for [groups.GROUP] ledgers = [\"a\", \"b\"]
+in config.toml) are read at once, each in its own thread. A row's ledger is
+its @NAME, or for a path or address its short name: a SQLite file's stem, a
+PostgreSQL database's name (a second one alike gets -2, -3, …). list merges
+them in one order (the same --sort), adding a ledger column (a `ledger`
+field in json, jsonl and csv); with --limit N it reads at most N from each.
+An operation of one of them is NAME:ID (`settle show @incident payments:42`).
+A ledger that cannot be opened or read is named on stderr, the others' rows
+are still printed, and the exit status is 1.";
+
+/// `settle count`: how many operations a filter matches.
+#[derive(Debug, Args)]
+#[command(after_help = SEVERAL_HELP)]
+pub struct CountArgs {
+    /// The ledgers (SQLite files, PostgreSQL addresses, @NAME or @GROUP): one line each, then the total.
+    #[arg(value_name = "LEDGER", required = true, num_args = 1..)]
+    pub ledgers: Vec<PathBuf>,
+    /// The ledgers, resolved (names given, groups expanded).
+    #[arg(skip)]
+    pub set: LedgerSet,
+    /// Only the triage queue: unknown, exhausted, conflict, stale reserved.
+    #[arg(long)]
+    pub queue: bool,
+    /// Only these states (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "S[,S]")]
+    pub state: Vec<String>,
+    /// A filter, in the language of `settle list --filter`.
+    #[arg(long, value_name = "QUERY")]
+    pub filter: Option<String>,
+    /// text for people (one ledger: the number alone); json for scripts.
+    #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
+    pub format: ShowFormat,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
     Table,
@@ -279,10 +326,15 @@ pub enum ShowFormat {
 }
 
 #[derive(Debug, Args)]
+#[command(after_help = SEVERAL_HELP)]
 pub struct ShowArgs {
-    /// The ledger (a SQLite file or a PostgreSQL address).
-    pub ledger: PathBuf,
-    /// The operation: its id, or account/op_type/key.
+    /// The ledger (a SQLite file, a PostgreSQL address, @NAME), or several (or @GROUP): then OP is NAME:ID.
+    #[arg(value_name = "LEDGER", required = true, num_args = 1..)]
+    pub ledgers: Vec<PathBuf>,
+    /// The ledgers, resolved (names given, groups expanded).
+    #[arg(skip)]
+    pub set: LedgerSet,
+    /// The operation: its id, or account/op_type/key; with several ledgers NAME:ID.
     pub op: String,
     /// text for people; json for scripts.
     #[arg(long, value_enum, default_value_t = ShowFormat::Text)]
@@ -297,9 +349,12 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
-    /// The ledger (a SQLite file or a PostgreSQL address); one decision is written in one transaction or not at all, --filter in one transaction per batch.
+    /// The ledger (a SQLite file or a PostgreSQL address), or @GROUP with OP as NAME:ID; one decision is written in one transaction or not at all, --filter in one transaction per batch (one ledger only).
     pub ledger: PathBuf,
-    /// The operation: its id, or account/op_type/key (or --filter instead).
+    /// The ledgers LEDGER stands for (a group's several), resolved.
+    #[arg(skip)]
+    pub set: LedgerSet,
+    /// The operation: its id, or account/op_type/key (or --filter instead); with a group NAME:ID.
     #[arg(required_unless_present = "filter", conflicts_with = "filter")]
     pub op: Option<String>,
 
@@ -377,8 +432,11 @@ Examples:
 #[derive(Debug, Args)]
 #[command(after_help = PROBE_AFTER_HELP)]
 pub struct ProbeArgs {
-    /// The ledger (a SQLite file or a PostgreSQL address); each probe is recorded in it, so it must be writable.
+    /// The ledger (a SQLite file or a PostgreSQL address), or @GROUP with every OP as NAME:ID of one of its ledgers; each probe is recorded in it, so it must be writable.
     pub ledger: PathBuf,
+    /// The ledgers LEDGER stands for (a group's several), resolved.
+    #[arg(skip)]
+    pub set: LedgerSet,
     /// The operations: ids, or account/op_type/key (or --filter instead).
     #[arg(
         value_name = "OP",
@@ -503,65 +561,4 @@ pub struct DrillRunArgs {
     /// A ledger: its op_types row is the declared contract, and the verdict is recorded in it.
     #[arg(long, value_name = "LEDGER")]
     pub ledger: Option<PathBuf>,
-}
-
-/// A LEDGER argument of the command line, and whether the command writes
-/// to it (a ledger named read-only in config.toml refuses those).
-pub struct LedgerArg<'a> {
-    pub value: &'a mut PathBuf,
-    pub writes: bool,
-}
-
-impl Cli {
-    /// Every LEDGER the command line names, so `@NAME` is resolved in one
-    /// place for every command.
-    pub fn ledger_args(&mut self) -> Vec<LedgerArg<'_>> {
-        let reads = |value| LedgerArg {
-            value,
-            writes: false,
-        };
-        let writes = |value| LedgerArg {
-            value,
-            writes: true,
-        };
-        match &mut self.command {
-            None => self.console.ledger.iter_mut().map(reads).collect(),
-            Some(Command::List(a)) => vec![reads(&mut a.ledger)],
-            Some(Command::Show(a)) => vec![reads(&mut a.ledger)],
-            Some(Command::Audit(a)) => vec![reads(&mut a.ledger)],
-            Some(Command::Init { ledger } | Command::Adopt { ledger }) => vec![writes(ledger)],
-            Some(Command::Decide(a)) => vec![writes(&mut a.ledger)],
-            Some(Command::Probe(a)) => vec![writes(&mut a.ledger)],
-            Some(Command::Worker(a)) => vec![writes(&mut a.ledger)],
-            Some(Command::Copy {
-                source,
-                destination,
-            }) => vec![reads(source), writes(destination)],
-            Some(Command::Drill {
-                command: DrillCommand::Import { ledger, .. },
-            }) => vec![writes(ledger)],
-            Some(Command::Drill {
-                command: DrillCommand::Run(args),
-            }) => args.ledger.iter_mut().map(writes).collect(),
-            Some(Command::Demo { ledger, .. }) => ledger.iter_mut().map(writes).collect(),
-            Some(
-                Command::Drill { .. }
-                | Command::Receiver { .. }
-                | Command::Completions { .. }
-                | Command::Ledgers
-                | Command::Man,
-            ) => Vec::new(),
-        }
-    }
-
-    /// The `--receivers` of the command that reads receivers.
-    pub fn receivers_mut(&mut self) -> &mut Option<PathBuf> {
-        match &mut self.command {
-            Some(Command::Worker(args)) => &mut args.receivers.receivers,
-            Some(Command::Probe(args)) => &mut args.receivers.receivers,
-            Some(Command::Show(args)) => &mut args.receivers.receivers,
-            Some(Command::Decide(args)) => &mut args.receivers.receivers,
-            _ => &mut self.console.receivers.receivers,
-        }
-    }
 }

@@ -6,6 +6,8 @@
 
 mod args;
 pub(crate) mod config;
+mod ledger_args;
+pub mod ledger_set;
 pub(crate) mod named;
 
 pub use args::*;

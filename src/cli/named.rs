@@ -18,13 +18,21 @@ pub const CONFIG_FILE: &str = "config.toml";
 
 const HINT: &str = "each ledger is a table: [ledgers.NAME] with address = \"PATH or postgres://…\" \
      and, optionally, receivers = \"FILE\", drill_dir = \"DIR\", read_only = true, \
-     reads = \"primary|standby|auto\"";
+     reads = \"primary|standby|auto\"; a group of them is [groups.NAME] with ledgers = [\"a\", \"b\"]";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileShape {
     #[serde(default)]
     ledgers: BTreeMap<String, Spanned<EntryShape>>,
+    #[serde(default)]
+    groups: BTreeMap<String, Spanned<GroupShape>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupShape {
+    ledgers: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -63,6 +71,9 @@ pub struct Ledgers {
     /// The file they come from (for messages).
     pub path: PathBuf,
     pub named: Vec<NamedLedger>,
+    /// `[groups.NAME] ledgers = ["a", "b"]`: names that stand for several
+    /// ledgers at once (one incident, many services), in the file's order.
+    pub groups: Vec<(String, Vec<String>)>,
 }
 
 impl Ledgers {
@@ -79,6 +90,7 @@ impl Ledgers {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ledgers {
                 path: path.to_path_buf(),
                 named: Vec::new(),
+                groups: Vec::new(),
             }),
             Err(source) => Err(Error::Io {
                 path: path.to_path_buf(),
@@ -135,17 +147,53 @@ impl Ledgers {
                 reads,
             });
         }
+        let mut groups = Vec::new();
+        for (name, group) in shape.groups {
+            let span = group.span();
+            if named.iter().any(|l| l.name == name) {
+                let problem = format!(
+                    "groups.{name} has the name of ledgers.{name}: @{name} would mean both"
+                );
+                return Err(bad(Some(span), problem));
+            }
+            let mut members = Vec::new();
+            for member in group.into_inner().ledgers {
+                if !named.iter().any(|l| l.name == *member.get_ref()) {
+                    let problem = format!(
+                        "groups.{name}: no ledger is named {:?} (a group lists [ledgers.NAME] names)",
+                        member.get_ref()
+                    );
+                    return Err(bad(Some(member.span()), problem));
+                }
+                members.push(member.into_inner());
+            }
+            groups.push((name, members));
+        }
         Ok(Ledgers {
             path: path.to_path_buf(),
             named,
+            groups,
         })
+    }
+
+    /// What `@name` stands for: the ledger of that name, or each ledger
+    /// of the group of that name; neither is [`Ledgers::get`]'s error.
+    pub fn expand(&self, name: &str) -> Result<Vec<&NamedLedger>> {
+        match self.groups.iter().find(|(g, _)| g == name) {
+            Some((_, members)) => members.iter().map(|m| self.get(m)).collect(),
+            None => Ok(vec![self.get(name)?]),
+        }
     }
 
     /// The ledger called `name`; an unknown name is an error naming the
     /// file and the names it has.
     pub fn get(&self, name: &str) -> Result<&NamedLedger> {
         self.named.iter().find(|l| l.name == name).ok_or_else(|| {
-            let known: Vec<String> = self.named.iter().map(|l| format!("@{}", l.name)).collect();
+            let groups = self.groups.iter().map(|(g, _)| g);
+            let known: Vec<String> = (self.named.iter().map(|l| &l.name))
+                .chain(groups)
+                .map(|n| format!("@{n}"))
+                .collect();
             let (problem, hint) = if known.is_empty() {
                 (
                     format!("no ledger is named @{name}: the file names none"),
@@ -253,6 +301,34 @@ mod tests {
             ok.unwrap().get("a").unwrap().reads,
             Some(crate::store::postgres::Reads::Standby)
         );
+    }
+
+    #[test]
+    fn a_group_stands_for_its_ledgers_and_may_not_share_a_ledgers_name() {
+        let ledgers = parse(
+            "[ledgers.a]\naddress = \"a.db\"\n[ledgers.b]\naddress = \"b.db\"\n\
+             [groups.inc]\nledgers = [\"b\", \"a\"]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = ledgers
+            .expand("inc")
+            .unwrap()
+            .iter()
+            .map(|l| l.name.as_str())
+            .collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(ledgers.expand("a").unwrap().len(), 1);
+        let e = parse("[ledgers.a]\naddress = \"a.db\"\n[groups.a]\nledgers = [\"a\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(FILE) && e.contains("groups.a") && e.contains("ledgers.a"),
+            "{e}"
+        );
+        let e = parse("[ledgers.a]\naddress = \"a.db\"\n[groups.g]\nledgers = [\"z\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("groups.g") && e.contains("\"z\""), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::ledger_arg::open_for_writing;
 use super::output::emit;
 use crate::cli::DecideArgs;
 use crate::cli::config::Config;
+use crate::cli::ledger_set::Member;
 use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
 use crate::error::{Error, Result};
 
@@ -20,13 +21,26 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
         .map_err(|why| Error::Usage(format!("who is deciding? {why}")))?;
     let kind = kind(args);
     let (Some(op), None) = (&args.op, &args.filter) else {
+        if args.set.is_several() {
+            return Err(Error::Usage(format!(
+                "decide --filter writes to one ledger at a time; {} stands for {}",
+                args.ledger.display(),
+                args.set.names()
+            )));
+        }
         let receivers = config.receivers.as_deref();
         return super::decide_bulk::run(args, kind, receivers, operator, now);
     };
     let wait = std::time::Duration::from_secs(args.wait);
-    let mut ledger = open_for_writing(&args.ledger, wait)?;
-    super::ledger_arg::declare(&mut ledger, config.receivers.as_deref())?;
-    let id = ledger.resolve(op)?;
+    let open = |m: &Member| {
+        m.writable()
+            .and_then(|()| open_for_writing(&m.address, wait))
+    };
+    let found = super::ledger_arg::locate(&args.set, op, open)?;
+    let receivers = args.receivers.receivers.as_deref();
+    let receivers = receivers.or(found.member.receivers.as_deref());
+    let (mut ledger, id) = (found.ledger, found.id);
+    super::ledger_arg::declare(&mut ledger, receivers.or(config.receivers.as_deref()))?;
     let expected_version = match args.expect_version {
         Some(v) => v,
         None => ledger.detail(id)?.operation.version,

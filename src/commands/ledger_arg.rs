@@ -1,9 +1,12 @@
 //! Opening the ledger a command names, for reading or for writing, and
-//! saying on stderr what the open did or why it cannot write.
+//! saying on stderr what the open did or why it cannot write; and finding
+//! which of several ledgers an operation's `NAME:ID` means.
 
 use std::path::Path;
 
-use crate::error::Result;
+use crate::cli::ledger_set::{LedgerSet, Member};
+use crate::domain::OperationId;
+use crate::error::{Error, Result};
 use crate::store::{Access, Ledger};
 
 /// Opens a ledger for a command that only reads (`list`, `show`, `audit`):
@@ -76,4 +79,77 @@ fn aside(ledger: &Ledger, why: Option<String>) {
     if let Some(why) = why {
         eprintln!("settle: {}: {why}", ledger.path().display());
     }
+}
+
+/// An operation found in one ledger of a set, that ledger open.
+pub struct Located<'s> {
+    pub ledger: Ledger,
+    pub id: OperationId,
+    pub member: &'s Member,
+}
+
+/// The operation `spec` names among `set`'s ledgers, its ledger opened by
+/// `open`. One ledger resolves `spec` as it always did; of several,
+/// `NAME:ID` (`payments:42`, `payments:acme/charge/k-1`) says whose, and
+/// a bare id is refused with the names of the ledgers that hold it.
+pub fn locate<'s>(
+    set: &'s LedgerSet,
+    spec: &str,
+    open: impl Fn(&Member) -> Result<Ledger>,
+) -> Result<Located<'s>> {
+    let in_member = |member: &'s Member, spec: &str| -> Result<Located<'s>> {
+        let ledger = open(member)?;
+        let id = ledger.resolve(spec)?;
+        Ok(Located { ledger, id, member })
+    };
+    match (&set.members[..], set.split(spec)) {
+        ([one], _) => in_member(one, spec),
+        (_, Some((member, id))) => in_member(member, id).map_err(|e| Error::InLedger {
+            name: member.name.clone(),
+            source: Box::new(e),
+        }),
+        (members, None) => {
+            let holding: Vec<String> = members
+                .iter()
+                .filter(|m| open_for_reading(&m.address).is_ok_and(|l| l.resolve(spec).is_ok()))
+                .map(|m| format!("{}:{}", m.name, spec.trim()))
+                .collect();
+            let spec = crate::text::sanitize(spec.trim());
+            let found = if holding.is_empty() {
+                "none of them holds it".to_string()
+            } else {
+                format!("it exists as {}", holding.join(", "))
+            };
+            Err(Error::Usage(format!(
+                "{spec:?} is ambiguous: {} ledgers are read ({}); write NAME:ID, e.g. {}:{spec}; {found}",
+                members.len(),
+                set.names(),
+                members.first().map_or("", |m| m.name.as_str()),
+            )))
+        }
+    }
+}
+
+/// The one ledger a command that writes several operations (`probe`)
+/// records in, and the ids to resolve there: one ledger takes the specs as
+/// they are; of several, every spec is `NAME:ID` of the same NAME.
+pub fn one_ledger_for<'s>(
+    set: &'s LedgerSet,
+    specs: &'s [String],
+) -> Result<(&'s Member, Vec<&'s str>)> {
+    if let [one] = &set.members[..] {
+        return Ok((one, specs.iter().map(String::as_str).collect()));
+    }
+    let split: Option<Vec<(&Member, &str)>> = specs.iter().map(|s| set.split(s)).collect();
+    if let Some(split) = split
+        && let Some((first, _)) = split.first()
+        && split.iter().all(|(m, _)| m.name == first.name)
+    {
+        return Ok((first, split.iter().map(|(_, id)| *id).collect()));
+    }
+    Err(Error::Usage(format!(
+        "this command writes to one ledger at a time and {} are read ({}): write each OP as NAME:ID, all of one ledger (--filter takes one LEDGER)",
+        set.members.len(),
+        set.names()
+    )))
 }

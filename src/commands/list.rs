@@ -3,47 +3,54 @@
 //! measure the table), then pages on up to a limit, or streams the rest of
 //! a whole list, so `--all` over millions of rows holds one page in memory.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
-use ratatui::style::Color;
 
-use super::output::{colour, emit, emit_page, left_out, rows_wanted};
+use super::output::{PAGE, colour, emit, emit_page, left_out, rows_wanted};
+use super::table::TableWidths;
 use crate::cli::config::Config;
 use crate::cli::{ListArgs, ListFormat};
-use crate::domain::{Malformed, OperationRow, Sort, SortKey, age};
+use crate::domain::{OperationRow, Sort, SortKey};
 use crate::error::{Error, Result};
 use crate::export::{OPERATION_CSV_HEADER, operation_csv, operation_json};
-use crate::labels;
 use crate::query::Query;
 use crate::store::{Ledger, Seek};
-use crate::text::{pad, sanitize};
 
 pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
-    let mut query = match args.filter.as_deref() {
-        Some(f) => Query::parse(f)?,
-        None => Query::default(),
-    };
-    query.queue |= args.queue;
-    if !args.state.is_empty() {
-        query = query.and(Query::parse(&format!("state:{}", args.state.join(",")))?);
-    }
-    let ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
+    let query = query_of(args.queue, &args.state, args.filter.as_deref())?;
     let want = rows_wanted(args.format, args.limit, args.all, 100);
     let sort = match args.sort.as_deref() {
         Some(s) => Sort::parse(s).map_err(crate::error::Error::Usage)?,
         None => Sort::default(),
     };
-    write_sorted_list(
-        &ledger,
-        &query,
+    let list = super::several::List {
+        query: &query,
         sort,
-        args.format,
+        format: args.format,
         want,
-        colour(config),
+        colour: colour(config),
         now,
-    )
+    };
+    let [one] = &args.set.members[..] else {
+        return list.merged(&args.set);
+    };
+    let ledger = super::ledger_arg::open_for_reading(&one.address)?;
+    write_sorted_list(&ledger, &query, sort, args.format, want, list.colour, now)
+}
+
+/// The query of `--queue`, `--state` and `--filter` together.
+pub(super) fn query_of(queue: bool, state: &[String], filter: Option<&str>) -> Result<Query> {
+    let mut query = match filter {
+        Some(f) => Query::parse(f)?,
+        None => Query::default(),
+    };
+    query.queue |= queue;
+    if !state.is_empty() {
+        query = query.and(Query::parse(&format!("state:{}", state.join(",")))?);
+    }
+    Ok(query)
 }
 
 /// Prints up to `want` operations matching `query`, a page at a time. When
@@ -79,7 +86,7 @@ fn write_sorted_list(
         let mut page = ledger.sorted_page(query, sort, seek, take + 1, now)?;
         more = page.len() > take;
         page.truncate(take);
-        let widths = widths.get_or_insert_with(|| TableWidths::of(&page, now));
+        let widths = widths.get_or_insert_with(|| TableWidths::of(page.iter(), now));
         let out = Out {
             format,
             widths,
@@ -118,9 +125,6 @@ fn write_sorted_list(
     }
     Ok(())
 }
-
-/// Rows a page at a time; the first page's widths measure the table.
-const PAGE: usize = 1000;
 
 /// How rows are written to stdout.
 struct Out<'a> {
@@ -185,114 +189,4 @@ impl Out<'_> {
         }
         Ok(shown)
     }
-}
-
-/// `  ! malformed: account: invalid UTF-8 …`, after a row's last column.
-fn malformed_note(cells: &[Malformed]) -> String {
-    if cells.is_empty() {
-        String::new()
-    } else {
-        format!("  ! malformed: {}", Malformed::describe(cells))
-    }
-}
-
-/// Column widths for the table format, measured on the first page and
-/// capped so one long value cannot push the rest off the screen. The key is
-/// last and never cut: it is what operators copy.
-struct TableWidths {
-    state: usize,
-    account: usize,
-    op_type: usize,
-    last_event: usize,
-}
-
-impl TableWidths {
-    fn of(rows: &[OperationRow], now: DateTime<Utc>) -> Self {
-        let w = |f: &dyn Fn(&OperationRow) -> usize, min: usize, max: usize| {
-            rows.iter().map(f).max().unwrap_or(0).clamp(min, max)
-        };
-        TableWidths {
-            state: w(&|r| label(r, now).chars().count(), 5, 16),
-            account: w(&|r| display_width(&r.account), 7, 24),
-            op_type: w(&|r| display_width(&r.op_type), 4, 22),
-            last_event: w(
-                &|r| display_width(labels::last_happened(r).as_deref().unwrap_or("-")),
-                10,
-                18,
-            ),
-        }
-    }
-
-    fn header(&self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "{:>8}  {:<sw$}  {:>5}  {:>8}  {:<aw$}  {:<tw$}  {:<ew$}  KEY",
-            "ID",
-            "STATE",
-            "AGE",
-            "ATTEMPTS",
-            "ACCOUNT",
-            "TYPE",
-            "LAST EVENT",
-            sw = self.state,
-            aw = self.account,
-            tw = self.op_type,
-            ew = self.last_event,
-        )
-    }
-
-    fn row(
-        &self,
-        out: &mut dyn Write,
-        row: &OperationRow,
-        now: DateTime<Utc>,
-        colour: bool,
-    ) -> io::Result<()> {
-        let state = pad(&label(row, now), self.state);
-        let state = if colour {
-            let stale = row.is_stale_reservation(now);
-            format!(
-                "\x1b[{}m{state}\x1b[0m",
-                ansi(labels::state_color(&row.state, stale))
-            )
-        } else {
-            state
-        };
-        writeln!(
-            out,
-            "{:>8}  {state}  {:>5}  {:>8}  {}  {}  {}  {}{}",
-            row.id.0,
-            age(&row.updated_at, now),
-            format!("{}/{}", row.attempts, row.max_attempts),
-            pad(&sanitize(&row.account), self.account),
-            pad(&sanitize(&row.op_type), self.op_type),
-            pad(
-                &sanitize(labels::last_happened(row).as_deref().unwrap_or("-")),
-                self.last_event
-            ),
-            sanitize(&row.idem_key),
-            malformed_note(&row.malformed),
-        )
-    }
-}
-
-fn label(row: &OperationRow, now: DateTime<Utc>) -> String {
-    labels::state_label(&row.state, row.is_stale_reservation(now))
-}
-
-/// The SGR foreground code of a palette colour (the states use only these).
-fn ansi(color: Color) -> &'static str {
-    match color {
-        Color::Red => "31",
-        Color::Green => "32",
-        Color::Yellow => "33",
-        Color::Blue => "34",
-        Color::Magenta => "35",
-        Color::Cyan => "36",
-        _ => "0",
-    }
-}
-
-fn display_width(s: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(sanitize(s).as_ref())
 }

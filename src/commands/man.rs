@@ -84,7 +84,9 @@ const FILES: [(&str, &str); 3] = [
         "$XDG_CONFIG_HOME/settle/config.toml",
         "Named ledgers: [ledgers.NAME] tables with address (a path or a PostgreSQL address) \
          and, optionally, receivers, drill_dir and read_only = true; @NAME then stands for the \
-         ledger wherever LEDGER goes (`settle ledgers` lists them).",
+         ledger wherever LEDGER goes (`settle ledgers` lists them). [groups.NAME] with \
+         ledgers = [\"a\", \"b\"] names several at once: list, count and show read them \
+         merged, each row naming its ledger, and NAME:ID says whose operation (show, decide).",
     ),
     (
         "$XDG_CONFIG_HOME/settle/keymap",
@@ -98,7 +100,7 @@ const FILES: [(&str, &str); 3] = [
     ),
 ];
 
-const EXAMPLES: [(&str, &str); 9] = [
+const EXAMPLES: [(&str, &str); 11] = [
     ("Open the console on sample data:", "settle demo"),
     ("Open the console on a ledger:", "settle ledger.db"),
     (
@@ -109,6 +111,14 @@ const EXAMPLES: [(&str, &str); 9] = [
     (
         "The same on a ledger named in config.toml:",
         "settle list @payments --queue",
+    ),
+    (
+        "One incident's queue over a group of ledgers, merged:",
+        "settle list @incident --queue",
+    ),
+    (
+        "How many each ledger holds, and the total:",
+        "settle count @incident --queue",
     ),
     (
         "One operation, with what may be decided:",

@@ -23,7 +23,9 @@ mod named;
 mod output;
 mod probe;
 mod progress;
+mod several;
 mod show;
+mod table;
 mod worker;
 
 use chrono::Utc;
@@ -43,6 +45,11 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Some(Command::Init { ledger }) => init::run(&ledger),
         Some(Command::Adopt { ledger }) => adopt::run(&ledger),
         Some(Command::List(args)) => list::run(&args, &config, now),
+        Some(Command::Count(args)) => {
+            let query = list::query_of(args.queue, &args.state, args.filter.as_deref())?;
+            let json = args.format == crate::cli::ShowFormat::Json;
+            several::count(&args.set, &query, json, now)
+        }
         Some(Command::Show(args)) => show::run(&args, &config, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),
         Some(Command::Probe(args)) => probe::run(&args, &config, now),

@@ -11,6 +11,10 @@ use crate::cli::ListFormat;
 use crate::cli::config::Config;
 use crate::error::{Error, Result};
 
+/// Rows a list reads and writes a page at a time; the first page's widths
+/// measure the table.
+pub const PAGE: usize = 1000;
+
 /// Whether text output may use colour: only on a terminal, and only when
 /// the configuration allows it (`NO_COLOR`).
 pub fn colour(config: &Config) -> bool {

@@ -31,13 +31,15 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
         .operator
         .clone()
         .map_err(|why| Error::Usage(format!("who is probing? {why}")))?;
+    let (member, specs) = super::ledger_arg::one_ledger_for(&args.set, &args.ops)?;
+    member.writable()?;
     let receivers = probing::receivers_for_probing(config.receivers.as_deref())?;
     // A probe is recorded: a ledger that cannot be written is refused
     // before any receiver is asked (`open_for_writing` says why and what
     // to fix).
     let wait = std::time::Duration::from_secs(args.wait);
-    let mut ledger = super::ledger_arg::open_for_writing(&args.ledger, wait)?;
-    let ids = targets(&ledger, args, now)?;
+    let mut ledger = super::ledger_arg::open_for_writing(&member.address, wait)?;
+    let ids = targets(&ledger, args, &specs, now)?;
     let ops = probing::operations(&ledger, &ids)?;
     end_lookups_on_interrupt();
     let mut tally = Tally::default();
@@ -104,10 +106,15 @@ pub fn run(args: &ProbeArgs, config: &Config, now: DateTime<Utc>) -> Result<()> 
 
 /// The operations to probe: those named (each once, in the order given),
 /// or the queue rows `--filter` matches, bounded by `--limit` or `--all`.
-fn targets(ledger: &Ledger, args: &ProbeArgs, now: DateTime<Utc>) -> Result<Vec<OperationId>> {
+fn targets(
+    ledger: &Ledger,
+    args: &ProbeArgs,
+    specs: &[&str],
+    now: DateTime<Utc>,
+) -> Result<Vec<OperationId>> {
     let Some(filter) = &args.filter else {
         let mut ids = Vec::new();
-        for spec in &args.ops {
+        for spec in specs {
             let id = ledger.resolve(spec)?;
             if !ids.contains(&id) {
                 ids.push(id);

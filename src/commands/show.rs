@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::output::{emit, emit_json};
 use crate::cli::config::Config;
+use crate::cli::ledger_set::Member;
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::domain::key_expiry::{KeyExpiry, key_expiry};
 use crate::domain::rules::{self, Verdict};
@@ -22,10 +23,13 @@ use crate::labels;
 use crate::text::sanitize;
 
 pub fn run(args: &ShowArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
-    let mut ledger = super::ledger_arg::open_for_reading(&args.ledger)?;
-    super::ledger_arg::declare(&mut ledger, config.receivers.as_deref())?;
-    let id = ledger.resolve(&args.op)?;
-    let detail = ledger.detail(id)?;
+    let open = |m: &Member| super::ledger_arg::open_for_reading(&m.address);
+    let found = super::ledger_arg::locate(&args.set, &args.op, open)?;
+    let receivers = args.receivers.receivers.as_deref();
+    let receivers = receivers.or(found.member.receivers.as_deref());
+    let mut ledger = found.ledger;
+    super::ledger_arg::declare(&mut ledger, receivers.or(config.receivers.as_deref()))?;
+    let detail = ledger.detail(found.id)?;
     match args.format {
         ShowFormat::Json => emit_json(&detail_json(&detail, now)),
         ShowFormat::Text => emit(|out| out.write_all(detail_text(&detail, now).as_bytes())),

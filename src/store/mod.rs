@@ -62,6 +62,20 @@ pub use scan::{STEP_IDS, ScanPlace, ScanStep};
 pub use sqlite::schema;
 pub use sqlite::service::create_service_ledger;
 
+/// A short name for the ledger at `path`, to tell several apart in one
+/// list without opening them: a SQLite file's stem (`payments.db` is
+/// `payments`), a PostgreSQL address's database name.
+pub fn short_name(path: &Path) -> String {
+    if postgres::is_address(path) {
+        return postgres::Address::parse(path)
+            .map(|a| a.database().to_string())
+            .unwrap_or_else(|_| "postgres".to_string());
+    }
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
 /// An open ledger, whichever database holds it.
 #[derive(Debug)]
 pub struct Ledger {

@@ -31,6 +31,7 @@ mod cli {
     mod open;
     mod probe;
     mod progress;
+    mod several;
 }
 
 /// The console on a pseudo-terminal, through the real binary.

@@ -122,3 +122,17 @@ impl TestLedger {
         &self.ledger
     }
 }
+
+impl TestLedger {
+    /// A fresh PostgreSQL database holding a service's tables; None (and
+    /// a loud skip) without server binaries.
+    pub fn postgres(hint: &str) -> Option<TestLedger> {
+        let ledger = TestLedger {
+            backend: Backend::Postgres,
+            ledger: super::pg::fresh_database(hint)?,
+            _dir: None,
+        };
+        ledger.exec(PG_SERVICE_SCHEMA);
+        Some(ledger)
+    }
+}

@@ -184,6 +184,11 @@ impl Address {
         &self.shown
     }
 
+    /// The database's name (`dbname`, else the user's, as libpq fills it).
+    pub fn database(&self) -> &str {
+        self.base.get_dbname().unwrap_or_default()
+    }
+
     /// Whether the address lists more than one host.
     pub(crate) fn lists_hosts(&self) -> bool {
         self.endpoints.len() > 1
