@@ -261,6 +261,30 @@ impl Error {
         )
     }
 
+    /// This error, from a call whose connection settle cut after `waited`
+    /// without an answer, said as that: a lost connection's text alone
+    /// ("connection closed") would blame the server.
+    pub(crate) fn stalled(self, waited: Duration) -> Error {
+        match self {
+            Error::Database {
+                path,
+                doing,
+                fault: Fault::Lost,
+                ..
+            } => Error::Database {
+                path,
+                doing,
+                problem: format!(
+                    "no answer from the server for {} s, so settle closed the connection \
+                     (the network to the server, or the server, stalled)",
+                    waited.as_secs()
+                ),
+                fault: Fault::Lost,
+            },
+            other => other,
+        }
+    }
+
     pub(crate) fn ledger(
         path: &std::path::Path,
         problem: impl Into<String>,

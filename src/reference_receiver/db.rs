@@ -122,8 +122,7 @@ impl ReceiverDb {
         // WAL: lookups read while a retry writes. NORMAL sync: a commit
         // survives the receiver's process being killed, which is what the
         // tests do to it; only a power cut could lose the last ones.
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-            .map_err(|e| err("switching to WAL", e))?;
+        wal(&conn).map_err(|e| err("switching to WAL", e))?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(|e| err("configuring the connection", e))?;
         if create {
@@ -424,6 +423,24 @@ fn mismatch(req: &KeyRequest, known: &Remembered) -> Option<String> {
         }
     }
     None
+}
+
+/// Switches `conn` to WAL. Two receivers opening a new file at once race
+/// for the switch, and SQLite answers the loser "database is locked"
+/// without waiting (its busy handler is not asked there), so the switch is
+/// asked again until [`WAIT`] has passed.
+fn wal(conn: &Connection) -> rusqlite::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < WAIT =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            done => return done,
+        }
+    }
 }
 
 #[cfg(test)]

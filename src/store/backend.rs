@@ -151,6 +151,15 @@ pub(crate) trait Session {
         false
     }
 
+    /// A deadline for one call of the contract that waits on a server
+    /// (`write`: a decision, bounded by the ledger's wait as well): past
+    /// it, the connection that stopped answering is cut, and the call
+    /// fails as on a lost connection. None where nothing can stall (a
+    /// file) or a stall cannot be cut.
+    fn stall_deadline(&self, _write: bool) -> Option<crate::store::interrupt::Deadline> {
+        None
+    }
+
     /// A handle another thread may use to stop the read running on this
     /// ledger (the console cancels a page when the filter changes). The
     /// stopped read returns [`crate::error::Error::Interrupted`]; a handle

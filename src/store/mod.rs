@@ -53,6 +53,7 @@ pub use crate::domain::{Seek, StateCounts};
 pub use chain::ChainVerdict;
 pub use copy::CopyReport;
 pub use import_report::ImportReport;
+use interrupt::Deadline;
 #[cfg(test)]
 pub(crate) use interrupt::Interrupt;
 pub use interrupt::InterruptHandle;
@@ -173,15 +174,27 @@ impl Ledger {
         self.backend.read_from()
     }
 
-    /// Runs `read`, and once more when [`Ledger::worth_again`] says so.
+    /// Runs `read`, and once more when [`Ledger::worth_again`] says so;
+    /// not after a stall, which the same connection path would meet again.
     fn read<T>(&self, read: impl Fn(&dyn Backend) -> Result<T>) -> Result<T> {
-        read(&*self.backend).or_else(|e| {
-            if self.worth_again(&e) {
-                read(&*self.backend)
+        let deadline = self.backend.stall_deadline(false);
+        let first = read(&*self.backend);
+        let first = stalled(first, deadline.as_ref());
+        first.or_else(|e| {
+            if !deadline.as_ref().is_some_and(Deadline::passed) && self.worth_again(&e) {
+                let again = self.backend.stall_deadline(false);
+                stalled(read(&*self.backend), again.as_ref())
             } else {
                 Err(e)
             }
         })
+    }
+
+    /// A write, bounded as [`Ledger::read`] is against a stall (never
+    /// asked again: it may have committed).
+    fn write<T>(&mut self, write: impl FnOnce(&mut dyn Backend) -> Result<T>) -> Result<T> {
+        let deadline = self.backend.stall_deadline(true);
+        stalled(write(&mut *self.backend), deadline.as_ref())
     }
 
     /// Whether a read that failed with `e` is worth asking once more: the
@@ -203,12 +216,30 @@ impl Ledger {
         read: impl Fn(&dyn Backend, &mut dyn FnMut(OperationRow) -> Result<()>) -> Result<u64>,
     ) -> Result<u64> {
         let mut given = false;
+        let deadline = self.backend.stall_deadline(false);
         let mut counted = |row| {
             given = true;
+            if let Some(deadline) = &deadline {
+                deadline.progress();
+            }
             each(row)
         };
-        match read(&*self.backend, &mut counted) {
-            Err(e) if !given && self.worth_again(&e) => read(&*self.backend, each),
+        let first = read(&*self.backend, &mut counted);
+        match stalled(first, deadline.as_ref()) {
+            Err(e)
+                if !given
+                    && !deadline.as_ref().is_some_and(Deadline::passed)
+                    && self.worth_again(&e) =>
+            {
+                let again = self.backend.stall_deadline(false);
+                let mut counted = |row| {
+                    if let Some(deadline) = &again {
+                        deadline.progress();
+                    }
+                    each(row)
+                };
+                stalled(read(&*self.backend, &mut counted), again.as_ref())
+            }
             done => done,
         }
     }
@@ -374,7 +405,7 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<DecisionReceipt> {
         self.backend.ensure_writable()?;
-        self.backend.record_decision(draft, now)
+        self.write(|b| b.record_decision(draft, now))
     }
 
     pub fn record_decisions(
@@ -383,7 +414,7 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<Vec<Result<DecisionReceipt>>> {
         self.backend.ensure_writable()?;
-        self.backend.record_decisions(drafts, now)
+        self.write(|b| b.record_decisions(drafts, now))
     }
 
     pub fn judge_decision(&self, draft: &DecisionDraft, now: DateTime<Utc>) -> Result<()> {
@@ -503,5 +534,14 @@ impl From<sqlite::Sqlite> for Ledger {
         Ledger {
             backend: Box::new(db),
         }
+    }
+}
+
+/// A call's outcome said as a stall when its deadline passed and cut the
+/// connection under it: the error then says how long settle waited.
+fn stalled<T>(done: Result<T>, deadline: Option<&Deadline>) -> Result<T> {
+    match deadline {
+        Some(deadline) if deadline.passed() => done.map_err(|e| e.stalled(deadline.within())),
+        _ => done,
     }
 }

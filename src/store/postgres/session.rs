@@ -4,12 +4,15 @@
 //! copy.)
 
 use std::path::Path;
+use std::time::Duration;
 
 use super::conn::Pg;
+use super::connect::stalls;
+use super::stop_reasons::stall_bound;
 use crate::domain::Declarations;
 use crate::error::{Error, Result};
 use crate::store::backend::Session;
-use crate::store::interrupt::InterruptHandle;
+use crate::store::interrupt::{Deadline, InterruptHandle};
 
 impl Session for Pg {
     fn declare(&mut self, declarations: Declarations) {
@@ -62,6 +65,16 @@ impl Session for Pg {
             "opened read-only",
             "open it without --read-only, as a role that may write the ledger",
         )
+    }
+
+    fn stall_deadline(&self, write: bool) -> Option<Deadline> {
+        let hosts = self.address.hosts_shown();
+        if !stalls::watched(&hosts) {
+            return None;
+        }
+        // A decision waits for row locks up to the ledger's wait first.
+        let wait = if write { self.wait } else { Duration::ZERO };
+        Some(Deadline::arm(stall_bound() + wait, stalls::Cut(hosts)))
     }
 
     fn reconnect_after(&self, failed: &Error) -> bool {

@@ -21,6 +21,20 @@ pub(super) fn statement_timeout() -> Duration {
         .map_or(STATEMENT_TIMEOUT, Duration::from_millis)
 }
 
+/// How long settle waits for a server's answer before it takes the
+/// connection for stalled and cuts it ([`super::connect::stalls`]): past
+/// the statement timeout, which stops any read the server got, with room
+/// for the reply. `SETTLE_PG_STALL_MS` sets it (tests).
+pub(super) fn stall_bound() -> Duration {
+    std::env::var("SETTLE_PG_STALL_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(
+            statement_timeout() + Duration::from_secs(30),
+            Duration::from_millis,
+        )
+}
+
 /// Why the server stopped a statement of this connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stopped {

@@ -190,6 +190,11 @@ impl Address {
     }
 
     /// Whether the address lists more than one host.
+    /// Each host as shown (`host:port`), in the address's order.
+    pub(crate) fn hosts_shown(&self) -> Vec<String> {
+        self.endpoints.iter().map(Endpoint::shown).collect()
+    }
+
     pub(crate) fn lists_hosts(&self) -> bool {
         self.endpoints.len() > 1
     }

@@ -152,8 +152,10 @@ pub(crate) fn connect(
     let mut failures = Vec::new();
     let mut fallback = None;
     for (i, (endpoint, config)) in configs.iter().enumerate() {
+        let before = super::stalls::sockets();
         match attempt(config.clone(), tls.clone(), within) {
             Ok((client, role)) => {
+                super::stalls::note(&endpoint.shown(), endpoint.port, &before);
                 if attrs == SessionAttrs::PreferStandby && !role.in_recovery {
                     fallback = fallback.or(Some((client, role, i)));
                 } else if attrs.accepts(role) {

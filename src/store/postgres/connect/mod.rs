@@ -1,6 +1,6 @@
 //! Reaching a PostgreSQL server as libpq does: the address and its two
-//! spellings, the host list, the password and service files, TLS, and which
-//! host a read or a write goes to.
+//! spellings, the host list, the password and service files, TLS, which
+//! host a read or a write goes to, and a connection that stopped answering.
 
 pub(super) mod address;
 mod conninfo;
@@ -8,6 +8,7 @@ pub(super) mod hosts;
 mod pgpass;
 pub(super) mod routing;
 mod service_file;
+pub(super) mod stalls;
 pub(super) mod tls;
 pub(super) mod writes;
 
