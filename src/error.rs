@@ -275,9 +275,9 @@ impl Error {
                 path,
                 doing,
                 problem: format!(
-                    "no answer from the server for {} s, so settle closed the connection \
+                    "no answer from the server for {}, so settle closed the connection \
                      (the network to the server, or the server, stalled)",
-                    waited.as_secs()
+                    seconds(waited)
                 ),
                 fault: Fault::Lost,
             },
@@ -350,5 +350,15 @@ pub fn busy_text(waited: Duration) -> String {
         s => format!(
             "ledger busy: another process has held the write lock for {s} s; nothing was written"
         ),
+    }
+}
+
+/// A wait said in seconds, a tenth shown where it has one (`1.5 s`, `30 s`).
+fn seconds(waited: Duration) -> String {
+    let tenths = waited.as_millis().div_ceil(100);
+    if tenths % 10 == 0 {
+        format!("{} s", tenths / 10)
+    } else {
+        format!("{}.{} s", tenths / 10, tenths % 10)
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 
 use crate::app::{ListId, Msg};
-use crate::console::effects::{clusters, count};
+use crate::console::effects::{self, clusters, count};
 use crate::console::gate::Gate;
 use crate::query::Query;
 use crate::store::{Access, InterruptHandle, Ledger, Waiter};
@@ -156,19 +156,41 @@ impl Counter {
         let thread = thread::spawn(move || {
             // Its connection after the first page ([`Gate`]).
             gate.wait();
-            let mut ledger = match Ledger::open(&path, Access::ReadOnly) {
-                Ok((ledger, _)) => ledger,
-                Err(e) => {
-                    let _ =
-                        answer_tx.send(Msg::LoadFailed(format!("counts unavailable: {e}")).into());
-                    return;
+            // A connection lost while opening (a server restarting, a
+            // network that stalled) is tried again each second, the jobs
+            // sent meanwhile merged: the counts come back with it.
+            let mut told = None;
+            let mut pending: Option<CountJob> = None;
+            let mut ledger = loop {
+                match Ledger::open(&path, Access::ReadOnly) {
+                    Ok((ledger, _)) => break ledger,
+                    Err(e) => {
+                        let why = format!("counts unavailable: {}", effects::first_line(&e));
+                        if told.as_ref() != Some(&why) {
+                            told = Some(why.clone());
+                            let _ = answer_tx.send(Msg::LoadFailed(why).into());
+                        }
+                        if !e.is_lost_connection() {
+                            return;
+                        }
+                    }
+                }
+                match job_rx.recv_timeout(Duration::from_secs(1)) {
+                    Ok(job) => {
+                        pending = Some(match pending.take() {
+                            Some(older) => older.merged(job),
+                            None => job,
+                        });
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
                 }
             };
             let _ = worker.interrupt.set(ledger.interrupt_handle());
             // Counts of what the read model holds at once; the reader
             // drives its catching up and says how far it got.
             ledger.catch_up_in_steps(Waiter::Background);
-            count_loop(&mut ledger, &job_rx, &answer_tx, &worker);
+            count_loop(&mut ledger, pending, &job_rx, &answer_tx, &worker);
         });
         Counter {
             jobs,
@@ -305,6 +327,7 @@ const GROUP_REST_FACTOR: u32 = 1;
 /// without keeping a core busy.
 fn count_loop<T: From<Msg>>(
     ledger: &mut Ledger,
+    pending: Option<CountJob>,
     jobs: &Receiver<CountJob>,
     answers: &Sender<T>,
     running: &Running,
@@ -312,11 +335,13 @@ fn count_loop<T: From<Msg>>(
     let mut counts: Paced<(Lists, DateTime<Utc>)> = Paced::new(COUNT_REST_FACTOR);
     let mut groups: Paced<(Query, usize, DateTime<Utc>)> = Paced::new(GROUP_REST_FACTOR);
     let mut counted: Option<Lists> = None;
+    let mut pending = pending;
     loop {
         let due = counts.due_at().into_iter().chain(groups.due_at()).min();
-        let received = match due {
-            Some(at) => jobs.recv_timeout(at.saturating_duration_since(Instant::now())),
-            None => jobs.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        let received = match (pending.take(), due) {
+            (Some(job), _) => Ok(job),
+            (None, Some(at)) => jobs.recv_timeout(at.saturating_duration_since(Instant::now())),
+            (None, None) => jobs.recv().map_err(|_| RecvTimeoutError::Disconnected),
         };
         let mut job = match received {
             Ok(job) => Some(job),
@@ -335,7 +360,10 @@ fn count_loop<T: From<Msg>>(
                 match ledger.reinspect() {
                     Ok(()) => ledger.catch_up_in_steps(Waiter::Background),
                     Err(e) => {
-                        let _ = answers.send(Msg::LoadFailed(format!("counting: {e}")).into());
+                        let _ = answers.send(
+                            Msg::LoadFailed(format!("counting: {}", effects::first_line(&e)))
+                                .into(),
+                        );
                     }
                 }
             }
@@ -352,8 +380,9 @@ fn count_loop<T: From<Msg>>(
         }
         let answered = counts.run_if_due(|(lists, now)| {
             let answer = running.count(&lists, || {
-                count(ledger, &lists, now)
-                    .unwrap_or_else(|e| Msg::LoadFailed(format!("counting: {e}")))
+                count(ledger, &lists, now).unwrap_or_else(|e| {
+                    Msg::LoadFailed(format!("counting: {}", effects::first_line(&e)))
+                })
             });
             if answer.is_some() {
                 counted = Some(lists);

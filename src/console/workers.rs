@@ -260,7 +260,7 @@ impl Writer {
     where
         T: From<Msg> + Send + 'static,
     {
-        Writer::start(move |job_rx, flag| write_loop(ledger, &job_rx, &answers, &flag))
+        Writer::start(move |job_rx, flag| write_loop(ledger, None, &job_rx, &answers, &flag))
     }
 
     /// Opens the ledger at `path` on the worker once `gate` opens (after
@@ -279,12 +279,34 @@ impl Writer {
     {
         Writer::start(move |job_rx, flag| {
             gate.wait();
-            let (mut ledger, report) = match Ledger::open(&path, access) {
-                Ok(opened) => opened,
-                Err(e) => {
-                    let why = Some(effects::first_line(&e));
-                    let _ = answers.send(Msg::WritesBlocked(why).into());
-                    return;
+            // A connection lost while opening (a server restarting, a
+            // network that stalled) is tried again until it opens: the
+            // console is read-only meanwhile, not for the rest of its run.
+            let mut told = None;
+            let mut pending = None;
+            let (mut ledger, report) = loop {
+                match Ledger::open(&path, access) {
+                    Ok(opened) => break opened,
+                    Err(e) => {
+                        let why = effects::first_line(&e);
+                        if told.as_ref() != Some(&why) {
+                            told = Some(why.clone());
+                            let _ = answers.send(Msg::WritesBlocked(Some(why)).into());
+                        }
+                        if !e.is_lost_connection() {
+                            return;
+                        }
+                    }
+                }
+                // A job sent before the console heard is kept for the open.
+                if pending.is_some() {
+                    thread::sleep(LOOK_EVERY);
+                    continue;
+                }
+                match job_rx.recv_timeout(LOOK_EVERY) {
+                    Ok(job) => pending = Some(job),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
                 }
             };
             ledger.declare(declared);
@@ -299,7 +321,7 @@ impl Writer {
                     return;
                 }
             }
-            write_loop(ledger, &job_rx, &answers, &flag);
+            write_loop(ledger, pending, &job_rx, &answers, &flag);
         })
     }
 
@@ -329,7 +351,7 @@ impl Writer {
             };
             ledger.declare(declared);
             if answers.send(Msg::Adopted(outcome).into()).is_ok() {
-                write_loop(ledger, &job_rx, &answers, &flag);
+                write_loop(ledger, None, &job_rx, &answers, &flag);
             }
         })
     }
@@ -385,6 +407,7 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 fn write_loop<T: From<Msg>>(
     mut ledger: Ledger,
+    mut pending: Option<WriteJob>,
     jobs: &Receiver<WriteJob>,
     answers: &Sender<T>,
     writing: &AtomicBool,
@@ -394,7 +417,10 @@ fn write_loop<T: From<Msg>>(
     // console opened with what the open found, maybe since changed).
     let mut told: Option<Option<String>> = None;
     loop {
-        let job = match jobs.recv_timeout(LOOK_EVERY) {
+        let job = match pending
+            .take()
+            .map_or_else(|| jobs.recv_timeout(LOOK_EVERY), Ok)
+        {
             Ok(job) => job,
             Err(RecvTimeoutError::Timeout) => {
                 let now = ledger.writes_blocked();

@@ -8,3 +8,4 @@
 pub mod testing;
 pub mod testing_bed;
 pub mod testing_crash;
+pub mod testing_proxy;

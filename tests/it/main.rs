@@ -58,6 +58,7 @@ mod postgres {
     mod decide;
     mod failover;
     mod first_contact;
+    mod network_drop;
     mod standby_console;
 }
 

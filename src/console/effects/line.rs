@@ -4,7 +4,13 @@
 use crate::error::Error;
 
 /// Errors carry a "what to do" line for the CLI; the status line has room
-/// for the first.
+/// for the first, and for what the console does about a lost connection
+/// (the CLI's "run the command again" is not the console's answer).
 pub fn first_line(e: &Error) -> String {
-    e.to_string().lines().next().unwrap_or_default().to_string()
+    let first = e.to_string().lines().next().unwrap_or_default().to_string();
+    if e.is_lost_connection() {
+        format!("{first}; settle reconnects at the next read")
+    } else {
+        first
+    }
 }

@@ -155,7 +155,16 @@ impl Interrupt for Cancel {
         // Noted before it is sent: the stop it causes may come back first.
         self.asked.cancelling();
         // Best effort, like SQLite's: a cancel that cannot reach the
-        // server leaves the statement to its statement timeout.
-        let _ = self.token.cancel_query(self.tls.clone());
+        // server leaves the statement to its statement timeout. Sent from
+        // a thread of its own, since the caller (the console's screen)
+        // must not wait on a network that stopped answering; a cancel
+        // connection held by a stall is cut with the ledger's others.
+        let (token, tls) = (self.token.clone(), self.tls.clone());
+        let sent = std::thread::Builder::new()
+            .name("pg-cancel".into())
+            .spawn(move || {
+                let _ = token.cancel_query(tls);
+            });
+        drop(sent);
     }
 }

@@ -9,3 +9,4 @@ pub use settle_testkit::testing::*;
 pub use settle_testkit::testing_bed::*;
 #[allow(unused_imports)]
 pub use settle_testkit::testing_crash::*;
+pub use settle_testkit::testing_proxy::*;
