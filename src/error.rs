@@ -356,7 +356,7 @@ pub fn busy_text(waited: Duration) -> String {
 /// A wait said in seconds, a tenth shown where it has one (`1.5 s`, `30 s`).
 fn seconds(waited: Duration) -> String {
     let tenths = waited.as_millis().div_ceil(100);
-    if tenths % 10 == 0 {
+    if tenths.is_multiple_of(10) {
         format!("{} s", tenths / 10)
     } else {
         format!("{}.{} s", tenths / 10, tenths % 10)

@@ -65,6 +65,10 @@ pub struct Cli {
     /// How long a Graphile Worker job may stay locked by its worker before it is in the queue as its dead worker's: 90s, 30m, 4h, 1h30m, 2d [default: 4h, Graphile's own lock timeout].
     #[arg(long, global = true, value_name = "DURATION", value_parser = span)]
     pub locked_after: Option<std::time::Duration>,
+
+    /// On Graphile Worker, a not-applied decision removes the job (its remove_job, by the job's key: gone, as if never added) instead of failing it for good (permanently_fail_jobs, kept with settle's words as its error). Other ledgers ignore it.
+    #[arg(long, global = true)]
+    pub remove_not_applied: bool,
 }
 
 /// A span as `--locked-after` reads it ([`crate::domain::parse_span`]).

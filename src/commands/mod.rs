@@ -41,6 +41,7 @@ pub fn run(mut cli: Cli) -> Result<()> {
     let config = Config::from_process(cli.flags());
     crate::store::use_mapping(cli.map.clone(), config.receivers.as_deref());
     crate::store::use_locked_after(cli.locked_after);
+    crate::store::use_removal(cli.remove_not_applied);
     match cli.command {
         Some(Command::Init { ledger }) => init::run(&ledger),
         Some(Command::Adopt { ledger }) => adopt::run(&ledger),

@@ -57,7 +57,7 @@ use interrupt::Deadline;
 #[cfg(test)]
 pub(crate) use interrupt::Interrupt;
 pub use interrupt::InterruptHandle;
-pub use jobqueue::{use_locked_after, use_mapping};
+pub use jobqueue::{use_locked_after, use_mapping, use_removal};
 pub use open::{Access, BUSY_TIMEOUT, OpenReport, Progress};
 pub use scan::{STEP_IDS, ScanPlace, ScanStep};
 pub use sqlite::schema;

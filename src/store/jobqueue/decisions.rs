@@ -182,6 +182,12 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
         }
         let (steps, word) = match change.to_state {
             State::Completed => (self.writes.completed, self.writes.completed_word),
+            State::NotApplied if super::session::removes_not_applied() => {
+                match self.writes.removed {
+                    Some(steps) => (steps, self.writes.completed_word),
+                    None => (self.writes.not_applied, self.writes.not_applied_word),
+                }
+            }
             State::NotApplied => (self.writes.not_applied, self.writes.not_applied_word),
             State::RetryPending => (self.writes.retry, self.writes.retry_word),
             other => {
@@ -204,13 +210,24 @@ impl<C: GenericClient> DecisionTx for Tx<'_, C> {
             after.try_get(1).map_err(self.err("reading the job"))?,
         );
         if state != word {
+            let removing = matches!(change.to_state, State::NotApplied)
+                && word != self.writes.not_applied_word;
+            let reason = if removing {
+                format!(
+                    "{}'s remove_job left the job {state}: it removes a job by its job key, and a job added without one has none; \
+                     decide without --remove-not-applied to fail it for good; nothing was written",
+                    self.sql.name
+                )
+            } else {
+                format!(
+                    "{} left the job {state}, not {word}; nothing was written",
+                    self.sql.name
+                )
+            };
             return Err(Error::Refused {
                 op: change.op,
                 rule: Rule::StateAllows,
-                reason: format!(
-                    "{} left the job {state}, not {word}; nothing was written",
-                    self.sql.name
-                ),
+                reason,
             });
         }
         Ok(Some(version))

@@ -80,6 +80,10 @@ pub(crate) struct EngineWrites {
     pub completed: &'static [&'static str],
     /// Takes the job out of the queue as "will not run" (`not_applied`).
     pub not_applied: &'static [&'static str],
+    /// Takes the job away instead (`not_applied` with
+    /// `--remove-not-applied`), where the engine has a way to; it leaves
+    /// the job as `completed_word` says (gone).
+    pub removed: Option<&'static [&'static str]>,
     /// Puts the job back in the engine's queue to run now, under its key
     /// (`retry_same_key`): the engine's worker runs it again.
     pub retry: &'static [&'static str],

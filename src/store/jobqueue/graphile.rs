@@ -147,6 +147,15 @@ static WRITES: EngineWrites = EngineWrites {
             "')"
         ),
     ],
+    // `remove_job` (the operator's choice, `--remove-not-applied`): the
+    // job is deleted by its key, as Graphile's `removeJob` does; a job
+    // added without a key has none, stays, and the decision is refused.
+    removed: Some(&[
+        UNLOCK_QUEUE,
+        UNLOCK_JOB,
+        "SELECT graphile_worker.remove_job(j.key)
+         FROM graphile_worker._private_jobs j WHERE j.id = $1 AND j.key IS NOT NULL",
+    ]),
     // `reschedule_jobs`: due now, with room for one more attempt where it
     // had none left; Graphile's own worker runs it under its key.
     retry: &[

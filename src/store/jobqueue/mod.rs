@@ -35,7 +35,7 @@ use crate::store::postgres::{self, foreign_session, is_address, pg_error};
 use engine::EngineSql;
 pub use mapped::use_mapping;
 use session::JobQueue;
-pub use session::use_locked_after;
+pub use session::{use_locked_after, use_removal};
 
 /// Every engine settle reads, asked in order.
 const ENGINES: [&EngineSql; 4] = [&procrastinate::SQL, &river::SQL, &oban::SQL, &graphile::SQL];

@@ -141,6 +141,7 @@ static WRITES: EngineWrites = EngineWrites {
     // As `Oban.retry_job`: available now, one more attempt allowed, the
     // end times cleared. An orphaned `executing` job, which `retry_job`
     // passes over, is made available as the Lifeline rescues one.
+    removed: None,
     retry: &["UPDATE oban_jobs SET state = 'available',
             max_attempts = greatest(max_attempts, attempt + 1),
             scheduled_at = timezone('UTC', now()),

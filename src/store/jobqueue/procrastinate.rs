@@ -113,6 +113,7 @@ static WRITES: EngineWrites = EngineWrites {
         "SELECT procrastinate_retry_job_v2($1, NULL, NULL, NULL, NULL)",
         "SELECT procrastinate_cancel_job_v1($1, false, false)",
     ],
+    removed: None,
     retry: &["SELECT procrastinate_retry_job_v2($1, now(), NULL, NULL, NULL)"],
     after: "SELECT status::text, xmin::text::bigint FROM procrastinate_jobs WHERE id = $1",
     completed_word: "succeeded",

@@ -116,6 +116,7 @@ static WRITES: EngineWrites = EngineWrites {
     not_applied: &["UPDATE river_job SET state = 'cancelled', finalized_at = now() WHERE id = $1"],
     // As River's `JobRetry`: available now, unfinalised, with room for one
     // more attempt where it had none left.
+    removed: None,
     retry: &[
         "UPDATE river_job SET state = 'available', scheduled_at = now(),
             finalized_at = NULL, max_attempts = greatest(max_attempts, attempt + 1)

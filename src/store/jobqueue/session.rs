@@ -227,6 +227,22 @@ pub fn use_locked_after(bound: Option<Duration>) {
     }
 }
 
+/// Whether a not-applied decision on Graphile Worker removes the job
+/// (`--remove-not-applied`) rather than failing it for good.
+static REMOVES_NOT_APPLIED: OnceLock<bool> = OnceLock::new();
+
+/// Sets, for this process, that a not-applied decision on Graphile Worker
+/// removes the job through its `remove_job` (`--remove-not-applied`). The
+/// first call wins.
+pub fn use_removal(removes: bool) {
+    let _ = REMOVES_NOT_APPLIED.set(removes);
+}
+
+/// Whether [`use_removal`] asked for removal.
+pub(super) fn removes_not_applied() -> bool {
+    REMOVES_NOT_APPLIED.get().copied().unwrap_or(false)
+}
+
 /// Puts settle's own schema first on the session's search path, the
 /// engine's tables staying where the path found them: the shared
 /// statements that name `decisions`, `retry_requests` and `op_types` then

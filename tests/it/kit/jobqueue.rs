@@ -72,7 +72,10 @@ pub fn audit_holds(db: &Path, n: usize) {
     assert_eq!(code(&verified), 0, "{}", stderr(&verified));
     let said = stdout(&verified);
     assert!(
-        said.contains(&format!("chain intact: {n} decisions")),
+        said.contains(&format!(
+            "chain intact: {n} decision{}",
+            if n == 1 { "" } else { "s" }
+        )),
         "{said}"
     );
 }

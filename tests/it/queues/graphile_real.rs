@@ -254,3 +254,74 @@ fn settle_reads_and_decides_graphile_worker_jobs_its_own_worker_ran() {
     assert!(row(&mut client, jobs[2], "id").is_some());
     assert!(row(&mut client, jobs[4], "id").is_some());
 }
+
+/// `--remove-not-applied`: not applied is Graphile's `remove_job`, by the
+/// job's key, a dead worker's lock taken off first: the job is gone and
+/// the decision is settle's alone. A job added without a key has none to
+/// remove by: refused, nothing written.
+#[test]
+fn not_applied_removes_a_keyed_job_where_the_operator_chooses_so() {
+    let Some(db) = pg::fresh_database("graphile remove") else {
+        return;
+    };
+    let Some(graphile) = Graphile::new(&db) else {
+        return;
+    };
+    graphile.run(&["migrate"], false);
+    let added = graphile.run(
+        &[
+            "add",
+            "payments:charge:rm-1:1",
+            "-:charge:-:1",
+            "mail:charge:rm-3:1",
+        ],
+        false,
+    );
+    let jobs: Vec<i64> = stdout(&added).lines().map(|l| l.parse().unwrap()).collect();
+    graphile.run(&["once"], true);
+    let address = db.to_str().unwrap();
+    let mut client = pg::connect(&db);
+    assert_eq!(queue(&db), jobs);
+    let before = snapshot(&mut client, JOBS);
+
+    let remove = |op: i64| {
+        settle(&[
+            "decide",
+            address,
+            &op.to_string(),
+            "--not-applied",
+            "--evidence",
+            "the provider has no such charge",
+            "--operator",
+            "ann",
+            "--remove-not-applied",
+        ])
+    };
+    let out = remove(jobs[0]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(row(&mut client, jobs[0], "id"), None);
+
+    // No key: remove_job cannot name it; the job is as it was.
+    let keyless = remove(jobs[1]);
+    assert_eq!(code(&keyless), 3, "{}", stderr(&keyless));
+    let said = stderr(&keyless);
+    assert!(said.contains("job key"), "{said}");
+    assert!(said.contains("without --remove-not-applied"), "{said}");
+    assert!(said.contains("nothing was written"), "{said}");
+
+    let mut after = snapshot(&mut client, JOBS);
+    let mut expected = before.clone();
+    expected.remove(&jobs[0]);
+    after.retain(|id, _| *id != jobs[0]);
+    assert_eq!(after, expected, "only the removed job changed");
+    assert_eq!(queue(&db), [jobs[1], jobs[2]]);
+    audit_holds(&db, 1);
+    let recorded: String = client
+        .query_one(
+            "SELECT decision || ' ' || op_id || ' ' || to_state FROM settle.decisions",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(recorded, format!("not_applied {} not_applied", jobs[0]));
+}

@@ -90,6 +90,7 @@ pub(super) fn engine(m: &Mapping) -> &'static EngineSql {
         lock,
         completed: &[],
         not_applied: &[],
+        removed: None,
         retry: &[],
         after,
         completed_word: "mapped",
