@@ -10,8 +10,6 @@ mod completions;
 mod console;
 mod copy;
 mod decide;
-mod decide_bulk;
-mod decide_flags;
 pub mod demo;
 mod drill;
 mod drill_run;

@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 
-use super::output::emit;
-use super::progress::Steps;
 use crate::cli::DecideArgs;
+use crate::commands::output::emit;
+use crate::commands::progress::Steps;
 use crate::domain::{DecisionDraft, DecisionKind, OperationId, OperationRow};
 use crate::error::{Error, Result};
 use crate::query::Query;
@@ -40,15 +40,15 @@ pub fn run(
     // filter that also matched completed rows must not reach them.
     let query = Query::parse(filter)?.and(Query::queue());
     // Each row gets its own id and the version listed before writing.
-    let template = super::decide_flags::draft(args, kind, OperationId(0), operator);
+    let template = super::flags::draft(args, kind, OperationId(0), operator);
     let shown = sanitize(filter).into_owned();
     let mut ledger = if args.dry_run {
-        super::ledger_arg::open_for_reading(&args.ledger)?
+        crate::commands::ledger_arg::open_for_reading(&args.ledger)?
     } else {
         let wait = std::time::Duration::from_secs(args.wait);
-        super::ledger_arg::open_for_writing(&args.ledger, wait)?
+        crate::commands::ledger_arg::open_for_writing(&args.ledger, wait)?
     };
-    super::ledger_arg::declare(&mut ledger, receivers)?;
+    crate::commands::ledger_arg::declare(&mut ledger, receivers)?;
     let count = usize::try_from(ledger.count(&query, now)?).unwrap_or(usize::MAX);
     if !args.dry_run {
         check_count(args.expect_count, count, &shown)?;

@@ -1,11 +1,13 @@
 //! `settle decide`: records one decision through the store (atomic, audited,
 //! version-guarded) under the operator [`crate::cli::config`] resolved, and says
 //! what was written. Refuses with a usage error when no operator is known.
-//! With `--filter` it hands over to [`super::decide_bulk`].
+//! With `--filter` it hands over to [`bulk`].
 
 use chrono::{DateTime, Utc};
 
-use super::decide_flags::{draft, kind};
+mod bulk;
+mod flags;
+
 use super::ledger_arg::open_for_writing;
 use super::output::emit;
 use crate::cli::DecideArgs;
@@ -13,6 +15,7 @@ use crate::cli::config::Config;
 use crate::cli::ledger_set::Member;
 use crate::domain::{DecisionDraft, DecisionId, DecisionKind};
 use crate::error::{Error, Result};
+use flags::{draft, kind};
 
 pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
     let operator = config
@@ -29,7 +32,7 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
             )));
         }
         let receivers = config.receivers.as_deref();
-        return super::decide_bulk::run(args, kind, receivers, operator, now);
+        return bulk::run(args, kind, receivers, operator, now);
     };
     let wait = std::time::Duration::from_secs(args.wait);
     let open = |m: &Member| {
