@@ -353,7 +353,7 @@ pub struct ShowArgs {
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("decision").required(true).multiple(false))]
 pub struct DecideArgs {
-    /// The ledger (a SQLite file or a PostgreSQL address), or @GROUP with OP as NAME:ID; one decision is written in one transaction or not at all, --filter in one transaction per batch (one ledger only).
+    /// The ledger (a SQLite file or a PostgreSQL address), or @GROUP with OP as NAME:ID; one decision is written in one transaction or not at all, --filter in one transaction per batch, in each ledger of a group its own batches.
     pub ledger: PathBuf,
     /// The ledgers LEDGER stands for (a group's several), resolved.
     #[arg(skip)]

@@ -148,7 +148,7 @@ pub fn one_ledger_for<'s>(
         return Ok((first, split.iter().map(|(_, id)| *id).collect()));
     }
     Err(Error::Usage(format!(
-        "this command writes to one ledger at a time and {} are read ({}): write each OP as NAME:ID, all of one ledger (--filter takes one LEDGER)",
+        "this command writes to one ledger at a time and {} are read ({}): write each OP as NAME:ID, all of one ledger",
         set.members.len(),
         set.names()
     )))

@@ -26,6 +26,7 @@ mod cli {
     mod decide;
     mod disk_full;
     mod drill;
+    mod group_decide;
     mod hardening;
     mod malformed;
     mod open;

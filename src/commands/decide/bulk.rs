@@ -75,11 +75,11 @@ pub fn run(
     // The list is what gets written: if the queue moved between the count
     // and the listing, the operator's number no longer describes it.
     check_count(args.expect_count, targets.len(), &shown)?;
-    write_batches(&mut ledger, &template, &targets, now)
+    write_batches(&mut ledger, &template, &targets, now, "")
 }
 
 /// Refuses unless the operator typed the count the filter matches.
-fn check_count(expected: Option<usize>, count: usize, filter: &str) -> Result<()> {
+pub(super) fn check_count(expected: Option<usize>, count: usize, filter: &str) -> Result<()> {
     match expected {
         Some(n) if n == count => Ok(()),
         Some(n) => Err(Error::Usage(format!(
@@ -95,7 +95,7 @@ fn check_count(expected: Option<usize>, count: usize, filter: &str) -> Result<()
 
 /// One row as the listing saw it: what the write is guarded by.
 #[derive(Debug, Clone, Copy)]
-struct Target {
+pub(super) struct Target {
     id: OperationId,
     version: i64,
 }
@@ -110,7 +110,7 @@ fn draft_for(template: &DecisionDraft, target: Target) -> DecisionDraft {
 
 /// Streams the matching rows once: keeps each id and version, judges the
 /// rules on each, and keeps a few rows as a sample.
-fn list_and_judge(
+pub(super) fn list_and_judge(
     ledger: &Ledger,
     query: &Query,
     template: &DecisionDraft,
@@ -150,14 +150,14 @@ fn sample_line(row: &OperationRow) -> String {
 
 /// What the rules make of the listed rows, before anything is written.
 #[derive(Debug, Default)]
-struct Preview {
-    pass: usize,
+pub(super) struct Preview {
+    pub(super) pass: usize,
     skipped: Skipped,
     sample: Vec<String>,
 }
 
 impl Preview {
-    fn render(&self, kind: DecisionKind, filter: &str) -> String {
+    pub(super) fn render(&self, kind: DecisionKind, filter: &str) -> String {
         let total = self.pass + self.skipped.refused_n + self.skipped.conflicted.len();
         let mut s = format!(
             "settle: {total} rows of the triage queue match `{filter}`; \
@@ -244,13 +244,15 @@ fn id_list(ids: &[OperationId]) -> String {
 }
 
 /// Writes the listed rows [`BATCH`] at a time, a progress line per batch on
-/// stderr, and the summary on stdout (also when a batch fails: the batches
-/// before it are written and the summary says so).
-fn write_batches(
+/// stderr, and the summary on stdout after `label` (a group's ledger's
+/// name and a colon, else nothing), also when a batch fails: the batches
+/// before it are written and the summary says so.
+pub(super) fn write_batches(
     ledger: &mut Ledger,
     template: &DecisionDraft,
     targets: &[Target],
     now: DateTime<Utc>,
+    label: &str,
 ) -> Result<()> {
     let batches = targets.len().div_ceil(BATCH);
     let (mut written, mut skipped) = (0, Skipped::default());
@@ -260,9 +262,9 @@ fn write_batches(
         let outcomes = match ledger.record_decisions(&drafts, now) {
             Ok(o) => o,
             Err(e) => {
-                summary(targets.len(), written, &skipped)?;
+                summary(label, targets.len(), written, &skipped)?;
                 eprintln!(
-                    "settle: batch {} of {batches} failed; nothing of it written",
+                    "settle: {label}batch {} of {batches} failed; nothing of it written",
                     i + 1
                 );
                 return Err(e);
@@ -289,7 +291,7 @@ fn write_batches(
         });
     }
     steps.finish();
-    summary(targets.len(), written, &skipped)?;
+    summary(label, targets.len(), written, &skipped)?;
     if skipped.refused_n + skipped.conflicted.len() == 0 {
         return Ok(());
     }
@@ -301,12 +303,12 @@ fn write_batches(
     })
 }
 
-fn summary(matched: usize, written: usize, skipped: &Skipped) -> Result<()> {
+fn summary(label: &str, matched: usize, written: usize, skipped: &Skipped) -> Result<()> {
     let text = skipped.render("");
     emit(|out| {
         writeln!(
             out,
-            "written {written}, refused {}, conflicted {} (of {matched} listed)",
+            "{label}written {written}, refused {}, conflicted {} (of {matched} listed)",
             skipped.refused_n,
             skipped.conflicted.len()
         )?;

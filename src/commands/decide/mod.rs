@@ -1,12 +1,14 @@
 //! `settle decide`: records one decision through the store (atomic, audited,
 //! version-guarded) under the operator [`crate::cli::config`] resolved, and says
 //! what was written. Refuses with a usage error when no operator is known.
-//! With `--filter` it hands over to [`bulk`].
+//! With `--filter` it hands over to [`bulk`], or to [`group`] when the
+//! ledger names a group.
 
 use chrono::{DateTime, Utc};
 
 mod bulk;
 mod flags;
+mod group;
 
 use super::ledger_arg::open_for_writing;
 use super::output::emit;
@@ -25,11 +27,7 @@ pub fn run(args: &DecideArgs, config: &Config, now: DateTime<Utc>) -> Result<()>
     let kind = kind(args);
     let (Some(op), None) = (&args.op, &args.filter) else {
         if args.set.is_several() {
-            return Err(Error::Usage(format!(
-                "decide --filter writes to one ledger at a time; {} stands for {}",
-                args.ledger.display(),
-                args.set.names()
-            )));
+            return group::run(args, kind, config.receivers.as_deref(), operator, now);
         }
         let receivers = config.receivers.as_deref();
         return bulk::run(args, kind, receivers, operator, now);
