@@ -104,6 +104,12 @@ pub fn run(
     };
     // The folder's files at start, read off this thread like later ones.
     shell.poll_drill_dir();
+    // The first page is asked for before the terminal is set up, so the
+    // server reads it while the screen is prepared (the size is the
+    // terminal's own, asked of it without taking it).
+    let size = ratatui::crossterm::terminal::size()
+        .map_err(|e| terminal_error("asking the terminal's size", e))?;
+    begin(&mut shell, size, notices);
 
     let mut terminal =
         ratatui::try_init().map_err(|e| terminal_error("starting the terminal", e))?;
@@ -111,7 +117,7 @@ pub fn run(
     take_mouse(config.mouse);
     let result = forward_signals(&wake_tx).and_then(|()| {
         forward_input(wake_tx);
-        event_loop(&mut terminal, &mut shell, &wakes, notices)
+        event_loop(&mut terminal, &mut shell, &wakes, size)
     });
     restore_terminal();
     // Lookups still running would outlive the console (their groups are
@@ -250,10 +256,10 @@ fn event_loop(
     terminal: &mut DefaultTerminal,
     shell: &mut Shell,
     wakes: &Receiver<Wake>,
-    opened: Vec<Msg>,
+    asked: (u16, u16),
 ) -> Result<Ended> {
     let draw_error = |e| terminal_error("drawing", e);
-    begin(terminal, shell, opened)?;
+    resized_since(terminal, shell, asked)?;
     let mut dirty = true;
     // The first page (or its failure) arrived; once drawn, the gate opens.
     let mut first_read = false;
@@ -326,16 +332,23 @@ fn event_loop(
     }
 }
 
+/// Taking the terminal may have changed what it says of its size.
+fn resized_since(terminal: &DefaultTerminal, shell: &mut Shell, asked: (u16, u16)) -> Result<()> {
+    let size = terminal.size().map_err(|e| terminal_error("drawing", e))?;
+    if (size.width, size.height) != asked {
+        shell.tell(Msg::Resize(size.width, size.height));
+    }
+    Ok(())
+}
+
 /// The console's start: the terminal's size, the Queue asked for (the
 /// first page), then what opening the ledger had to say.
-fn begin(terminal: &mut DefaultTerminal, shell: &mut Shell, opened: Vec<Msg>) -> Result<()> {
-    let size = terminal.size().map_err(|e| terminal_error("drawing", e))?;
-    shell.tell(Msg::Resize(size.width, size.height));
+fn begin(shell: &mut Shell, (width, height): (u16, u16), opened: Vec<Msg>) {
+    shell.tell(Msg::Resize(width, height));
     shell.obey(Intent::ShowView(View::Queue));
     for notice in opened {
         shell.tell(notice);
     }
-    Ok(())
 }
 
 /// Ctrl-z or SIGTSTP: gives the terminal back, then stops as the default
