@@ -97,4 +97,17 @@ impl CrashServer {
             self.dir.display()
         )))
     }
+
+    /// `n` `unknown` operations (`k-1` ... `k-n`) in `db`'s ledger, as a
+    /// service writes them.
+    pub fn write_unknown_ops(&self, db: &str, n: i64) {
+        self.client(db)
+            .batch_execute(&format!(
+                "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
+                     max_attempts, created_at, updated_at)
+                 SELECT 'acme', 'pay', 'k-' || i, 'sha256:00', 'unknown', 3, now(), now()
+                 FROM generate_series(1, {n}) i"
+            ))
+            .unwrap_or_else(|e| panic!("writing {n} operations: {e}"));
+    }
 }

@@ -35,13 +35,7 @@ pub fn run(
     operator: String,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let filter = args.filter.as_deref().unwrap_or_default();
-    // Only the queue: a bulk decision is for what needs a person, and a
-    // filter that also matched completed rows must not reach them.
-    let query = Query::parse(filter)?.and(Query::queue());
-    // Each row gets its own id and the version listed before writing.
-    let template = super::flags::draft(args, kind, OperationId(0), operator);
-    let shown = sanitize(filter).into_owned();
+    let (query, template, shown) = asked(args, kind, operator)?;
     let mut ledger = if args.dry_run {
         crate::commands::ledger_arg::open_for_reading(&args.ledger)?
     } else {
@@ -76,6 +70,22 @@ pub fn run(
     // and the listing, the operator's number no longer describes it.
     check_count(args.expect_count, targets.len(), &shown)?;
     write_batches(&mut ledger, &template, &targets, now, "")
+}
+
+/// What the flags ask for: the filter's query over the queue, the
+/// decision each row gets, and the filter as the messages show it.
+pub(super) fn asked(
+    args: &DecideArgs,
+    kind: DecisionKind,
+    operator: String,
+) -> Result<(Query, DecisionDraft, String)> {
+    let filter = args.filter.as_deref().unwrap_or_default();
+    // Only the queue: a bulk decision is for what needs a person, and a
+    // filter that also matched completed rows must not reach them.
+    let query = Query::parse(filter)?.and(Query::queue());
+    // Each row gets its own id and the version listed before writing.
+    let template = super::flags::draft(args, kind, OperationId(0), operator);
+    Ok((query, template, sanitize(filter).into_owned()))
 }
 
 /// Refuses unless the operator typed the count the filter matches.

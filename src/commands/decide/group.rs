@@ -11,12 +11,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::bulk::{Preview, Target, check_count, list_and_judge, write_batches};
+use super::bulk::{Preview, Target, asked, check_count, list_and_judge, write_batches};
 use crate::cli::DecideArgs;
 use crate::cli::ledger_set::Member;
 use crate::commands::ledger_arg::{declare, open_for_reading, open_for_writing};
 use crate::commands::output::emit;
-use crate::domain::{DecisionDraft, DecisionKind, OperationId};
+use crate::domain::{DecisionDraft, DecisionKind};
 use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
@@ -38,10 +38,7 @@ pub(super) fn run(
     operator: String,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let filter = args.filter.as_deref().unwrap_or_default();
-    let query = Query::parse(filter)?.and(Query::queue());
-    let template = super::flags::draft(args, kind, OperationId(0), operator);
-    let shown = sanitize(filter).into_owned();
+    let (query, template, shown) = asked(args, kind, operator)?;
     let mut parts = open_and_count(args, receivers, &query, now)?;
     let total: usize = parts.iter().map(|p| p.count).sum();
     if !args.dry_run {

@@ -27,15 +27,7 @@ fn a_server_killed_mid_decisions_loses_no_acknowledged_one_and_doubles_none() {
     let address = server.address("ledger");
     let out = settle(&["init", &address]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    server
-        .client("ledger")
-        .batch_execute(&format!(
-            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
-                 max_attempts, created_at, updated_at)
-             SELECT 'acme', 'pay', 'k-' || i, 'sha256:00', 'unknown', 3, now(), now()
-             FROM generate_series(1, {N}) i"
-        ))
-        .unwrap();
+    server.write_unknown_ops("ledger", N);
 
     // One decider after another, as an operator's script would run them.
     let acknowledged = Arc::new(AtomicUsize::new(0));

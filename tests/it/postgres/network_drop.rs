@@ -100,15 +100,7 @@ fn decisions_across_stalls_and_resets_lose_none_and_double_none() {
     let out = settle(&["init", &unix]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     const N: i64 = 60;
-    server
-        .client("ledger")
-        .batch_execute(&format!(
-            "INSERT INTO operations (account, op_type, idem_key, fingerprint, state,
-                 max_attempts, created_at, updated_at)
-             SELECT 'acme', 'pay', 'k-' || i, 'sha256:00', 'unknown', 3, now(), now()
-             FROM generate_series(1, {N}) i"
-        ))
-        .unwrap();
+    server.write_unknown_ops("ledger", N);
     let proxy = std::sync::Arc::new(pg::Proxy::to_unix(&server.dir.join(".s.PGSQL.5432")));
     let address = format!(
         "postgresql://postgres@127.0.0.1:{}/ledger?connect_timeout=2",
