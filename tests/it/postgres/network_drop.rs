@@ -40,6 +40,11 @@ fn a_stalled_network_fails_the_read_in_time_and_the_console_goes_on_after_the_re
         ],
     );
     screen.wait_for("Queue 11 operations", wait);
+    // The other connections (writer, counter, watch) open once the first
+    // page is drawn: a stall while they connect would time them out too,
+    // and their error would take the place of the read's on the screen.
+    screen.wait_for("● live", wait);
+    screen.wait_gone("READ-ONLY", wait);
 
     proxy.stall();
     let stalled = Instant::now();
