@@ -199,6 +199,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// `source`, said of the ledger named `name` in a group.
+    pub fn in_ledger(name: &str, source: Error) -> Error {
+        Error::InLedger {
+            name: name.to_string(),
+            source: Box::new(source),
+        }
+    }
+
     /// The process exit status the CLI documents: 1 error, 2 usage,
     /// 3 refused by a rule (a bulk decision: any row), 4 version conflict
     /// (a bulk decision: any row, none refused), 5 ledger busy (a script may

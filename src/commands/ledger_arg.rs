@@ -104,10 +104,9 @@ pub fn locate<'s>(
     };
     match (&set.members[..], set.split(spec)) {
         ([one], _) => in_member(one, spec),
-        (_, Some((member, id))) => in_member(member, id).map_err(|e| Error::InLedger {
-            name: member.name.clone(),
-            source: Box::new(e),
-        }),
+        (_, Some((member, id))) => {
+            in_member(member, id).map_err(|e| Error::in_ledger(&member.name, e))
+        }
         (members, None) => {
             let holding: Vec<String> = members
                 .iter()

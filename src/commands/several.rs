@@ -275,7 +275,7 @@ fn named_json(name: &str, row: &OperationRow, now: DateTime<Utc>) -> Value {
 }
 
 /// Says on stderr that `member` could not be read, and why.
-fn unread(member: &Member, e: &Error, failed: &mut Vec<String>) {
+pub(super) fn unread(member: &Member, e: &Error, failed: &mut Vec<String>) {
     eprintln!("settle: {}: {e}", sanitize(&member.name));
     if !failed.contains(&member.name) {
         failed.push(member.name.clone());

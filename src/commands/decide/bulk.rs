@@ -8,6 +8,7 @@
 //! rows' details, and speaks no SQL.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
@@ -31,44 +32,24 @@ const LISTED: usize = 20;
 pub fn run(
     args: &DecideArgs,
     kind: DecisionKind,
-    receivers: Option<&std::path::Path>,
+    receivers: Option<&Path>,
     operator: String,
     now: DateTime<Utc>,
 ) -> Result<()> {
     let (query, template, shown) = asked(args, kind, operator)?;
-    let mut ledger = if args.dry_run {
-        crate::commands::ledger_arg::open_for_reading(&args.ledger)?
-    } else {
-        let wait = std::time::Duration::from_secs(args.wait);
-        crate::commands::ledger_arg::open_for_writing(&args.ledger, wait)?
-    };
-    crate::commands::ledger_arg::declare(&mut ledger, receivers)?;
-    let count = usize::try_from(ledger.count(&query, now)?).unwrap_or(usize::MAX);
+    let (mut ledger, count) =
+        open_and_count(args, &args.ledger, !args.dry_run, receivers, &query, now)?;
     if !args.dry_run {
-        check_count(args.expect_count, count, &shown)?;
+        check_count(args.expect_count, count, &shown, None)?;
     }
     let (targets, preview) = list_and_judge(&ledger, &query, &template, now)?;
     eprint!("{}", preview.render(kind, &shown));
     if args.dry_run {
-        if let Some(n) = args.expect_count.filter(|n| *n != targets.len()) {
-            eprintln!(
-                "settle: --expect-count {n} would be refused: {} rows match",
-                targets.len()
-            );
-        }
-        return emit(|out| {
-            writeln!(
-                out,
-                "dry run: {} rows match; {} would be written, {} skipped (refused or changed); nothing written",
-                targets.len(),
-                preview.pass,
-                targets.len() - preview.pass
-            )
-        });
+        return dry_run_said(args.expect_count, targets.len(), preview.pass, "");
     }
     // The list is what gets written: if the queue moved between the count
     // and the listing, the operator's number no longer describes it.
-    check_count(args.expect_count, targets.len(), &shown)?;
+    check_count(args.expect_count, targets.len(), &shown, None)?;
     write_batches(&mut ledger, &template, &targets, now, "")
 }
 
@@ -88,19 +69,67 @@ pub(super) fn asked(
     Ok((query, template, sanitize(filter).into_owned()))
 }
 
-/// Refuses unless the operator typed the count the filter matches.
-pub(super) fn check_count(expected: Option<usize>, count: usize, filter: &str) -> Result<()> {
+/// Opens the ledger at `address` (for writing, or for reading only), and
+/// counts its queue rows `query` matches.
+pub(super) fn open_and_count(
+    args: &DecideArgs,
+    address: &Path,
+    writing: bool,
+    receivers: Option<&Path>,
+    query: &Query,
+    now: DateTime<Utc>,
+) -> Result<(Ledger, usize)> {
+    let mut ledger = if writing {
+        let wait = std::time::Duration::from_secs(args.wait);
+        crate::commands::ledger_arg::open_for_writing(address, wait)?
+    } else {
+        crate::commands::ledger_arg::open_for_reading(address)?
+    };
+    crate::commands::ledger_arg::declare(&mut ledger, receivers)?;
+    let count = usize::try_from(ledger.count(query, now)?).unwrap_or(usize::MAX);
+    Ok((ledger, count))
+}
+
+/// Refuses unless the operator typed the count the filter matches; `each`
+/// is each ledger's count, for a group ("pay 12, ship 3").
+pub(super) fn check_count(
+    expected: Option<usize>,
+    count: usize,
+    filter: &str,
+    each: Option<&str>,
+) -> Result<()> {
+    let each = each.map_or(String::new(), |e| format!("\n  in each ledger: {e}"));
     match expected {
         Some(n) if n == count => Ok(()),
         Some(n) => Err(Error::Usage(format!(
             "--expect-count {n}, but {count} rows of the triage queue match `{filter}`; \
-             nothing written\n  what to do: check with --dry-run, then pass --expect-count {count}"
+             nothing written{each}\n  what to do: check with --dry-run, then pass --expect-count {count}"
         ))),
         None => Err(Error::Usage(format!(
-            "{count} rows of the triage queue match `{filter}`; nothing written\n  \
+            "{count} rows of the triage queue match `{filter}`; nothing written{each}\n  \
              what to do: check with --dry-run, then pass --expect-count {count} to decide them all"
         ))),
     }
+}
+
+/// A dry run's last words: what the operator's count would meet, and what
+/// would be written; `where_` says in which ledgers, for a group.
+pub(super) fn dry_run_said(
+    expected: Option<usize>,
+    listed: usize,
+    pass: usize,
+    where_: &str,
+) -> Result<()> {
+    if let Some(n) = expected.filter(|n| *n != listed) {
+        eprintln!("settle: --expect-count {n} would be refused: {listed} rows match");
+    }
+    emit(|out| {
+        writeln!(
+            out,
+            "dry run: {listed} rows match{where_}; {pass} would be written, {} skipped (refused or changed); nothing written",
+            listed - pass
+        )
+    })
 }
 
 /// One row as the listing saw it: what the write is guarded by.

@@ -9,24 +9,35 @@
 //! or one that fails mid-way leaves the others' parts written, and the
 //! summary says which ledger did what.
 
+use std::path::Path;
+
 use chrono::{DateTime, Utc};
 
-use super::bulk::{Preview, Target, asked, check_count, list_and_judge, write_batches};
+use super::bulk::{
+    Preview, Target, asked, check_count, dry_run_said, list_and_judge, open_and_count,
+    write_batches,
+};
 use crate::cli::DecideArgs;
 use crate::cli::ledger_set::Member;
-use crate::commands::ledger_arg::{declare, open_for_reading, open_for_writing};
 use crate::commands::output::emit;
+use crate::commands::several::unread;
 use crate::domain::{DecisionDraft, DecisionKind};
 use crate::error::{Error, Result};
 use crate::query::Query;
 use crate::store::Ledger;
 use crate::text::sanitize;
 
-/// One ledger's share of the decision.
-struct Part<'m> {
+/// One ledger opened and counted.
+struct Counted<'m> {
     member: &'m Member,
     ledger: Ledger,
     count: usize,
+}
+
+/// One ledger's share of the decision, as listed and judged.
+struct Part<'m> {
+    member: &'m Member,
+    ledger: Ledger,
     targets: Vec<Target>,
     preview: Preview,
 }
@@ -34,90 +45,73 @@ struct Part<'m> {
 pub(super) fn run(
     args: &DecideArgs,
     kind: DecisionKind,
-    receivers: Option<&std::path::Path>,
+    receivers: Option<&Path>,
     operator: String,
     now: DateTime<Utc>,
 ) -> Result<()> {
     let (query, template, shown) = asked(args, kind, operator)?;
-    let mut parts = open_and_count(args, receivers, &query, now)?;
-    let total: usize = parts.iter().map(|p| p.count).sum();
+    let counted = count_each(args, receivers, &query, now)?;
     if !args.dry_run {
-        check_count(args.expect_count, total, &shown)
-            .map_err(|e| each_count(e, &parts, |p| p.count))?;
+        let total = counted.iter().map(|c| c.count).sum();
+        let each = counts(counted.iter().map(|c| (c.member, c.count)));
+        check_count(args.expect_count, total, &shown, Some(&each))?;
     }
-    for part in &mut parts {
-        let (targets, preview) = list_and_judge(&part.ledger, &query, &template, now)
-            .map_err(|e| in_ledger(part.member, e))?;
-        eprintln!("settle: in {}:", sanitize(&part.member.name));
+    let mut parts = Vec::with_capacity(counted.len());
+    for Counted { member, ledger, .. } in counted {
+        let (targets, preview) = list_and_judge(&ledger, &query, &template, now)
+            .map_err(|e| Error::in_ledger(&member.name, e))?;
+        eprintln!("settle: in {}:", sanitize(&member.name));
         eprint!("{}", preview.render(kind, &shown));
-        if let Some(why) = refusal(args, part.member) {
+        if let Some(why) = refusal(args, member) {
             eprintln!("  {why}");
         }
-        (part.targets, part.preview) = (targets, preview);
-    }
-    let listed: usize = parts.iter().map(|p| p.targets.len()).sum();
-    if args.dry_run {
-        if let Some(n) = args.expect_count.filter(|n| *n != listed) {
-            eprintln!("settle: --expect-count {n} would be refused: {listed} rows match");
-        }
-        let pass: usize = parts.iter().map(|p| p.preview.pass).sum();
-        return emit(|out| {
-            writeln!(
-                out,
-                "dry run: {listed} rows match in {} ledgers ({}); {pass} would be written, {} skipped (refused or changed); nothing written",
-                parts.len(),
-                counts(&parts, |p| p.targets.len()),
-                listed - pass
-            )
+        parts.push(Part {
+            member,
+            ledger,
+            targets,
+            preview,
         });
+    }
+    let listed = parts.iter().map(|p| p.targets.len()).sum();
+    let each = counts(parts.iter().map(|p| (p.member, p.targets.len())));
+    if args.dry_run {
+        let pass = parts.iter().map(|p| p.preview.pass).sum();
+        let where_ = format!(" in {} ledgers ({each})", parts.len());
+        return dry_run_said(args.expect_count, listed, pass, &where_);
     }
     // What gets written is the listing: a queue that moved since the
     // count is no longer what the operator's number described.
-    check_count(args.expect_count, listed, &shown)
-        .map_err(|e| each_count(e, &parts, |p| p.targets.len()))?;
+    check_count(args.expect_count, listed, &shown, Some(&each))?;
     write_parts(&template, &mut parts, now)
 }
 
 /// Opens each ledger (for writing unless it is named read-only or this is
 /// a dry run) and counts its matching queue rows; any one that cannot be
 /// opened or counted refuses the whole decision, naming it.
-fn open_and_count<'m>(
+fn count_each<'m>(
     args: &'m DecideArgs,
-    receivers: Option<&std::path::Path>,
+    receivers: Option<&Path>,
     query: &Query,
     now: DateTime<Utc>,
-) -> Result<Vec<Part<'m>>> {
-    let wait = std::time::Duration::from_secs(args.wait);
-    let mut parts = Vec::new();
+) -> Result<Vec<Counted<'m>>> {
+    let mut counted = Vec::new();
     let mut failed = Vec::new();
     for member in &args.set.members {
-        let opened = if args.dry_run || member.writes_refused.is_some() {
-            open_for_reading(&member.address)
-        } else {
-            open_for_writing(&member.address, wait)
-        };
-        let counted = opened.and_then(|mut ledger| {
-            declare(&mut ledger, member.receivers.as_deref().or(receivers))?;
-            let count = ledger.count(query, now)?;
-            Ok((ledger, usize::try_from(count).unwrap_or(usize::MAX)))
-        });
-        match counted {
-            Ok((ledger, count)) => parts.push(Part {
+        let writing = !args.dry_run && member.writes_refused.is_none();
+        let receivers = member.receivers.as_deref().or(receivers);
+        match open_and_count(args, &member.address, writing, receivers, query, now) {
+            Ok((ledger, count)) => counted.push(Counted {
                 member,
                 ledger,
                 count,
-                targets: Vec::new(),
-                preview: Preview::default(),
             }),
-            Err(e) => {
-                eprintln!("settle: {}: {e}", sanitize(&member.name));
-                failed.push(sanitize(&member.name).into_owned());
-            }
+            Err(e) => unread(member, &e, &mut failed),
         }
     }
     if failed.is_empty() {
-        return Ok(parts);
+        return Ok(counted);
     }
+    let failed: Vec<_> = failed.iter().map(|name| sanitize(name)).collect();
     Err(Error::Usage(format!(
         "{} of {} ledgers could not be counted: {} (each says why above), so no count describes \
          the group; nothing written in any ledger\n  what to do: decide when it answers again, \
@@ -129,32 +123,11 @@ fn open_and_count<'m>(
 }
 
 /// "billing 12, shipping 3".
-fn counts(parts: &[Part<'_>], n: impl Fn(&Part<'_>) -> usize) -> String {
-    let each: Vec<String> = parts
-        .iter()
-        .map(|p| format!("{} {}", sanitize(&p.member.name), n(p)))
+fn counts<'m>(each: impl Iterator<Item = (&'m Member, usize)>) -> String {
+    let each: Vec<String> = each
+        .map(|(member, n)| format!("{} {n}", sanitize(&member.name)))
         .collect();
     each.join(", ")
-}
-
-/// A count refusal with each ledger's count beside the total.
-fn each_count(e: Error, parts: &[Part<'_>], n: impl Fn(&Part<'_>) -> usize) -> Error {
-    match e {
-        Error::Usage(text) => Error::Usage(match text.split_once('\n') {
-            Some((first, rest)) => {
-                format!("{first}\n  in each ledger: {}\n{rest}", counts(parts, n))
-            }
-            None => text,
-        }),
-        other => other,
-    }
-}
-
-fn in_ledger(member: &Member, e: Error) -> Error {
-    Error::InLedger {
-        name: member.name.clone(),
-        source: Box::new(e),
-    }
 }
 
 /// Why this ledger's part will not be written, said before any write.
