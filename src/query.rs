@@ -32,6 +32,11 @@ pub struct Query {
     pub attempts: Vec<(Cmp, i64)>,
     pub errors: Vec<String>,
     pub text: Vec<String>,
+    /// `ledger:NAME[,NAME]`: which ledgers of a group to read (names may
+    /// hold `*`). A group reads only the ledgers every term names, each
+    /// with the rest of the query ([`Query::for_ledger`]); one ledger has
+    /// no name to match, so there it matches nothing.
+    pub ledgers: Vec<Vec<Pattern>>,
 }
 
 /// How a qualifier's value matches.
@@ -74,7 +79,7 @@ impl Cmp {
 }
 
 const HELP: &str =
-    "qualifiers: state:S[,S] account:A type:T key:K attempts>N err:TEXT, or free text";
+    "qualifiers: state:S[,S] account:A type:T key:K attempts>N err:TEXT ledger:NAME, or free text";
 
 impl Query {
     /// The triage queue, nothing else.
@@ -109,7 +114,24 @@ impl Query {
         self.attempts.extend(other.attempts);
         self.errors.extend(other.errors);
         self.text.extend(other.text);
+        self.ledgers.extend(other.ledgers);
         self
+    }
+
+    /// What the ledger of a group named `name` is asked: this query
+    /// without its `ledger:` terms, or None when a term leaves it out.
+    pub fn for_ledger(&self, name: &str) -> Option<Query> {
+        let named = |p: &Pattern| match p {
+            Pattern::Exact(v) => v == name,
+            Pattern::Glob(g) => glob_matches(g, name),
+        };
+        if !self.ledgers.iter().all(|term| term.iter().any(named)) {
+            return None;
+        }
+        Some(Query {
+            ledgers: Vec::new(),
+            ..self.clone()
+        })
     }
 
     fn add_term(&mut self, term: &Term) -> Result<()> {
@@ -177,6 +199,7 @@ impl Query {
             "type" | "op_type" => self.op_types.push(values().map(Pattern::new).collect()),
             "key" => self.keys.push(values().map(Pattern::new).collect()),
             "err" | "error" => self.errors.push(value.to_string()),
+            "ledger" => self.ledgers.push(values().map(Pattern::new).collect()),
             other => {
                 return Err(Error::Usage(format!(
                     "filter: unknown qualifier {other:?} ({HELP})"
@@ -185,6 +208,26 @@ impl Query {
         }
         Ok(())
     }
+}
+
+/// Whether `text` matches `glob`, where `*` stands for any run of
+/// characters (as the SQL of the other qualifiers reads it).
+fn glob_matches(glob: &str, text: &str) -> bool {
+    let parts: Vec<&str> = glob.split('*').collect();
+    let (first, rest) = (parts[0], &parts[1..]);
+    let Some(mut left) = text.strip_prefix(first) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return left.is_empty();
+    };
+    for part in middle {
+        match left.find(part) {
+            Some(at) => left = &left[at + part.len()..],
+            None => return false,
+        }
+    }
+    left.len() >= last.len() && left.ends_with(last)
 }
 
 fn parse_comparison(rest: &str) -> Option<(Cmp, i64)> {
@@ -273,6 +316,31 @@ mod tests {
         assert_eq!(q.attempts, vec![(Cmp::Gt, 2)]);
         assert_eq!(q.errors, vec!["timeout".to_string()]);
         assert_eq!(q.text, vec!["weekly sales".to_string(), "k-1".to_string()]);
+    }
+
+    #[test]
+    fn ledger_terms_pick_a_groups_ledgers_and_leave_the_rest_of_the_query() {
+        let q = Query::parse("ledger:pay,bill-* state:unknown").unwrap();
+        let pay = q.for_ledger("pay").unwrap();
+        assert!(pay.ledgers.is_empty());
+        assert_eq!(pay.states, vec![vec![State::Unknown]]);
+        assert!(q.for_ledger("bill-eu").is_some());
+        assert!(q.for_ledger("ship").is_none());
+        assert!(q.for_ledger("paying").is_none());
+        // Every term must name it.
+        let both = Query::parse("ledger:pay ledger:ship").unwrap();
+        assert!(both.for_ledger("pay").is_none());
+        assert!(Query::default().for_ledger("any").is_some());
+        for (glob, text, matches) in [
+            ("*", "", true),
+            ("a*c", "abc", true),
+            ("a*c", "ac", true),
+            ("a*c", "acb", false),
+            ("*b*", "abc", true),
+            ("ab*ab", "ab", false),
+        ] {
+            assert_eq!(glob_matches(glob, text), matches, "{glob} {text}");
+        }
     }
 
     #[test]

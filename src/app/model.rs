@@ -194,6 +194,9 @@ pub struct App {
     pub last_change: Option<DateTime<Utc>>,
     /// Why live polling failed, while it does; the header says "not live".
     pub live_error: Option<String>,
+    /// How each ledger of a group stands (empty for one ledger): the
+    /// header names the ones behind, read-only or not read.
+    pub members: Vec<crate::domain::MemberState>,
     /// Why the path no longer names the ledger that was opened, while it
     /// does: the header says so and decisions are refused.
     pub file_problem: Option<String>,
@@ -236,6 +239,7 @@ impl App {
                 LedgerAccess::ReadWrite
             },
             read_only_reason: None,
+            members: Vec::new(),
             color: true,
             mouse: true,
             keymap,

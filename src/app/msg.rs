@@ -128,6 +128,8 @@ pub enum Msg {
     /// How far the read model is behind the ledger, while it catches up;
     /// `None` once it has caught up.
     CatchingUp(Option<CatchUp>),
+    /// How each ledger of a group stands, said when it changes.
+    Members(Vec<crate::domain::MemberState>),
     /// Asking the ledger whether it changed failed: the screen may be stale.
     LiveLost(String),
     /// The ledger answers again after [`Msg::LiveLost`].

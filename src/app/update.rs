@@ -223,6 +223,10 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::LedgerChanged => ledger_changed(app),
         Msg::FiltersScan(scans) => filters_scan_changed(app, scans),
         Msg::CatchingUp(progress) => catching_up(app, progress),
+        Msg::Members(members) => {
+            app.members = members;
+            Vec::new()
+        }
         Msg::LiveLost(message) => live(app, Some(message)),
         Msg::LiveRestored => live(app, None),
         Msg::WritesBlocked(why) => writes_blocked(app, why),

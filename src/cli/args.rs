@@ -81,8 +81,13 @@ fn span(text: &str) -> Result<std::time::Duration, String> {
 /// Opening the console: `settle LEDGER [...]`.
 #[derive(Debug, Args)]
 pub struct ConsoleArgs {
-    /// The ledger to open in the console: a SQLite file or a PostgreSQL address (postgres://…, postgresql://… or key=value), or @NAME from config.toml.
-    pub ledger: Option<PathBuf>,
+    /// The ledger to open in the console: a SQLite file or a PostgreSQL address (postgres://…, postgresql://… or key=value), or @NAME from config.toml. Several (or @GROUP) open as one incident: one queue over all of them, each row naming its ledger, each decision written to its row's own ledger.
+    #[arg(value_name = "LEDGER", num_args = 0..)]
+    pub ledgers: Vec<PathBuf>,
+
+    /// The ledgers, resolved (names given, groups expanded).
+    #[arg(skip)]
+    pub set: LedgerSet,
 
     /// A retry-drill results file to show in the Drills view (repeatable).
     #[arg(long = "drill", value_name = "FILE")]

@@ -26,7 +26,7 @@ impl Cli {
             writes: true,
         };
         match &mut self.command {
-            None => self.console.ledger.iter_mut().map(reads).collect(),
+            None => Vec::new(),
             Some(Command::Audit(a)) => vec![reads(&mut a.ledger)],
             Some(Command::Init { ledger } | Command::Adopt { ledger }) => vec![writes(ledger)],
             Some(Command::Worker(a)) => vec![writes(&mut a.ledger)],
@@ -60,6 +60,8 @@ impl Cli {
     /// a group), the set they resolve into, and whether it writes.
     pub fn ledger_set_args(&mut self) -> Option<(&[PathBuf], &mut LedgerSet, bool)> {
         match &mut self.command {
+            // A ledger named read-only opens read-only (as in a group).
+            None => Some((&self.console.ledgers, &mut self.console.set, false)),
             Some(Command::List(a)) => Some((&a.ledgers, &mut a.set, false)),
             Some(Command::Count(a)) => Some((&a.ledgers, &mut a.set, false)),
             Some(Command::Show(a)) => Some((&a.ledgers, &mut a.set, false)),

@@ -61,6 +61,7 @@ impl Reader {
             let mut scans = ledger.filters_scan();
             ledger.catch_up_in_steps(Waiter::Operator);
             let mut behind = None;
+            let mut members = Vec::new();
             while let Some(job) = next_job(&ledger, &job_rx, &mut behind, &answers) {
                 if job.reinspect {
                     if let Err(e) = ledger.reinspect() {
@@ -82,6 +83,11 @@ impl Reader {
                     msgs.push(Msg::CatchingUp(behind));
                 }
                 msgs.extend(ledger.read_from().map(Msg::ReadFrom));
+                let now_members = ledger.members();
+                if now_members != members {
+                    members = now_members;
+                    msgs.push(Msg::Members(members.clone()));
+                }
                 if answers.send(ReadDone(msgs).into()).is_err() {
                     return;
                 }

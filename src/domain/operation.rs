@@ -33,6 +33,9 @@ pub struct Operation {
     pub version: i64,
     /// Cells that were not what their column allows; empty for a sound row.
     pub malformed: Vec<Malformed>,
+    /// In a group of ledgers, which one the row is from and its id there;
+    /// None for a single ledger's row.
+    pub origin: Option<super::Origin>,
 }
 
 impl Operation {
@@ -282,6 +285,9 @@ pub struct OperationRow {
     pub retry_status: Option<String>,
     /// Cells that were not what their column allows; empty for a sound row.
     pub malformed: Vec<Malformed>,
+    /// In a group of ledgers, which one the row is from and its id there;
+    /// None for a single ledger's row.
+    pub origin: Option<super::Origin>,
 }
 
 impl OperationRow {

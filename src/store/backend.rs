@@ -205,6 +205,11 @@ pub(crate) trait Session {
 
     /// What [`Session::declare`] gave (empty until then).
     fn declarations(&self) -> &Declarations;
+
+    /// How each ledger of a group stands (empty for one ledger).
+    fn members(&self) -> Vec<crate::domain::MemberState> {
+        Vec::new()
+    }
 }
 
 /// Reading operations: lists, counts, lookups. Every list, count and

@@ -15,6 +15,7 @@ mod decide;
 mod detail;
 mod drills;
 mod filter;
+pub mod group;
 mod import;
 mod import_report;
 mod interrupt;
@@ -156,6 +157,12 @@ impl Ledger {
     /// cannot take one: for a command to say what to fix.
     pub fn why_not_writable(&self) -> crate::error::Error {
         self.backend.why_not_writable()
+    }
+
+    /// How each ledger of a group stands, as the last read left it
+    /// (empty for one ledger).
+    pub fn members(&self) -> Vec<crate::domain::MemberState> {
+        self.backend.members()
     }
 
     pub fn data_version(&self) -> Result<i64> {
@@ -334,6 +341,11 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<Vec<OperationRow>> {
         self.read(|b| b.range_page(query, range, limit, now))
+    }
+
+    /// The lowest and the highest operation id (None: no operation).
+    pub(crate) fn id_span(&self) -> Result<Option<(i64, i64)>> {
+        self.read(|b| b.id_span())
     }
 
     /// The next slice of a scan of `query` (see [`scan`]).

@@ -33,6 +33,7 @@ pub(super) fn operation_row<C: CellRead + ?Sized>(c: &mut C) -> Result<Operation
         version: c.int(13, "version")?,
         retry_status: c.opt_text(14, "retry_requests.status")?,
         malformed: c.take_malformed(),
+        origin: None,
     })
 }
 
@@ -57,6 +58,7 @@ pub(super) fn operation<C: CellRead + ?Sized>(c: &mut C) -> Result<Operation, C:
         updated_at: c.time(13, "updated_at")?,
         version: c.int(14, "version")?,
         malformed: c.take_malformed(),
+        origin: None,
     })
 }
 

@@ -35,6 +35,11 @@ impl Grid {
         }
     }
 
+    /// The grid of `step` seconds ending with the bucket of `now`.
+    pub(super) fn with_step(now: i64, step: i64) -> Grid {
+        Grid { now, step }
+    }
+
     pub(super) fn step(self) -> i64 {
         self.step
     }

@@ -43,7 +43,7 @@ pub fn render(
         return;
     };
     let paragraph = Paragraph::new(lines(ctx, theme, detail))
-        .block(block.title(format!(" #{} detail (J/K scroll) ", pane.id)))
+        .block(block.title(format!(" #{} detail (J/K scroll) ", shown_id(pane, detail))))
         .wrap(Wrap { trim: false });
     // Never scroll past the end: the last screenful stays in view.
     let inner = area.height.saturating_sub(2);
@@ -51,6 +51,14 @@ pub fn render(
         u16::try_from(paragraph.line_count(area.width.saturating_sub(2))).unwrap_or(u16::MAX);
     let scroll = pane.scroll.min(content.saturating_sub(inner));
     frame.render_widget(paragraph.scroll((scroll, 0)), area);
+}
+
+/// The operation's id as its own ledger has it: `NAME:ID` in a group.
+fn shown_id(pane: &DetailPane, detail: &crate::domain::OperationDetail) -> String {
+    match &detail.operation.origin {
+        Some(origin) => clean(&origin.to_string()),
+        None => pane.id.to_string(),
+    }
 }
 
 fn field(theme: Theme, name: &str, value: String) -> Line<'static> {

@@ -50,6 +50,7 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
     } else {
         spans.push(Span::styled("● live", theme.live()));
     }
+    members(app, theme, &mut spans);
     // What is on screen is what the read model holds so far.
     if let Some(label) = app.reading.catching_up_label() {
         spans.push(Span::styled(format!(" · {label}"), theme.read_only()));
@@ -68,6 +69,36 @@ pub fn render(app: &App, theme: Theme, frame: &mut Frame, header: Rect, tabs: Re
         Paragraph::new(Line::from(tab_spans(app, theme, usize::from(tabs.width)))),
         tabs,
     );
+}
+
+/// A group's ledgers, each with a mark: `●` read, `✕` not read (and
+/// why, cut short), `ro` takes no decision, a percentage while its read
+/// model catches up.
+fn members(app: &App, theme: Theme, spans: &mut Vec<Span<'static>>) {
+    for member in &app.members {
+        let name = clean(&member.name);
+        spans.push(Span::styled(" · ", theme.dim()));
+        if let Some(why) = &member.down {
+            let why: String = clean(why).chars().take(48).collect();
+            spans.push(Span::styled(
+                format!("{name} ✕ not read: {why}"),
+                theme.error(),
+            ));
+            continue;
+        }
+        spans.push(Span::raw(name));
+        spans.push(Span::styled(" ●", theme.live()));
+        if member.read_only {
+            spans.push(Span::styled(" read-only", theme.read_only()));
+        }
+        if let Some(c) = member.catching_up {
+            let percent = (c.done * 100).checked_div(c.total).unwrap_or(100);
+            spans.push(Span::styled(
+                format!(" catching up {percent}%"),
+                theme.read_only(),
+            ));
+        }
+    }
 }
 
 /// The view tabs, each list's with its count, then the counts per state:

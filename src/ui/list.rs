@@ -51,18 +51,21 @@ pub fn render(shown: Shown, theme: Theme, frame: &mut Frame, area: Rect) {
     let height = crate::app::layout::list_rows(area);
     // Fixed columns first; what is left is shared so the key (what operators
     // search by) gets the largest part.
-    let id_width = w
-        .rows
-        .iter()
-        .skip(w.top)
-        .take(height)
-        .map(|r| r.id.to_string().len())
+    let on_screen = || w.rows.iter().skip(w.top).take(height);
+    let width = |n: usize| Constraint::Length(u16::try_from(n).unwrap_or(u16::MAX));
+    let id_width = on_screen()
+        .map(|r| shown_id(r).len())
         .max()
         .unwrap_or(0)
         .max(2);
-    let constraints = [
+    // Rows of a group of ledgers name theirs, in a column of its own.
+    let ledger_width = on_screen()
+        .filter_map(|r| r.origin.as_ref().map(|o| o.ledger.chars().count()))
+        .max()
+        .map(|n| n.clamp(6, 16));
+    let mut constraints = vec![
         Constraint::Length(1),
-        Constraint::Length(u16::try_from(id_width).unwrap_or(u16::MAX)),
+        width(id_width),
         Constraint::Length(16),
         Constraint::Length(4),
         Constraint::Fill(2),
@@ -71,10 +74,13 @@ pub fn render(shown: Shown, theme: Theme, frame: &mut Frame, area: Rect) {
         Constraint::Length(5),
         Constraint::Fill(2),
     ];
+    if let Some(n) = ledger_width {
+        constraints.insert(LEDGER_COLUMN, width(n));
+    }
     // The widths the table will give each column, so a value too long for
     // its column is cut with `…` rather than silently.
     let inner = block.inner(area);
-    let widths: Vec<usize> = Layout::horizontal(constraints)
+    let widths: Vec<usize> = Layout::horizontal(constraints.clone())
         .spacing(1)
         .split(inner)
         .iter()
@@ -84,7 +90,7 @@ pub fn render(shown: Shown, theme: Theme, frame: &mut Frame, area: Rect) {
     let rows: Vec<Row> = visible
         .map(|(i, row)| table_row(shown, theme, row, i == w.cursor, &widths))
         .collect();
-    let header = Row::new([
+    let mut header = vec![
         "",
         "id",
         "state",
@@ -94,8 +100,11 @@ pub fn render(shown: Shown, theme: Theme, frame: &mut Frame, area: Rect) {
         "key",
         "att",
         "last event",
-    ])
-    .style(theme.title());
+    ];
+    if ledger_width.is_some() {
+        header.insert(LEDGER_COLUMN, "ledger");
+    }
+    let header = Row::new(header).style(theme.title());
     let table = Table::new(rows, constraints).header(header).block(block);
     frame.render_widget(table, area);
 }
@@ -157,6 +166,17 @@ fn title(shown: Shown, theme: Theme) -> Line<'static> {
     Line::from(spans)
 }
 
+/// The columns of one ledger's list; a group's adds its ledger's.
+const COLUMNS: usize = 9;
+/// Where a group's ledger column goes: after the id.
+const LEDGER_COLUMN: usize = 2;
+
+/// The id a row is shown by: its own ledger's, beside that ledger's
+/// name in a group.
+fn shown_id(row: &OperationRow) -> String {
+    row.origin.as_ref().map_or(row.id, |o| o.id).to_string()
+}
+
 fn table_row(
     shown: Shown,
     theme: Theme,
@@ -164,11 +184,14 @@ fn table_row(
     selected: bool,
     widths: &[usize],
 ) -> Row<'static> {
+    // The columns after the ledger's, where it has one.
+    let grouped = widths.len() > COLUMNS;
+    let at = |column: usize| column + usize::from(grouped && column >= LEDGER_COLUMN);
     // A cell shows a few dozen columns: clean only what it can show.
     let cut = |column: usize, text: &str| {
         fit(
             &clean(head(text, CELL_BYTES)),
-            widths.get(column).copied().unwrap_or(0),
+            widths.get(at(column)).copied().unwrap_or(0),
         )
     };
     let stale = row.is_stale_reservation(shown.now);
@@ -195,9 +218,9 @@ fn table_row(
         (false, false) => Cell::from("!").style(theme.fail()),
         (false, true) => Cell::from(" "),
     };
-    let cells = vec![
+    let mut cells = vec![
         flag,
-        Cell::from(row.id.to_string()).style(theme.dim()),
+        Cell::from(shown_id(row)).style(theme.dim()),
         Cell::from(state).style(theme.row_state(&row.state, stale)),
         Cell::from(age(&row.updated_at, shown.now)),
         Cell::from(cut(4, &row.account)).style(warn("account")),
@@ -206,6 +229,11 @@ fn table_row(
         Cell::from(format!("{}/{}", row.attempts, row.max_attempts)),
         Cell::from(cut(8, last)),
     ];
+    if grouped {
+        let ledger = row.origin.as_ref().map_or("", |o| &o.ledger);
+        let width = widths.get(LEDGER_COLUMN).copied().unwrap_or(0);
+        cells.insert(LEDGER_COLUMN, Cell::from(fit(&clean(ledger), width)));
+    }
     let r = Row::new(cells);
     if selected {
         r.style(theme.selected())

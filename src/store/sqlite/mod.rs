@@ -29,6 +29,7 @@ mod transfer;
 use crate::store::backend::{Backend, Kind};
 
 pub(crate) use conn::Sqlite;
+pub(crate) use reads::filter::SqliteSql;
 
 /// A SQLite file: whatever path no other backend claims.
 pub(crate) const KIND: Kind = Kind {
