@@ -52,6 +52,7 @@ mod console {
 
 /// The CLI and console on a throwaway PostgreSQL cluster.
 mod postgres {
+    mod group_console;
     mod adopt_log;
     mod cli;
     mod console;
