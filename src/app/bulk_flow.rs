@@ -102,8 +102,11 @@ pub(super) fn confirm_bulk(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     if form.confirm_count.trim() != n.to_string() {
+        let each = preview
+            .per_ledger_text()
+            .map_or(String::new(), |t| format!(" ({t})"));
         form.problem = Some(format!(
-            "{n} rows would be written: type {n} in the confirm field to record them all"
+            "{n} rows would be written{each}: type {n} in the confirm field to record them all"
         ));
         return Vec::new();
     }
@@ -156,7 +159,7 @@ pub(super) fn bulk_progress(app: &mut App, write: BulkWrite) -> Vec<Effect> {
         ("conflicted", &write.conflicted),
     ] {
         if !ids.is_empty() {
-            text.push_str(&format!(" | {what}: {}", id_list(ids)));
+            text.push_str(&format!(" | {what}: {}", id_list(ids, &app.labels)));
         }
     }
     if let Some(n) = judged.filter(|n| *n > 0) {
@@ -165,7 +168,21 @@ pub(super) fn bulk_progress(app: &mut App, write: BulkWrite) -> Vec<Effect> {
     if let Some(why) = &write.failed {
         text.push_str(&format!(" | stopped: {why}"));
     }
-    if write.failed.is_some() || !write.refused.is_empty() || !write.conflicted.is_empty() {
+    for part in &write.parts {
+        text.push_str(&format!(" | {}: ", part.ledger));
+        match &part.failed {
+            Some(why) => text.push_str(&format!("not written: {why}")),
+            None => text.push_str(&format!(
+                "wrote {}, {} refused, {} conflicted",
+                part.written, part.refused, part.conflicted
+            )),
+        }
+    }
+    if write.failed.is_some()
+        || !write.refused.is_empty()
+        || !write.conflicted.is_empty()
+        || !write.unwritten.is_empty()
+    {
         app.error(text);
     } else {
         app.info(text);

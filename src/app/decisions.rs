@@ -185,8 +185,11 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
                     list.marks.remove(&r.op);
                 }
                 recorded.push(format!(
-                    "#{} {} ({} → {})",
-                    r.op, receipt.kind, receipt.from_state, receipt.to_state
+                    "{} {} ({} → {})",
+                    app.labels.label(r.op),
+                    receipt.kind,
+                    receipt.from_state,
+                    receipt.to_state
                 ));
                 match undoing {
                     Some(undone) => app.session.retain(|s| s.decision_id != undone),
@@ -194,27 +197,30 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
                 }
             }
             DecisionOutcome::Refused { rule, reason } => {
-                problems.push(format!("#{} refused: {rule}: {reason}", r.op));
+                problems.push(format!(
+                    "{} refused: {rule}: {reason}",
+                    app.labels.label(r.op)
+                ));
             }
             DecisionOutcome::Conflict {
                 state,
                 found,
                 last_writer,
             } => problems.push(format!(
-                "#{} changed meanwhile{}: now {state} (version {found}); nothing written, reloaded",
-                r.op,
+                "{} changed meanwhile{}: now {state} (version {found}); nothing written, reloaded",
+                app.labels.label(r.op),
                 last_writer.map(|w| format!(" by {w}")).unwrap_or_default()
             )),
             DecisionOutcome::Busy { waited: w } => {
                 busy.push(r.op);
                 waited = Some(w);
             }
-            DecisionOutcome::Failed(e) => problems.push(format!("#{}: {e}", r.op)),
+            DecisionOutcome::Failed(e) => problems.push(format!("{}: {e}", app.labels.label(r.op))),
         }
     }
     if let Some(waited) = waited {
         let text = busy_text(waited);
-        let ops: Vec<String> = busy.iter().map(|op| format!("#{op}")).collect();
+        let ops: Vec<String> = busy.iter().map(|op| app.labels.label(*op)).collect();
         problems.push(format!("{}: {text}", ops.join(", ")));
         give_back_form(
             app,

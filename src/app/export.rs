@@ -26,7 +26,7 @@ pub enum ExportRows {
     /// when `marks` is not empty (marks are always rows of that query: a
     /// new filter clears them).
     Operations {
-        query: Query,
+        query: Box<Query>,
         marks: Vec<OperationId>,
     },
     /// The whole audit trail, newest decision first.

@@ -53,7 +53,7 @@ pub(super) fn confirm_export(app: &mut App) -> Vec<Effect> {
         Pane::Operations(id) => {
             let list = app.list(id);
             ExportRows::Operations {
-                query: list.query.clone(),
+                query: Box::new(list.query.clone()),
                 marks: list.marks.iter().copied().collect(),
             }
         }
@@ -143,7 +143,7 @@ mod tests {
         let ExportRows::Operations { query, marks } = &asked.rows else {
             panic!("operations expected: {:?}", asked.rows);
         };
-        assert_eq!(*query, h.app.queue.query);
+        assert_eq!(**query, h.app.queue.query);
         assert_eq!(marks.len(), 2);
         let rows = lines(&path);
         assert_eq!(rows[0], crate::export::OPERATION_CSV_HEADER);

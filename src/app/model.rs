@@ -197,6 +197,8 @@ pub struct App {
     /// How each ledger of a group stands (empty for one ledger): the
     /// header names the ones behind, read-only or not read.
     pub members: Vec<crate::domain::MemberState>,
+    /// How ids are said to the operator (`#pay:14` in a group).
+    pub labels: crate::domain::IdLabels,
     /// Why the path no longer names the ledger that was opened, while it
     /// does: the header says so and decisions are refused.
     pub file_problem: Option<String>,
@@ -240,6 +242,7 @@ impl App {
             },
             read_only_reason: None,
             members: Vec::new(),
+            labels: crate::domain::IdLabels::default(),
             color: true,
             mouse: true,
             keymap,

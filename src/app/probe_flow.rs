@@ -161,7 +161,8 @@ fn finished(app: &mut App, run: &ProbeRun, stopped: Option<String>) {
             1 => String::new(),
             n => format!(" (and {} more)", n - 1),
         };
-        text.push_str(&format!(" | not recorded: #{op}: {why}{more}"));
+        let op = app.labels.label(*op);
+        text.push_str(&format!(" | not recorded: {op}: {why}{more}"));
     }
     if let Some(why) = &stopped {
         text.push_str(&format!(" | stopped: {why}"));

@@ -224,6 +224,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::FiltersScan(scans) => filters_scan_changed(app, scans),
         Msg::CatchingUp(progress) => catching_up(app, progress),
         Msg::Members(members) => {
+            app.labels = crate::domain::IdLabels::of(&members);
             app.members = members;
             Vec::new()
         }

@@ -26,6 +26,7 @@ pub(crate) fn operation() -> Operation {
         updated_at: "2026-11-06T10:00:05Z".into(),
         version: 1,
         malformed: Vec::new(),
+        origin: None,
     }
 }
 

@@ -29,7 +29,7 @@ pub use clusters::{Cluster, ClusterDimension, ClusterSection, Clusters, Timeline
 pub use decision::{Decision, DecisionDraft, DecisionKind, DecisionReceipt};
 pub use declared::{Declarations, FileContract};
 pub use drilled::{DrillVerdict, contract_source, run_file};
-pub use group::{MemberState, Origin};
+pub use group::{IdLabels, MemberState, Numbering, Origin};
 pub use ids::{DecisionId, OperationId, Seek};
 pub use malformed::Malformed;
 pub use new_operation::{NewAttempt, NewEvent, NewOperation, NewOperationBuilder};

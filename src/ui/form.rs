@@ -13,6 +13,7 @@ use super::theme::Theme;
 use crate::app::bulk::{Bulk, BulkPreview, id_list};
 use crate::app::form::{DecisionForm, Field, PlannedDecision};
 use crate::domain::DecisionKind;
+use crate::domain::IdLabels;
 use crate::domain::rules::{RuleCheck, Verdict};
 
 fn verb(kind: DecisionKind) -> &'static str {
@@ -29,6 +30,8 @@ fn verb(kind: DecisionKind) -> &'static str {
 /// time the rules are judged, and whether the write is under way.
 #[derive(Debug, Clone, Copy)]
 pub struct Writing<'a> {
+    /// How ids are said (`#pay:14` in a group).
+    pub labels: &'a IdLabels,
     pub operator: &'a str,
     pub now: DateTime<Utc>,
     pub recording: bool,
@@ -110,7 +113,7 @@ fn lines(writing: Writing, theme: Theme, form: &DecisionForm) -> Vec<Line<'stati
     let plan = form.plan(writing.operator, writing.now);
     // What will be written, per operation.
     for p in &plan {
-        out.push(target_line(theme, p));
+        out.push(target_line(theme, writing.labels, p));
     }
     // What the history shows, so the operator decides with it in view.
     if let Some([detail]) = form.details.as_deref() {
@@ -140,7 +143,7 @@ fn lines(writing: Writing, theme: Theme, form: &DecisionForm) -> Vec<Line<'stati
     }
     out.push(Line::raw(""));
     out.push(Line::styled("Checks", theme.title()));
-    check_lines(theme, &plan, &mut out);
+    check_lines(theme, writing.labels, &plan, &mut out);
     out.push(Line::raw(""));
     let refused = plan.iter().filter(|p| p.refused().is_some()).count();
     // After Enter the problem says it all; before, a summary of refusals.
@@ -167,11 +170,16 @@ fn lines(writing: Writing, theme: Theme, form: &DecisionForm) -> Vec<Line<'stati
 
 /// Every check of a single decision; for many, the checks that do not pass
 /// (or that all of an operation's do).
-fn check_lines(theme: Theme, plan: &[PlannedDecision], out: &mut Vec<Line<'static>>) {
+fn check_lines(
+    theme: Theme,
+    labels: &IdLabels,
+    plan: &[PlannedDecision],
+    out: &mut Vec<Line<'static>>,
+) {
     match plan {
         [only] => {
             for c in &only.checks {
-                out.push(check_line(theme, c, None));
+                out.push(check_line(theme, labels, c, None));
             }
         }
         many => {
@@ -192,7 +200,7 @@ fn check_lines(theme: Theme, plan: &[PlannedDecision], out: &mut Vec<Line<'stati
                     ]));
                 }
                 for c in shown {
-                    out.push(check_line(theme, c, Some(p)));
+                    out.push(check_line(theme, labels, c, Some(p)));
                 }
             }
         }
@@ -218,7 +226,7 @@ fn bulk_lines(
     ]));
     match &bulk.preview {
         None => out.push(Line::styled("judging every matching row…", theme.dim())),
-        Some(p) => preview_lines(theme, p, &mut out),
+        Some(p) => preview_lines(theme, writing.labels, p, &mut out),
     }
     out.push(Line::styled(
         format!(
@@ -245,7 +253,7 @@ fn bulk_lines(
 
 /// What judging every matching row found: a sample, how many pass, and
 /// how many each rule refuses or changed meanwhile.
-fn preview_lines(theme: Theme, p: &BulkPreview, out: &mut Vec<Line<'static>>) {
+fn preview_lines(theme: Theme, labels: &IdLabels, p: &BulkPreview, out: &mut Vec<Line<'static>>) {
     for line in &p.sample {
         out.push(Line::raw(format!("  {}", clean(line))));
     }
@@ -263,6 +271,9 @@ fn preview_lines(theme: Theme, p: &BulkPreview, out: &mut Vec<Line<'static>>) {
             p.matched
         )),
     ]));
+    if let Some(each) = p.per_ledger_text() {
+        out.push(Line::raw(format!("      in each ledger: {}", clean(&each))));
+    }
     for g in &p.refused {
         out.push(Line::from(vec![
             Span::styled(" FAIL ", theme.fail()),
@@ -271,7 +282,7 @@ fn preview_lines(theme: Theme, p: &BulkPreview, out: &mut Vec<Line<'static>>) {
                 g.ids.len(),
                 clean(&g.rule),
                 clean(&g.reason),
-                id_list(&g.ids)
+                clean(&id_list(&g.ids, labels))
             )),
         ]));
     }
@@ -281,16 +292,19 @@ fn preview_lines(theme: Theme, p: &BulkPreview, out: &mut Vec<Line<'static>>) {
             Span::raw(format!(
                 "{} changed while listed ({})",
                 p.changed.len(),
-                id_list(&p.changed)
+                clean(&id_list(&p.changed, labels))
             )),
         ]));
     }
 }
 
-fn target_line(theme: Theme, p: &PlannedDecision) -> Line<'static> {
+fn target_line(theme: Theme, labels: &IdLabels, p: &PlannedDecision) -> Line<'static> {
     let to = p.to.as_ref().map_or("?".to_string(), |s| clean(s.as_str()));
     let mut spans = vec![
-        Span::styled(format!("#{} ", p.draft.op_id), theme.title()),
+        Span::styled(
+            format!("{} ", clean(&labels.label(p.draft.op_id))),
+            theme.title(),
+        ),
         Span::raw(format!(
             "{} → {}  version {}",
             clean(p.from.as_str()),
@@ -346,14 +360,19 @@ fn field_line(theme: Theme, form: &DecisionForm, field: Field) -> Line<'static> 
     ])
 }
 
-fn check_line(theme: Theme, c: &RuleCheck, row: Option<&PlannedDecision>) -> Line<'static> {
+fn check_line(
+    theme: Theme,
+    labels: &IdLabels,
+    c: &RuleCheck,
+    row: Option<&PlannedDecision>,
+) -> Line<'static> {
     let (tag, style) = match c.verdict {
         Verdict::Pass(_) => (" pass ", theme.pass()),
         Verdict::Fail(_) => (" FAIL ", theme.fail()),
         Verdict::Note(_) => (" note ", theme.note()),
     };
     let who = row
-        .map(|p| format!("#{} ", p.draft.op_id))
+        .map(|p| format!("{} ", clean(&labels.label(p.draft.op_id))))
         .unwrap_or_default();
     Line::from(vec![
         Span::styled(tag, style),

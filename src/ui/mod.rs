@@ -59,6 +59,7 @@ pub fn render(app: &App, frame: &mut Frame) {
     footer::render(app, theme, frame, screen.status, screen.hints);
     if let Some(decision) = app.form() {
         let writing = form::Writing {
+            labels: &app.labels,
             operator: &app.operator,
             now: app.now,
             recording: app.recording.is_some(),

@@ -52,7 +52,6 @@ mod console {
 
 /// The CLI and console on a throwaway PostgreSQL cluster.
 mod postgres {
-    mod group_console;
     mod adopt_log;
     mod cli;
     mod console;
@@ -60,6 +59,7 @@ mod postgres {
     mod decide;
     mod failover;
     mod first_contact;
+    mod group_console;
     mod network_drop;
     mod standby_console;
 }

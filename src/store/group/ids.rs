@@ -1,34 +1,33 @@
-//! How a group numbers its ledgers' rows so one id names one row of the
-//! whole incident: the row `x` of the `k`th of `n` ledgers is `x * n + k`.
-//! Ids stay in each ledger's own order, and a list sorted by them
-//! interleaves the ledgers as each one's ids run. The console only ever
-//! sees the group's ids; the group maps them back to a ledger and its id.
+//! The group's ids in its members' terms: the group numbers rows as
+//! [`Numbering`] says, and a page of the group's list after a key, or a
+//! slice of its ids, is each member asked after the key or for the slice
+//! that holds the same rows. The console only ever sees the group's ids.
 
-use crate::domain::{OperationId, Seek, Sort, SortColumn, SortKey, SortValue};
+use crate::domain::{Numbering, OperationId, Seek, Sort, SortColumn, SortKey, SortValue};
 
-/// The numbering of a group of `n` ledgers.
+/// The group's numbering ([`Numbering`]), and where a seek or a range of
+/// the group's ids falls in each member's own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Spread {
+    numbering: Numbering,
     n: i64,
 }
 
 impl Spread {
     pub(super) fn of(members: usize) -> Spread {
+        let numbering = Numbering::of(members);
         Spread {
-            n: i64::try_from(members.max(1)).unwrap_or(i64::MAX),
+            numbering,
+            n: numbering.members(),
         }
     }
 
-    /// The group's id of the row `local` of member `member`.
     pub(super) fn global(self, member: usize, local: OperationId) -> OperationId {
-        let k = i64::try_from(member).unwrap_or(0);
-        OperationId(local.0.saturating_mul(self.n).saturating_add(k))
+        self.numbering.global(member, local)
     }
 
-    /// Which member a group's id names, and the id in that member.
     pub(super) fn split(self, id: OperationId) -> (usize, OperationId) {
-        let member = usize::try_from(id.0.rem_euclid(self.n)).unwrap_or(0);
-        (member, OperationId(id.0.div_euclid(self.n)))
+        self.numbering.split(id)
     }
 
     /// The id in member `member` that stands where the group's `id` does:

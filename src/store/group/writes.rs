@@ -13,11 +13,14 @@ use crate::error::{Error, Result};
 use crate::store::backend::{Decisions, Drills, Probes};
 
 /// An error of a decision as the group says it: what the console and the
-/// CLI tell apart (a rule's refusal, a changed row, a busy ledger) as it
-/// is, anything else under the ledger's name.
+/// CLI tell apart (a rule's refusal, a changed or vanished row, a busy
+/// ledger) as it is, anything else under the ledger's name.
 fn named(name: &str, e: Error) -> Error {
     match e {
-        e @ (Error::Refused { .. } | Error::VersionConflict { .. } | Error::Busy { .. }) => e,
+        e @ (Error::Refused { .. }
+        | Error::VersionConflict { .. }
+        | Error::NotFound { .. }
+        | Error::Busy { .. }) => e,
         e => Error::in_ledger(name, e),
     }
 }

@@ -91,9 +91,15 @@ fn a_group_console_decides_in_the_rows_own_ledger_and_outlives_a_killed_server()
     // A decision on the PostgreSQL ledger's row: written there alone.
     let only_bill = filter(&mut screen, "ledger:bill", 10);
     assert!(only_bill.contains(" bill "), "{only_bill}");
-    assert!(!only_bill.contains("acct-"), "pay and ship rows left out: {only_bill}");
+    assert!(
+        !only_bill.contains("acct-"),
+        "pay and ship rows left out: {only_bill}"
+    );
     let took = not_applied(&mut screen, 9);
-    eprintln!("the decided row left the merged queue {} ms after Enter", took.as_millis());
+    eprintln!(
+        "the decided row left the merged queue {} ms after Enter",
+        took.as_millis()
+    );
     let decided: Vec<(i64, String)> = server
         .client("ledger")
         .query("SELECT op_id, decision FROM decisions", &[])
