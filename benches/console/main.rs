@@ -11,6 +11,7 @@
 //! PostgreSQL figures, `--pg-only` measures only those; `--scan-only` the
 //! unadopted look's scans alone, `--no-scan` everything but those. `SETTLE_BENCH_BIN=PATH`
 //! measures another build of settle on the same ledgers;
+//! `--group N` measures only a group of N copies beside one of them;
 //! `SETTLE_BENCH_HOLD=FILE` keeps the PostgreSQL cluster up after its
 //! figures while FILE exists; `SETTLE_BENCH_SERVICE=LEDGER` measures only
 //! the console's CPU while a service commits, on an adopted ledger.)
@@ -20,6 +21,7 @@ mod clusters;
 mod figures;
 mod floor;
 mod foreign;
+mod group;
 mod pg;
 mod pg_load;
 mod pg_service;
@@ -41,6 +43,8 @@ struct Args {
     clusters_only: bool,
     /// Without the scans of an unadopted look (`--no-scan`).
     no_scan: bool,
+    /// Only a group of this many copies beside one (`--group N`).
+    group: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -53,6 +57,7 @@ fn parse_args() -> Result<Args, String> {
         scan_only: false,
         clusters_only: false,
         no_scan: false,
+        group: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -71,6 +76,10 @@ fn parse_args() -> Result<Args, String> {
             "--scan-only" => args.scan_only = true,
             "--clusters-only" => args.clusters_only = true,
             "--no-scan" => args.no_scan = true,
+            "--group" => {
+                let v = it.next().ok_or("--group needs a number of ledgers, e.g. 10")?;
+                args.group = Some(v.parse().map_err(|e| format!("--group {v}: {e}"))?);
+            }
             "--pg" => args.postgres = true,
             "--pg-only" => {
                 args.postgres = true;
@@ -116,6 +125,12 @@ fn main() {
         }
     }
     if args.generate_only {
+        return;
+    }
+    if let Some(members) = args.group {
+        for (n, pristine) in &ledgers {
+            group::measure(&dir, *n, pristine, members);
+        }
         return;
     }
     let mut columns = Vec::new();
