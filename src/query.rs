@@ -121,17 +121,24 @@ impl Query {
     /// What the ledger of a group named `name` is asked: this query
     /// without its `ledger:` terms, or None when a term leaves it out.
     pub fn for_ledger(&self, name: &str) -> Option<Query> {
+        self.picks(name).then(|| self.without_ledgers())
+    }
+
+    /// Whether every `ledger:` term names the ledger `name`.
+    pub fn picks(&self, name: &str) -> bool {
         let named = |p: &Pattern| match p {
             Pattern::Exact(v) => v == name,
             Pattern::Glob(g) => glob_matches(g, name),
         };
-        if !self.ledgers.iter().all(|term| term.iter().any(named)) {
-            return None;
-        }
-        Some(Query {
+        self.ledgers.iter().all(|term| term.iter().any(named))
+    }
+
+    /// This query without its `ledger:` terms.
+    pub fn without_ledgers(&self) -> Query {
+        Query {
             ledgers: Vec::new(),
             ..self.clone()
-        })
+        }
     }
 
     fn add_term(&mut self, term: &Term) -> Result<()> {

@@ -125,7 +125,13 @@ pub fn measure(dir: &Path, n: u64, pristine: &Path, members: usize) {
     };
     let one_keys = session(&one, &queue, &account);
     let group_keys = session(&group, &group_queue, &group_account);
-    let med = |v: &[Duration]| if v.is_empty() { "n/a".into() } else { fmt(median(v)) };
+    let med = |v: &[Duration]| {
+        if v.is_empty() {
+            "n/a".into()
+        } else {
+            fmt(median(v))
+        }
+    };
     let mut rows = vec![Row {
         name: "start to first frame with Queue rows (median of 10)",
         group: format!("{}{ratio}", med(&frames.1)),

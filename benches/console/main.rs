@@ -77,7 +77,9 @@ fn parse_args() -> Result<Args, String> {
             "--clusters-only" => args.clusters_only = true,
             "--no-scan" => args.no_scan = true,
             "--group" => {
-                let v = it.next().ok_or("--group needs a number of ledgers, e.g. 10")?;
+                let v = it
+                    .next()
+                    .ok_or("--group needs a number of ledgers, e.g. 10")?;
                 args.group = Some(v.parse().map_err(|e| format!("--group {v}: {e}"))?);
             }
             "--pg" => args.postgres = true,

@@ -87,6 +87,18 @@ impl LedgerSet {
         names.join(", ")
     }
 
+    /// The members `query`'s `ledger:` terms pick, in order.
+    pub fn picked(&self, query: &crate::query::Query) -> LedgerSet {
+        LedgerSet {
+            members: self
+                .members
+                .iter()
+                .filter(|m| query.picks(&m.name))
+                .cloned()
+                .collect(),
+        }
+    }
+
     /// `NAME:ID` split into its member and the id (or account/op_type/key)
     /// that member's ledger resolves; None when the text before the first
     /// `:` is no member's name (a bare id).

@@ -20,6 +20,9 @@ use crate::store::{Ledger, Seek};
 
 pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
     let query = query_of(args.queue, &args.state, args.filter.as_deref())?;
+    // `ledger:NAME` picks ledgers of the set; each is asked the rest.
+    let set = args.set.picked(&query);
+    let query = query.without_ledgers();
     let want = rows_wanted(args.format, args.limit, args.all, 100);
     let sort = match args.sort.as_deref() {
         Some(s) => Sort::parse(s).map_err(crate::error::Error::Usage)?,
@@ -33,8 +36,10 @@ pub fn run(args: &ListArgs, config: &Config, now: DateTime<Utc>) -> Result<()> {
         colour: colour(config),
         now,
     };
-    let [one] = &args.set.members[..] else {
-        return list.merged(&args.set);
+    // A group stays a group when its filter picks one of its ledgers:
+    // the rows still name it.
+    let ([one], false) = (&set.members[..], args.set.is_several()) else {
+        return list.merged(&set);
     };
     let ledger = super::ledger_arg::open_for_reading(&one.address)?;
     write_sorted_list(&ledger, &query, sort, args.format, want, list.colour, now)

@@ -47,7 +47,12 @@ pub fn run(mut cli: Cli) -> Result<()> {
         Some(Command::Count(args)) => {
             let query = list::query_of(args.queue, &args.state, args.filter.as_deref())?;
             let json = args.format == crate::cli::ShowFormat::Json;
-            several::count(&args.set, &query, json, now)
+            several::count(
+                &args.set.picked(&query),
+                &query.without_ledgers(),
+                json,
+                now,
+            )
         }
         Some(Command::Show(args)) => show::run(&args, &config, now),
         Some(Command::Decide(args)) => decide::run(&args, &config, now),

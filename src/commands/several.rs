@@ -294,6 +294,9 @@ fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> 
 /// `settle count`: each ledger's count, in parallel, then the total (one
 /// ledger: its count alone, as a number).
 pub(super) fn count(set: &LedgerSet, query: &Query, json: bool, now: DateTime<Utc>) -> Result<()> {
+    // `ledger:NAME` picks ledgers of the set; each is asked the rest.
+    let several = set.is_several();
+    let (set, query) = (&set.picked(query), &query.without_ledgers());
     let counted: Vec<Result<i64>> = std::thread::scope(|scope| {
         let reads: Vec<_> = set
             .members
@@ -306,7 +309,7 @@ pub(super) fn count(set: &LedgerSet, query: &Query, json: bool, now: DateTime<Ut
             .collect();
         reads.into_iter().map(joined).collect()
     });
-    if !set.is_several() && counted.iter().any(Result::is_err) {
+    if !several && counted.iter().any(Result::is_err) {
         // One ledger's error is the command's, as it always was.
         return counted.into_iter().try_for_each(|c| c.map(drop));
     }
@@ -325,7 +328,7 @@ pub(super) fn count(set: &LedgerSet, query: &Query, json: bool, now: DateTime<Ut
             .map(|(name, n)| json!({"ledger": name, "count": n}))
             .collect();
         super::output::emit_json(&json!({"ledgers": ledgers, "total": total}))?;
-    } else if !set.is_several() {
+    } else if !several {
         emit(|out| writeln!(out, "{total}"))?;
     } else {
         let width = each.iter().map(|(n, _)| n.chars().count()).max();

@@ -51,6 +51,7 @@ pub(super) fn run(
 ) -> Result<()> {
     let (query, template, shown) = asked(args, kind, operator)?;
     let counted = count_each(args, receivers, &query, now)?;
+    let query = query.without_ledgers();
     if !args.dry_run {
         let total = counted.iter().map(|c| c.count).sum();
         let each = counts(counted.iter().map(|c| (c.member, c.count)));
@@ -96,10 +97,17 @@ fn count_each<'m>(
 ) -> Result<Vec<Counted<'m>>> {
     let mut counted = Vec::new();
     let mut failed = Vec::new();
-    for member in &args.set.members {
+    // `ledger:NAME` picks ledgers of the group; each is asked the rest.
+    let (picked, query) = (args.set.picked(query), query.without_ledgers());
+    for member in args
+        .set
+        .members
+        .iter()
+        .filter(|m| picked.members.contains(m))
+    {
         let writing = !args.dry_run && member.writes_refused.is_none();
         let receivers = member.receivers.as_deref().or(receivers);
-        match open_and_count(args, &member.address, writing, receivers, query, now) {
+        match open_and_count(args, &member.address, writing, receivers, &query, now) {
             Ok((ledger, count)) => counted.push(Counted {
                 member,
                 ledger,

@@ -195,6 +195,35 @@ fn count_gives_each_ledger_and_the_total_as_sql_counts_them() {
 }
 
 #[test]
+fn a_ledger_term_picks_the_groups_ledgers_it_names() {
+    let incident = Incident::new();
+    let queues = incident.queues();
+    let out = incident.run(&[
+        "list",
+        "@incident",
+        "--filter",
+        "ledger:ship state:unknown",
+        "--all",
+        "--format",
+        "jsonl",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let rows = jsonl(&out);
+    assert_eq!(rows.len(), queues[1].1.len());
+    assert!(
+        rows.iter().all(|v| v["ledger"] == "ship"),
+        "{}",
+        stdout(&out)
+    );
+    let out = incident.run(&["count", "@incident", "--queue", "--filter", "ledger:pay,s*"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let total = queues[0].1.len() + queues[1].1.len();
+    assert!(text.contains(&format!("total  {total:>10}")), "{text}");
+    assert!(!text.contains("bill"), "{text}");
+}
+
+#[test]
 fn name_colon_id_shows_that_ledgers_operation_and_a_bare_id_is_refused() {
     let incident = Incident::new();
     let out = incident.run(&["show", "@incident", "ship:600"]);
