@@ -347,7 +347,7 @@ pub(crate) fn press(
 
 /// `j` ten times (or as many as fit in the limit), each timed until the
 /// highlight moves.
-pub(crate) fn j_latencies(t: &mut Term) -> Option<(Duration, Duration)> {
+fn j_latencies(t: &mut Term) -> Option<(Duration, Duration)> {
     let mut v = Vec::new();
     let began = Instant::now();
     for _ in 0..10 {

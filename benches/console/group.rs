@@ -11,10 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::figures::press;
 use crate::figures::{
-    LIMIT, fmt, fmt_opt, j_latencies, median, open_ro, queue_where, settle, settle_bin, type_filter,
+    LIMIT, fmt, fmt_opt, median, open_ro, queue_where, settle, settle_bin, type_filter,
 };
-use crate::screen::shows;
+use crate::screen::{selected_line, shows};
+use crate::term::Term;
 use crate::term::rss_mib;
 
 /// First frames timed per form (one ledger, the group), alternating.
@@ -93,6 +95,19 @@ fn session(args: &[&str], first: &[i64], filtered: &[i64]) -> [String; 4] {
         fmt_opt(gap),
         format!("{} / {}", mib(rss_first), mib(rss_filtered)),
     ]
+}
+
+/// `j` ten times, each timed until the highlight moves a line.
+fn j_latencies(t: &mut Term) -> Option<(Duration, Duration)> {
+    let mut v = Vec::new();
+    for _ in 0..10 {
+        let before = selected_line(t.screen())?;
+        v.push(press(t, "j", |s| {
+            selected_line(s).is_some_and(|l| l != before)
+        })?);
+        t.settle_for(Duration::from_millis(100));
+    }
+    Some((median(&v), *v.iter().max()?))
 }
 
 /// Each row's first two ids as a group of identical copies lists them:

@@ -20,23 +20,23 @@ pub fn row_ids(s: &vt100::Screen) -> Vec<i64> {
 /// The id of the highlighted row: the first list row drawn with a
 /// background colour or reversed.
 pub fn selected_id(s: &vt100::Screen) -> Option<i64> {
+    let line = s.contents_between(selected_line(s)?, 0, selected_line(s)?, s.size().1);
+    let t = line.trim_start_matches(|c: char| c == '│' || c.is_whitespace());
+    let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The screen line of the highlighted list row (a group lists one id
+/// once per ledger, so its cursor is told by where it is drawn).
+pub fn selected_line(s: &vt100::Screen) -> Option<u16> {
     let (rows, cols) = s.size();
-    for r in 0..rows {
-        let line = s.contents_between(r, 0, r, cols);
-        if !line.contains("acct-") {
-            continue;
-        }
-        let highlighted = (1..8).any(|c| {
-            s.cell(r, c)
-                .is_some_and(|cell| cell.inverse() || cell.bgcolor() != vt100::Color::Default)
-        });
-        if highlighted {
-            let t = line.trim_start_matches(|c: char| c == '│' || c.is_whitespace());
-            let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
-            return digits.parse().ok();
-        }
-    }
-    None
+    (0..rows).find(|&r| {
+        s.contents_between(r, 0, r, cols).contains("acct-")
+            && (1..8).any(|c| {
+                s.cell(r, c)
+                    .is_some_and(|cell| cell.inverse() || cell.bgcolor() != vt100::Color::Default)
+            })
+    })
 }
 
 /// What the filter prompt holds (the text after the `/` that starts a

@@ -179,18 +179,14 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
     let mut busy = Vec::new();
     let mut waited = None;
     for r in results {
+        let op = app.labels.label(r.op);
         match r.outcome {
             DecisionOutcome::Recorded(receipt) => {
                 for list in [&mut app.queue, &mut app.all] {
                     list.marks.remove(&r.op);
                 }
-                recorded.push(format!(
-                    "{} {} ({} → {})",
-                    app.labels.label(r.op),
-                    receipt.kind,
-                    receipt.from_state,
-                    receipt.to_state
-                ));
+                let (from, to) = (&receipt.from_state, &receipt.to_state);
+                recorded.push(format!("{op} {} ({from} → {to})", receipt.kind));
                 match undoing {
                     Some(undone) => app.session.retain(|s| s.decision_id != undone),
                     None => app.session.push(receipt),
@@ -207,15 +203,14 @@ pub(super) fn decisions_recorded(app: &mut App, results: Vec<DecisionResult>) ->
                 found,
                 last_writer,
             } => problems.push(format!(
-                "{} changed meanwhile{}: now {state} (version {found}); nothing written, reloaded",
-                app.labels.label(r.op),
+                "{op} changed meanwhile{}: now {state} (version {found}); nothing written, reloaded",
                 last_writer.map(|w| format!(" by {w}")).unwrap_or_default()
             )),
             DecisionOutcome::Busy { waited: w } => {
                 busy.push(r.op);
                 waited = Some(w);
             }
-            DecisionOutcome::Failed(e) => problems.push(format!("{}: {e}", app.labels.label(r.op))),
+            DecisionOutcome::Failed(e) => problems.push(format!("{op}: {e}")),
         }
     }
     if let Some(waited) = waited {

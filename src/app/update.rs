@@ -223,11 +223,7 @@ fn learn(app: &mut App, msg: Msg) -> Vec<Effect> {
         Msg::LedgerChanged => ledger_changed(app),
         Msg::FiltersScan(scans) => filters_scan_changed(app, scans),
         Msg::CatchingUp(progress) => catching_up(app, progress),
-        Msg::Members(members) => {
-            app.labels = crate::domain::IdLabels::of(&members);
-            app.members = members;
-            Vec::new()
-        }
+        Msg::Members(members) => members_changed(app, members),
         Msg::LiveLost(message) => live(app, Some(message)),
         Msg::LiveRestored => live(app, None),
         Msg::WritesBlocked(why) => writes_blocked(app, why),
@@ -400,4 +396,12 @@ fn page_loaded(
     }
     effects.extend(page_answered(app, ticket));
     effects
+}
+
+/// How a group's ledgers stand now: the header's marks, and how ids are
+/// said.
+fn members_changed(app: &mut App, members: Vec<crate::domain::MemberState>) -> Vec<Effect> {
+    app.labels = crate::domain::IdLabels::of(&members);
+    app.members = members;
+    Vec::new()
 }

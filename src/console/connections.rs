@@ -15,6 +15,7 @@ use crate::console::watch::{FileId, Watch};
 use crate::console::workers::Writer;
 use crate::domain::Declarations;
 use crate::error::{Error, Result};
+use crate::store::group;
 use crate::store::{Access, Ledger, OpenReport};
 
 /// What the console starts with.
@@ -42,7 +43,7 @@ pub enum WriterStart {
 /// Opens the reader's connection and, for a file, the other connections; a server's
 /// wait for `gate`.
 pub fn open(path: &Path, access: Access, gate: &Gate) -> Result<Connections> {
-    let (reader, reader_report) = Ledger::open(path, Access::ReadOnly)?;
+    let (reader, reader_report) = group::open(path, Access::ReadOnly)?;
     let adopting = access == Access::ReadWrite && reader_report.not_adopted.is_some();
     let Some(file) = reader.file().map(Path::to_path_buf) else {
         return Ok(Connections {
@@ -61,14 +62,14 @@ pub fn open(path: &Path, access: Access, gate: &Gate) -> Result<Connections> {
     let (writer, report) = if adopting {
         (WriterStart::Adopt, OpenReport::default())
     } else {
-        let (ledger, report) = Ledger::open(path, access)?;
+        let (ledger, report) = group::open(path, access)?;
         (WriterStart::Opened(ledger), report)
     };
     let read_only = match &writer {
         WriterStart::Opened(ledger) => ledger.is_read_only(),
         _ => true,
     };
-    let (watching, _) = Ledger::open(path, Access::ReadOnly)?;
+    let (watching, _) = group::open(path, Access::ReadOnly)?;
     let opened = FileId::of(&file)
         .map_err(|why| Error::ledger(&file, why, "check the path and open it again"))?;
     Ok(Connections {

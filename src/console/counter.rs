@@ -15,6 +15,7 @@ use crate::app::{ListId, Msg};
 use crate::console::effects::{self, clusters, count};
 use crate::console::gate::Gate;
 use crate::query::Query;
+use crate::store::group;
 use crate::store::{Access, InterruptHandle, Ledger, Waiter};
 
 type Lists = Vec<(ListId, Query)>;
@@ -162,7 +163,7 @@ impl Counter {
             let mut told = None;
             let mut pending: Option<CountJob> = None;
             let mut ledger = loop {
-                match Ledger::open(&path, Access::ReadOnly) {
+                match group::open(&path, Access::ReadOnly) {
                     Ok((ledger, _)) => break ledger,
                     Err(e) => {
                         let why = format!("counts unavailable: {}", effects::first_line(&e));

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::app::Msg;
 use crate::console::gate::Gate;
+use crate::store::group;
 use crate::store::{Access, Ledger};
 
 /// A commit whose `stat` looks like the last one (same size within the
@@ -115,7 +116,7 @@ impl Watch {
         let address = path.clone();
         std::thread::spawn(move || {
             gate.wait();
-            let opened = Ledger::open(&address, Access::ReadOnly).map(|(ledger, _)| ledger);
+            let opened = group::open(&address, Access::ReadOnly).map(|(ledger, _)| ledger);
             let _ = tx.send(opened.map_err(|e| e.to_string()));
         });
         Watch {

@@ -22,6 +22,7 @@ use crate::app::{Msg, PageSource, Pane, Read};
 use crate::console::effects;
 use crate::console::gate::Gate;
 use crate::domain::{CatchUp, DecisionDraft, Declarations};
+use crate::store::group;
 use crate::store::{Access, InterruptHandle, Ledger, Waiter};
 
 /// The reader finished its running job; these are its answers (none when
@@ -291,7 +292,7 @@ impl Writer {
             let mut told = None;
             let mut pending = None;
             let (mut ledger, report) = loop {
-                match Ledger::open(&path, access) {
+                match group::open(&path, access) {
                     Ok(opened) => break opened,
                     Err(e) => {
                         let why = effects::first_line(&e);
@@ -343,7 +344,7 @@ impl Writer {
             let mut progress = |p| {
                 let _ = answers.send(Msg::Adopting(p).into());
             };
-            let adopted = Ledger::open_with_progress(&path, Access::ReadWrite, &mut progress);
+            let adopted = group::open_with_progress(&path, Access::ReadWrite, &mut progress);
             let (mut ledger, report) = match adopted {
                 Ok(opened) => opened,
                 Err(e) => {

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::OperationId;
+use super::ids::OperationId;
 
 /// The ledger of a group a row is from, and the row's id in that ledger
 /// (the row's own [`OperationId`] is the group's, unique across it).
@@ -36,7 +36,7 @@ pub struct MemberState {
     /// primary reachable).
     pub read_only: bool,
     /// How far its read model is behind, while it catches up.
-    pub catching_up: Option<super::CatchUp>,
+    pub catching_up: Option<super::text_search::CatchUp>,
 }
 
 /// How a group numbers its ledgers' rows so one id names one row of the

@@ -35,7 +35,7 @@ pub struct Operation {
     pub malformed: Vec<Malformed>,
     /// In a group of ledgers, which one the row is from and its id there;
     /// None for a single ledger's row.
-    pub origin: Option<super::Origin>,
+    pub origin: Option<super::group::Origin>,
 }
 
 impl Operation {
@@ -287,7 +287,7 @@ pub struct OperationRow {
     pub malformed: Vec<Malformed>,
     /// In a group of ledgers, which one the row is from and its id there;
     /// None for a single ledger's row.
-    pub origin: Option<super::Origin>,
+    pub origin: Option<super::group::Origin>,
 }
 
 impl OperationRow {

@@ -210,6 +210,11 @@ pub(crate) trait Session {
     fn members(&self) -> Vec<crate::domain::MemberState> {
         Vec::new()
     }
+
+    /// Keeps at most about `kib` KiB of pages in memory per database the
+    /// connection reads, for a ledger that shares the process with others
+    /// (a group's): a server's backend keeps its own, nothing to do.
+    fn cache_within(&self, _kib: i64) {}
 }
 
 /// Reading operations: lists, counts, lookups. Every list, count and

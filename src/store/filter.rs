@@ -80,11 +80,8 @@ fn conditions(
             clause.push(format!("({})", alternatives.join(" OR ")));
         }
     }
-    if !query.ledgers.is_empty() {
-        // `ledger:` names ledgers of a group, which strips it before a
-        // ledger is asked; a ledger on its own is none of them.
-        clause.push("1 = 0".to_string());
-    }
+    // `ledger:` names a group's ledgers (stripped there): one alone is none.
+    clause.extend((!query.ledgers.is_empty()).then(|| "1 = 0".to_string()));
     for (cmp, n) in &query.attempts {
         let p = args.int(*n);
         clause.push(format!("{} {} {p}", d.attempts(), cmp.sql()));

@@ -103,6 +103,12 @@ impl Ledger {
         Ledger::open(path, Access::ReadWrite)
     }
 
+    /// A ledger over a backend made elsewhere (a group of ledgers,
+    /// [`group`], which sits above the backends and opens its own).
+    pub(crate) fn from_backend(backend: Box<dyn Backend>) -> Ledger {
+        Ledger { backend }
+    }
+
     /// Opens an existing ledger. A writable ledger created by a service
     /// (schema version 0) or by an older settle is adopted or migrated in one
     /// transaction; a read-only one is only read.
@@ -163,6 +169,11 @@ impl Ledger {
     /// (empty for one ledger).
     pub fn members(&self) -> Vec<crate::domain::MemberState> {
         self.backend.members()
+    }
+
+    /// See [`backend::Session::cache_within`].
+    pub(crate) fn cache_within(&self, kib: i64) {
+        self.backend.cache_within(kib);
     }
 
     pub fn data_version(&self) -> Result<i64> {

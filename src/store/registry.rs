@@ -5,15 +5,10 @@
 use std::path::Path;
 
 use super::backend::Kind;
-use super::{group, jobqueue, postgres, sqlite};
+use super::{jobqueue, postgres, sqlite};
 
 /// The backends, asked in order; the last claims whatever the others do not.
-pub(crate) const BACKENDS: [&Kind; 4] = [
-    &group::KIND,
-    &jobqueue::KIND,
-    &postgres::KIND,
-    &sqlite::KIND,
-];
+pub(crate) const BACKENDS: [&Kind; 3] = [&jobqueue::KIND, &postgres::KIND, &sqlite::KIND];
 
 /// The backend that holds the ledger at `path`.
 pub(crate) fn kind_of(path: &Path) -> &'static Kind {

@@ -19,7 +19,8 @@ use crate::drill::run::{
     self as drill_run, CASES, DEFAULT_CONCURRENCY, DEFAULT_MAX_WAIT, Progress,
 };
 use crate::receivers::Receivers;
-use crate::store::{Access, Ledger};
+use crate::store::Access;
+use crate::store::group;
 
 /// Where the console's drill runs go and what they read; one run at a
 /// time (the model refuses a second).
@@ -122,7 +123,7 @@ impl Job {
             }
         };
         drill_run::drillable(&receivers, &self.op_type).map_err(line)?;
-        let (mut ledger, _) = Ledger::open(&self.ledger, Access::ReadWrite).map_err(line)?;
+        let (mut ledger, _) = group::open(&self.ledger, Access::ReadWrite).map_err(line)?;
         let settings = drill_run::Settings {
             op_type: self.op_type.clone(),
             params: drilling::default_params(),

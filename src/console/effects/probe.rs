@@ -16,6 +16,7 @@ use crate::domain::OperationId;
 use crate::error::Result;
 use crate::query::Query;
 use crate::receivers::probing;
+use crate::store::group;
 use crate::store::{Access, Ledger};
 
 /// What one run of the prober needs: where the ledger and the receivers
@@ -62,7 +63,7 @@ fn run(
     let line = |e: crate::error::Error| super::line::first_line(&e);
     // Read again for each run: an edited file applies to the next `p`.
     let receivers = probing::receivers_for_probing(job.receivers.as_deref()).map_err(line)?;
-    let (mut ledger, _) = Ledger::open(&job.ledger, Access::ReadWrite).map_err(line)?;
+    let (mut ledger, _) = group::open(&job.ledger, Access::ReadWrite).map_err(line)?;
     if ledger.is_read_only() {
         return Err(
             "the ledger cannot be written, and each probe is recorded in it; nothing was probed"

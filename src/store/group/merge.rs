@@ -4,10 +4,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::super::open::OpenReport;
 use super::super::timeline::{Counts, Grid};
 use crate::domain::clusters::TIMELINE_BUCKETS;
 use crate::domain::{Cluster, Clusters, OperationRow, Seek, Sort, SortKey, StateCounts, Timeline};
-use crate::store::OpenReport;
 
 /// The members' pages (each in the list's order) as one page of at most
 /// `limit`: the first rows after a seek, the last ones before it.

@@ -9,9 +9,10 @@
 //! answer and said in [`Session::members`], and the others go on; one that
 //! could not be opened is opened again every [`REOPEN_EVERY`].
 //!
-//! A group is opened by the path [`declare`] gave for it, as any ledger is
-//! by its path, so every connection the console opens (reader, writer,
-//! counter, watcher) is a group of its own connections.
+//! A group sits above the backends: it is made of ledgers, and opened by
+//! the path [`declare`] gave for it through [`open`], which opens any other
+//! path as the ledger it names, so every connection the console opens
+//! (reader, writer, counter, watcher) is a group of its own connections.
 
 mod ids;
 mod merge;
@@ -19,11 +20,12 @@ mod reads;
 mod writes;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use super::Ledger;
-use super::backend::{Backend, Kind, Opened, ReadModel, Session, Waiter};
+use super::backend::{Backend, ReadModel, Session, Waiter};
 use super::interrupt::{Interrupt, InterruptHandle};
 use super::open::{Access, OpenReport, Progress};
 use super::sqlite::SqliteSql;
@@ -37,6 +39,15 @@ pub const REOPEN_EVERY: Duration = Duration::from_secs(2);
 /// before it is asked again: a server that went away answers at once,
 /// and a stalled one would hold every read of the group.
 const UNREAD_FOR: Duration = Duration::from_secs(2);
+/// The page cache one ledger keeps alone, in KiB (SQLite's default); a
+/// group's members share twice that, so the group's memory is bounded by
+/// its pages, not by the number of its ledgers.
+const CACHE_KIB: i64 = 4_000;
+/// The least a member keeps for the reads the operator waits on: the
+/// pages a filter typed key by key reads again stay in memory.
+const MEMBER_CACHE_KIB: i64 = 512;
+/// What a member keeps on a connection nobody waits on (the counts).
+const BACKGROUND_CACHE_KIB: i64 = 128;
 
 /// One ledger of a group, as the command line named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,19 +84,27 @@ fn members_of(path: &Path) -> Option<Vec<MemberSpec>> {
         .map(|(_, m)| m.clone())
 }
 
-pub(crate) const KIND: Kind = Kind {
-    claims: |path| members_of(path).is_some(),
-    create: |path| Err(not_created(path)),
-    create_if_absent: |path| Err(not_created(path)),
-    open: |path, access, wait, progress| Group::open(path, access, wait, progress),
-};
+/// Opens the ledger at `path`, or the group [`declare`] gave that path:
+/// how the console opens each of its connections, so none of them needs
+/// to know which it has.
+pub fn open(path: &Path, access: Access) -> Result<(Ledger, OpenReport)> {
+    open_with_progress(path, access, &mut |_| {})
+}
 
-fn not_created(path: &Path) -> Error {
-    Error::ledger(
-        path,
-        "a group is made of ledgers that exist; nothing was created",
-        "create each ledger on its own, then name the group",
-    )
+/// [`open`], telling an adoption's steps to `progress` (a group's
+/// members adopt each on its own, untold).
+pub fn open_with_progress(
+    path: &Path,
+    access: Access,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Ledger, OpenReport)> {
+    match members_of(path) {
+        Some(specs) => {
+            let (group, report) = Group::open(path, specs, access, super::BUSY_TIMEOUT)?;
+            Ok((Ledger::from_backend(Box::new(group)), report))
+        }
+        None => Ledger::open_with_progress(path, access, progress),
+    }
 }
 
 /// An open group.
@@ -94,6 +113,10 @@ pub(crate) struct Group {
     spread: Spread,
     members: Vec<Arc<Slot>>,
     declarations: Declarations,
+    /// Nobody waits on this connection's reads (the header's counts): it
+    /// asks its members one at a time, leaving the other cores to the
+    /// reads the operator waits on.
+    background: AtomicBool,
     /// The shared statements' spelling, for the contract's sake only: a
     /// group runs no statement of its own ([`reads`]).
     dialect: SqliteSql,
@@ -112,6 +135,8 @@ impl std::fmt::Debug for Group {
 /// One member: its connection once open, and how its last read went.
 struct Slot {
     name: Arc<str>,
+    /// How many ledgers the group has.
+    of: i64,
     spec: MemberSpec,
     access: Access,
     ledger: Mutex<Option<Ledger>>,
@@ -137,6 +162,7 @@ impl Slot {
     fn open(&self, wait: Duration) -> Result<OpenReport> {
         let (mut ledger, report) =
             Ledger::open_waiting(&self.spec.address, self.access, wait, &mut |_| {})?;
+        ledger.cache_within((CACHE_KIB / self.of.max(1)).max(MEMBER_CACHE_KIB));
         ledger.declare(locked(&self.declared).clone());
         *locked(&self.interrupt) = Some(ledger.interrupt_handle());
         let mut state = locked(&self.state);
@@ -167,23 +193,29 @@ impl Slot {
         let mut ledger = locked(&self.ledger);
         match ledger.as_mut() {
             Some(ledger) => f(ledger),
-            None => Err(self.not_open()),
+            None => Err(self.not_read(false)),
         }
     }
 
-    fn not_open(&self) -> Error {
+    /// Why it is not read now: it could not be opened (`opened` false),
+    /// or its last read failed a moment ago. Called without its ledger's
+    /// lock held.
+    fn not_read(&self, opened: bool) -> Error {
         let why = locked(&self.state)
             .unread
             .as_ref()
             .map_or_else(|| "not opened yet".to_string(), |(why, _)| why.clone());
-        Error::in_ledger(
-            &self.name,
-            Error::ledger(
-                &self.spec.address,
+        let (problem, hint) = match opened {
+            true => (
+                format!("not read: {why}"),
+                format!("settle asks it again within {} s", UNREAD_FOR.as_secs()),
+            ),
+            false => (
                 format!("could not be opened: {why}"),
                 format!("settle opens it again every {} s", REOPEN_EVERY.as_secs()),
             ),
-        )
+        };
+        Error::in_ledger(&self.name, Error::ledger(&self.spec.address, problem, hint))
     }
 
     /// Tries to open it every [`REOPEN_EVERY`] until it opens or the group
@@ -207,18 +239,17 @@ impl Slot {
 impl Group {
     fn open(
         path: &Path,
+        specs: Vec<MemberSpec>,
         access: Access,
         wait: Duration,
-        _progress: &mut dyn FnMut(Progress),
-    ) -> Result<Opened> {
-        let specs = members_of(path).ok_or_else(|| {
-            Error::ledger(path, "no such group", "name a [groups.NAME] of config.toml")
-        })?;
+    ) -> Result<(Group, OpenReport)> {
+        let of = i64::try_from(specs.len()).unwrap_or(i64::MAX);
         let members: Vec<Arc<Slot>> = specs
             .into_iter()
             .map(|spec| {
                 Arc::new(Slot {
                     name: Arc::from(spec.name.as_str()),
+                    of,
                     access: match spec.writes_refused {
                         Some(_) => Access::ReadOnly,
                         None => access,
@@ -266,12 +297,13 @@ impl Group {
             spread: Spread::of(members.len()),
             members,
             declarations: Declarations::default(),
+            background: AtomicBool::new(false),
             dialect: SqliteSql {
                 derived: false,
                 indexed: Vec::new(),
             },
         };
-        Ok((Box::new(group), report))
+        Ok((group, report))
     }
 
     /// Runs `read` on each member `asked` picks (with what it asks it),
@@ -298,11 +330,12 @@ impl Group {
             let ledger = locked(&slot.ledger);
             match ledger.as_ref() {
                 Some(ledger) => read(k, ledger, q),
-                None => Err(slot.not_open()),
+                None => Err(slot.not_read(false)),
             }
         };
-        let answers: Vec<Result<T>> = if runs.len() == 1 {
-            vec![one(runs[0])]
+        let answers: Vec<Result<T>> = if runs.len() == 1 || self.background.load(Ordering::Relaxed)
+        {
+            runs.iter().map(|&run| one(run)).collect()
         } else {
             std::thread::scope(|scope| {
                 let running: Vec<_> = runs
@@ -336,7 +369,11 @@ impl Group {
         }
         match first_failure {
             Some(e) if got.is_empty() => Err(e),
-            _ if got.is_empty() && !picked.is_empty() => Err(picked[0].1.not_open()),
+            _ if got.is_empty() && !picked.is_empty() => {
+                let slot = picked[0].1;
+                let opened = locked(&slot.ledger).is_some();
+                Err(slot.not_read(opened))
+            }
             _ => Ok(got),
         }
     }
@@ -385,7 +422,9 @@ impl Session for Group {
             })
             .collect();
         if versions.iter().all(Option::is_none) {
-            return Err(self.members[0].not_open());
+            let slot = &self.members[0];
+            let opened = locked(&slot.ledger).is_some();
+            return Err(slot.not_read(opened));
         }
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         versions.hash(&mut hasher);
@@ -487,9 +526,14 @@ impl Interrupt for Interrupts {
 
 impl ReadModel for Group {
     fn catch_up_in_steps(&self, waiter: Waiter) {
+        let background = waiter == Waiter::Background;
+        self.background.store(background, Ordering::Relaxed);
         for slot in &self.members {
             if let Some(ledger) = locked(&slot.ledger).as_ref() {
                 ledger.catch_up_in_steps(waiter);
+                if background {
+                    ledger.cache_within(BACKGROUND_CACHE_KIB);
+                }
             }
         }
     }

@@ -12,6 +12,13 @@ use crate::store::backend::Session;
 use crate::store::interrupt::InterruptHandle;
 
 impl Session for Sqlite {
+    fn cache_within(&self, kib: i64) {
+        super::model::cap_cache(&self.conn, kib);
+        if let Some(model) = self.model.borrow().as_ref() {
+            model.cache_within(kib);
+        }
+    }
+
     fn declare(&mut self, declarations: Declarations) {
         self.declared = declarations;
     }

@@ -109,7 +109,24 @@ enum Health {
     Stale,
 }
 
+/// Sets every schema of `conn` to keep at most `kib` KiB of pages.
+pub(crate) fn cap_cache(conn: &rusqlite::Connection, kib: i64) {
+    let schemas: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_database_list")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_default();
+    for schema in schemas {
+        // A best effort: a cache left larger costs memory, never a row.
+        let _ = conn.pragma_update(Some(schema.as_str()), "cache_size", -kib);
+    }
+}
+
 impl Model {
+    /// See [`crate::store::backend::Session::cache_within`].
+    pub(crate) fn cache_within(&self, kib: i64) {
+        cap_cache(&self.keeper, kib);
+    }
+
     /// The read model of the writable ledger at `ledger`, built (with
     /// `progress`) when it is missing or cannot be trusted, and caught up.
     pub(crate) fn ensure(
