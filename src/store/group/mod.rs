@@ -571,3 +571,6 @@ impl Backend for Group {
         Some(self)
     }
 }
+
+#[cfg(test)]
+mod tests;
