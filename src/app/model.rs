@@ -161,6 +161,9 @@ pub struct Refresh {
 pub struct Status {
     pub text: String,
     pub error: bool,
+    /// Said of a fault found in the background (see
+    /// [`App::background_error`]), not of what the operator asked.
+    pub background: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -382,6 +385,7 @@ impl App {
         self.status = Some(Status {
             text: text.into(),
             error: false,
+            background: false,
         });
     }
 
@@ -389,6 +393,28 @@ impl App {
         self.status = Some(Status {
             text: text.into(),
             error: true,
+            background: false,
+        });
+    }
+
+    /// A fault found in the background that the header goes on showing
+    /// (live updates lost, writes blocked): said on the status line unless
+    /// an error of what the operator asked is there. One network fault
+    /// fails the operator's read and the watcher's poll within the same
+    /// second, and the read's words (which server, what to do) are the ones
+    /// to keep; the header says the rest.
+    pub(super) fn background_error(&mut self, text: impl Into<String>) {
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.error && !s.background)
+        {
+            return;
+        }
+        self.status = Some(Status {
+            text: text.into(),
+            error: true,
+            background: true,
         });
     }
 }

@@ -276,7 +276,7 @@ fn counts_loaded(
 fn live(app: &mut App, lost: Option<String>) -> Vec<Effect> {
     match lost {
         Some(message) => {
-            app.error(format!(
+            app.background_error(format!(
                 "live updates stopped, the screen may be stale: {message}"
             ));
             app.live_error = Some(message);
@@ -311,7 +311,7 @@ fn writes_blocked(app: &mut App, why: Option<String>) -> Vec<Effect> {
     match (why, &app.access) {
         (Some(why), LedgerAccess::Unavailable(said)) if *said == why => {}
         (Some(why), LedgerAccess::ReadWrite | LedgerAccess::Unavailable(_)) => {
-            app.error(format!(
+            app.background_error(format!(
                 "read-only: {why}; decisions open again once the ledger takes writes"
             ));
             app.access = LedgerAccess::Unavailable(why);

@@ -206,3 +206,36 @@ fn where_the_reread_after_a_decision_read_it_follows_what_was_recorded() {
     ));
     assert_eq!(h.app.status.clone().unwrap().text, "ledger busy");
 }
+
+#[test]
+fn a_read_refused_by_a_fault_keeps_its_words_when_the_same_fault_stops_live_updates_and_writes() {
+    let mut h = Harness::new();
+    h.receive(Msg::LiveLost("the server went away".into()));
+    assert!(
+        h.app
+            .status
+            .clone()
+            .unwrap()
+            .text
+            .contains("live updates stopped")
+    );
+    h.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
+    let said = h.app.status.clone().unwrap().text;
+    assert!(
+        said.starts_with("read-only: no primary reachable"),
+        "{said}"
+    );
+
+    let mut h = Harness::new();
+    let read = "no answer from the server for 1.5 s at 127.0.0.1:5432";
+    h.app.error(read);
+    h.receive(Msg::LiveLost("no answer".into()));
+    h.receive(Msg::WritesBlocked(Some("no primary reachable".into())));
+    assert_eq!(h.app.status.clone().unwrap().text, read);
+    // The header still has both.
+    assert!(h.app.live_error.is_some());
+    assert_eq!(
+        h.app.access,
+        LedgerAccess::Unavailable("no primary reachable".into())
+    );
+}
