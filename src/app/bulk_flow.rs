@@ -8,8 +8,34 @@ use super::effect::{Effect, Read, Write};
 use super::form::{DecisionForm, Field};
 use super::model::{App, FormSlot, Mode};
 use super::pane::ListId;
-use crate::domain::DecisionKind;
+use crate::domain::{DecisionKind, OperationId};
 use crate::query::Query;
+
+/// Which rows a decision is on, and forgetting a `*` selection.
+impl App {
+    /// Which operations a decision applies to: the marked rows, or the row
+    /// under the cursor.
+    pub fn decision_targets(&self) -> Vec<OperationId> {
+        let Some(list) = self.current_list() else {
+            return Vec::new();
+        };
+        if list.marks.is_empty() {
+            list.window.selected().map(|r| r.id).into_iter().collect()
+        } else {
+            list.marks.iter().rev().copied().collect()
+        }
+    }
+
+    /// Forgets an all-matching selection; when there was one, asks the reader
+    /// to stop judging its rows (a preview over millions of rows would hold
+    /// the reader, and every page behind it, for seconds).
+    pub(super) fn drop_selection(&mut self) -> Vec<Effect> {
+        match self.selection.take() {
+            Some(_) => vec![Effect::Read(Read::CancelBulkPreview)],
+            None => Vec::new(),
+        }
+    }
+}
 
 /// `*`: selects every row the current list's query matches.
 pub(super) fn select_matching(app: &mut App) -> Vec<Effect> {

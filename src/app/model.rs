@@ -358,29 +358,6 @@ impl App {
         layout::list_rows(self.screen().list)
     }
 
-    /// Which operations a decision applies to: the marked rows, or the row
-    /// under the cursor.
-    pub fn decision_targets(&self) -> Vec<OperationId> {
-        let Some(list) = self.current_list() else {
-            return Vec::new();
-        };
-        if list.marks.is_empty() {
-            list.window.selected().map(|r| r.id).into_iter().collect()
-        } else {
-            list.marks.iter().rev().copied().collect()
-        }
-    }
-
-    /// Forgets an all-matching selection; when there was one, asks the reader
-    /// to stop judging its rows (a preview over millions of rows would hold
-    /// the reader, and every page behind it, for seconds).
-    pub(super) fn drop_selection(&mut self) -> Vec<Effect> {
-        match self.selection.take() {
-            Some(_) => vec![Effect::Read(Read::CancelBulkPreview)],
-            None => Vec::new(),
-        }
-    }
-
     pub(super) fn info(&mut self, text: impl Into<String>) {
         self.status = Some(Status {
             text: text.into(),
